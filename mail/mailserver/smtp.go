@@ -1,0 +1,154 @@
+package mailserver
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+)
+
+// backend creates one session per SMTP connection.
+type backend struct{ srv *Server }
+
+func (b *backend) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	return &smtpSession{srv: b.srv, conn: c}, nil
+}
+
+// smtpSession is one SMTP connection. go-smtp calls its methods from the
+// connection's goroutine only.
+type smtpSession struct {
+	srv  *Server
+	conn *smtp.Conn
+
+	auth  string // authenticated user, "" if none
+	from  string
+	rcpts []rcpt
+	// closeAfterReply asks Reset, which go-smtp calls once the reply to
+	// DATA is written, to close the connection (421 means "closing").
+	closeAfterReply bool
+}
+
+type rcpt struct {
+	addr string
+	user *user
+}
+
+var (
+	errAuthRequired = &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "Authentication required"}
+	errTempFail     = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure, try again later"}
+	errShutdown     = &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 2}, Message: "Service shutting down, closing connection"}
+	errReject       = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "Message refused"}
+	errDropped      = errors.New("mailserver: connection dropped on purpose")
+)
+
+func (s *smtpSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+
+func (s *smtpSession) Auth(mech string) (sasl.Server, error) {
+	if mech != sasl.Plain {
+		return nil, smtp.ErrAuthUnknownMechanism
+	}
+	return sasl.NewPlainServer(func(identity, username, password string) error {
+		if identity != "" && identity != username {
+			return smtp.ErrAuthFailed
+		}
+		u, ok := s.srv.authenticate(username, password)
+		if !ok {
+			return smtp.ErrAuthFailed
+		}
+		s.auth = u.name
+		return nil
+	}), nil
+}
+
+func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
+	if s.srv.opts.RequireAuth && s.auth == "" {
+		return errAuthRequired
+	}
+	s.from = from
+	return nil
+}
+
+func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	u, err := s.srv.localUser(to, true)
+	if err != nil {
+		return err
+	}
+	s.rcpts = append(s.rcpts, rcpt{addr: to, user: u})
+	return nil
+}
+
+func (s *smtpSession) Data(r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		// Too large, or the connection broke: go-smtp answers accordingly.
+		return err
+	}
+	m := Message{
+		At:   time.Now(),
+		Auth: s.auth,
+		From: s.from,
+		Data: data,
+	}
+	for _, rc := range s.rcpts {
+		m.To = append(m.To, rc.addr)
+	}
+	if f := s.srv.currentFault(); f != nil {
+		m.Fault = f(m)
+	}
+
+	switch m.Fault {
+	case FaultTempFail:
+		s.srv.record(m)
+		return errTempFail
+	case FaultShutdown:
+		s.srv.record(m)
+		s.closeAfterReply = true
+		return errShutdown
+	case FaultReject:
+		s.srv.record(m)
+		return errReject
+	case FaultDropBeforeDelivery:
+		s.srv.record(m)
+		s.conn.Conn().Close()
+		return errDropped
+	}
+
+	if err := s.deliver(data); err != nil {
+		s.srv.log.Error("delivery failed", "err", err)
+		s.srv.record(m)
+		return errTempFail
+	}
+	m.Delivered = true
+	s.srv.record(m)
+	if m.Fault == FaultDropAfterDelivery {
+		s.conn.Conn().Close()
+		return errDropped
+	}
+	return nil
+}
+
+// deliver puts one copy into the INBOX of each recipient's user.
+func (s *smtpSession) deliver(data []byte) error {
+	remote := ""
+	if a := s.conn.Conn().RemoteAddr(); a != nil {
+		remote = a.String()
+	}
+	for _, rc := range s.rcpts {
+		if err := s.srv.deliverTo(rc.user, s.from, rc.addr, s.conn.Hostname(), remote, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *smtpSession) Reset() {
+	s.from = ""
+	s.rcpts = nil
+	if s.closeAfterReply {
+		s.conn.Conn().Close()
+	}
+}
+
+func (s *smtpSession) Logout() error { return nil }
