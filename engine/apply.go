@@ -1,0 +1,340 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Env is what the world lends the engine for one step: the current time
+// and, for the role draw, a random source (crypto/rand.Reader in the host).
+type Env struct {
+	Now  time.Time
+	Rand io.Reader
+}
+
+// step collects the events of one Apply or Tick, folding each into the
+// state as it is emitted so that later rules see its effect.
+type step struct {
+	s      *State
+	now    time.Time
+	events []Event
+}
+
+func (t *step) emit(e Event) {
+	e.V = EventVersion
+	e.At = t.now
+	if err := t.s.Fold(e); err != nil {
+		// Every event is checked before it is emitted; a fold error is a
+		// bug in the engine, and going on would corrupt the game.
+		panic(fmt.Sprintf("engine: emitted an event the state refuses: %v", err))
+	}
+	t.events = append(t.events, e)
+}
+
+var gameID = regexp.MustCompile(`^[a-z0-9]{2,20}$`)
+
+// ValidGameID reports whether id can name a game in an address (DESIGN.md).
+func ValidGameID(id string) bool { return gameID.MatchString(id) }
+
+// NewGame creates a game in sign-up, run by the referee at the given address.
+func NewGame(id, referee string, setup Setup, now time.Time) (*State, []Event, error) {
+	if !ValidGameID(id) {
+		return nil, nil, refuse(BadArgument, "a game name is 2 to 20 lowercase letters and digits, not %q", id)
+	}
+	if strings.TrimSpace(referee) == "" {
+		return nil, nil, refuse(BadArgument, "a game needs a referee address")
+	}
+	if err := setup.Validate(); err != nil {
+		return nil, nil, &Refusal{Reason: BadSetup, Message: err.Error()}
+	}
+	s := &State{}
+	t := &step{s: s, now: now.UTC()}
+	t.emit(Event{Type: EvGameCreated, To: toReferee, Game: id, Referee: referee, Setup: &setup})
+	return s, t.events, nil
+}
+
+// Apply checks one command against the game and applies it. Whatever the
+// clock made due before the command (a deadline that passed) is applied
+// first, so a vote that comes after the close never counts; the events
+// returned include those, and must be kept even when the command itself is
+// refused (err is then a *Refusal).
+func Apply(s *State, cmd Command, env Env) ([]Event, error) {
+	t := &step{s: s, now: env.Now.UTC()}
+	t.tick()
+	err := t.command(cmd, env)
+	if err == nil {
+		t.tick()
+	}
+	return t.events, err
+}
+
+// Tick applies whatever the clock has made due by now: a round that closes,
+// a night that ends, reminders. Call it at NextDeadline.
+func Tick(s *State, now time.Time) []Event {
+	t := &step{s: s, now: now.UTC()}
+	t.tick()
+	return t.events
+}
+
+func (t *step) command(c Command, env Env) error {
+	s := t.s
+	if s.Phase == EndedPhase && c.Verb != CmdHelp {
+		return refuse(GameOver, "game %s is over", s.Game)
+	}
+	switch c.By.Kind {
+	case ByReferee:
+		return t.referee(c, env)
+	case ByPlayer:
+		if s.Player(c.By.Slot) == nil {
+			return refuse(NotInGame, "you are not a player in game %s", s.Game)
+		}
+	case ByObserver:
+		switch c.Verb {
+		case CmdTally, CmdHelp:
+			return t.info(c)
+		}
+		return refuse(NotAllowed, "observers receive the thread but may not post or vote (C4)")
+	case ByOutsider:
+		if c.Verb == CmdJoin {
+			return t.join(c)
+		}
+		if c.Verb == CmdHelp {
+			return t.info(c)
+		}
+		return refuse(NotInGame, "you are not a player in game %s", s.Game)
+	default:
+		return refuse(NotInGame, "unknown sender")
+	}
+	if c.Verb == CmdJoin {
+		return refuse(Duplicate, "you have already joined game %s", s.Game)
+	}
+	if s.Paused {
+		switch c.Verb {
+		case CmdTally, CmdHelp, CmdStatus:
+		default:
+			return refuse(PausedGame, "the referee has paused the game; wait for it to resume")
+		}
+	}
+	switch c.Verb {
+	case CmdTally, CmdHelp, CmdStatus:
+		return t.info(c)
+	case CmdPost:
+		return t.post(c)
+	case CmdVote, CmdUnvote, CmdLock, CmdUnlock:
+		return t.vote(c)
+	case CmdExtend:
+		return t.askExtension(c)
+	case CmdKill, CmdNoKill, CmdInspect, CmdProtect, CmdShoot, CmdPass:
+		return t.nightAction(c)
+	}
+	return refuse(NotAllowed, "%s is a command for the referee", c.Verb)
+}
+
+// join signs a player up (JOIN from anyone, ADD from the referee).
+func (t *step) join(c Command) error {
+	s := t.s
+	if s.Phase != SignupPhase {
+		return refuse(WrongPhase, "sign-ups for game %s are closed", s.Game)
+	}
+	addr := strings.TrimSpace(c.Address)
+	if addr == "" {
+		addr = c.By.Address
+	}
+	if addr == "" {
+		return refuse(BadArgument, "a player needs an address")
+	}
+	if c.Suspension != "" {
+		return refuse(Suspended, "%s cannot join: %s (C3)", addr, c.Suspension)
+	}
+	if strings.EqualFold(addr, s.Referee) {
+		return refuse(NotAllowed, "the referee cannot also play")
+	}
+	for _, p := range s.Players {
+		if strings.EqualFold(p.Address, addr) {
+			return refuse(Duplicate, "%s has already joined as %s", addr, p.Name)
+		}
+	}
+	if len(s.Players) >= s.Setup.Players {
+		return refuse(GameFull, "game %s is full (%d players)", s.Game, s.Setup.Players)
+	}
+	name := strings.TrimSpace(c.Name)
+	if r := s.validName(name); r != nil {
+		return r
+	}
+	t.emit(Event{Type: EvPlayerJoined, To: Audience{Slot: len(s.Players) + 1, Referee: true},
+		Slot: len(s.Players) + 1, Name: name, Address: addr, Token: c.Token, Count: s.Setup.Players})
+	return nil
+}
+
+// info answers TALLY, HELP and STATUS privately.
+func (t *step) info(c Command) error {
+	s := t.s
+	to := Audience{Slot: c.By.Slot}
+	switch c.By.Kind {
+	case ByReferee:
+		to = toReferee
+	case ByObserver, ByOutsider:
+		to = toAddress(c.By.Address)
+	}
+	switch c.Verb {
+	case CmdTally:
+		if s.Phase != DayPhase {
+			return refuse(WrongPhase, "no vote is running now; the tally comes with each day")
+		}
+		t.emit(Event{Type: EvTallyShown, To: to, Tally: s.Tally(t.now)})
+	case CmdHelp:
+		e := Event{Type: EvHelpShown, To: to}
+		if p := s.Player(c.By.Slot); p != nil && c.By.Kind == ByPlayer {
+			e.Slot, e.Role = p.Slot, p.Role
+		}
+		t.emit(e)
+	case CmdStatus:
+		if c.By.Kind == ByReferee {
+			t.emit(Event{Type: EvStatusShown, To: to, Status: s.refereeStatus()})
+		} else {
+			t.emit(Event{Type: EvStatusShown, To: to, Slot: c.By.Slot, Status: s.playerStatus(c.By.Slot)})
+		}
+	}
+	return nil
+}
+
+// secretMarker is the line every role message carries verbatim; a thread
+// post that quotes it is sharing a role message (C2).
+func secretMarker(game string) string {
+	return fmt.Sprintf("Secret role message of game %s: do not share it", game)
+}
+
+// SecretMarker is the verbatim line of game's role messages (C2).
+func SecretMarker(game string) string { return secretMarker(game) }
+
+// leaks reports why a thread post shares a secret (C2), or "".
+func (s *State) leaks(text string) string {
+	low := strings.ToLower(text)
+	if strings.Contains(low, strings.ToLower(secretMarker(s.Game))) {
+		return "it quotes a role message"
+	}
+	for _, p := range s.Players {
+		if p.Token != "" && strings.Contains(low, strings.ToLower(p.Token)) {
+			return "it contains a private reply address"
+		}
+	}
+	return ""
+}
+
+// post handles discussion: in the thread (T1, C1, C2), in the mafia list
+// (T2), or in a private channel (to the referee).
+func (t *step) post(c Command) error {
+	s := t.s
+	p := s.Player(c.By.Slot)
+	text := strings.TrimSpace(c.Text)
+	if text == "" {
+		return refuse(BadArgument, "an empty post")
+	}
+	switch c.Channel {
+	case MafiaCh:
+		if p.Role != Mafia || s.Phase == SignupPhase {
+			return refuse(NotYourRole, "only the Mafia may write to the mafia list")
+		}
+		if !p.Alive {
+			return refuse(Dead, "the dead do not write to the mafia list")
+		}
+		t.emit(Event{Type: EvMafiaPost, To: Audience{Mafia: true}, Slot: p.Slot, Name: p.Name, Text: text})
+	case Private:
+		t.emit(Event{Type: EvPrivateNote, To: toReferee, Slot: p.Slot, Name: p.Name, Text: text})
+	default:
+		reason := ""
+		if !p.Alive {
+			reason = "its author is dead (C1)"
+		} else if r := s.leaks(text); r != "" {
+			reason = r + " (C2)"
+		}
+		if reason != "" {
+			t.emit(Event{Type: EvPostHeld, To: toPlayerRef(p.Slot), Slot: p.Slot, Name: p.Name,
+				Held: len(s.Held) + 1, Text: text, Reason: reason})
+			return nil
+		}
+		t.emit(Event{Type: EvThreadPost, To: toAll, Slot: p.Slot, Name: p.Name, Text: text})
+	}
+	return nil
+}
+
+// refereeStatus is the referee's secret view (F2).
+func (s *State) refereeStatus() *Status {
+	st := s.baseStatus()
+	for _, p := range s.Players {
+		st.Players = append(st.Players, s.playerLine(p))
+	}
+	if s.Phase == NightPhase {
+		st.Actions = s.nightActionLines()
+	}
+	for _, h := range s.Held {
+		if h.Open {
+			st.HeldPosts++
+		}
+	}
+	return st
+}
+
+// playerStatus is what one player may know of their own position.
+func (s *State) playerStatus(slot int) *Status {
+	st := s.baseStatus()
+	p := s.Player(slot)
+	st.Players = []PlayerLine{s.playerLine(*p)}
+	if p.Role == Mafia && s.Phase != SignupPhase {
+		for _, m := range s.Players {
+			if m.Role == Mafia && m.Slot != slot {
+				st.Mafiosi = append(st.Mafiosi, m.Name)
+			}
+		}
+	}
+	if s.Phase == NightPhase && p.Alive {
+		st.Actions = s.ownActionLines(slot)
+	}
+	return st
+}
+
+func (s *State) baseStatus() *Status {
+	st := &Status{Game: s.Game, Phase: s.Phase, Day: s.Day, Round: s.Round, Paused: s.Paused, Setup: s.Setup.Summary()}
+	switch s.Phase {
+	case DayPhase:
+		st.Deadline = s.closeAt()
+	case NightPhase:
+		st.Deadline = s.nightEndsAt()
+	}
+	return st
+}
+
+func (s *State) playerLine(p Player) PlayerLine {
+	l := PlayerLine{Slot: p.Slot, Name: p.Name, Role: p.Role, Alive: p.Alive, Cause: p.Cause,
+		Missed: p.Missed, Vote: s.voteName(p.Vote), Locked: p.Locked}
+	if p.Role == Doctor {
+		l.Saves = p.Saves
+		if p.LastProtected != 0 {
+			l.LastProtected = s.Player(p.LastProtected).Name
+		}
+	}
+	if p.Role == Vigilante {
+		l.Shots = p.Shots
+	}
+	return l
+}
+
+func (s *State) voteName(v int) string {
+	switch {
+	case v == NullVote:
+		return "null"
+	case v > 0:
+		return s.Player(v).Name
+	}
+	return ""
+}
+
+func (s *State) name(slot int) string {
+	if p := s.Player(slot); p != nil {
+		return p.Name
+	}
+	return ""
+}

@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Reason classifies a refusal, for the mail layer and for tests.
+type Reason string
+
+// Why a command can be refused.
+const (
+	UnknownName    Reason = "unknown_name"
+	AmbiguousName  Reason = "ambiguous_name"
+	WrongPhase     Reason = "wrong_phase"
+	NotYourRole    Reason = "not_your_role"
+	Dead           Reason = "dead"
+	NotAllowed     Reason = "not_allowed"
+	BadTarget      Reason = "bad_target"
+	SameProtect    Reason = "same_protect"
+	NoShotsLeft    Reason = "no_shots_left"
+	ConsecutiveVig Reason = "consecutive_shot"
+	AlreadyShot    Reason = "already_shot"
+	NotInGame      Reason = "not_in_game"
+	Suspended      Reason = "suspended"
+	BadArgument    Reason = "bad_argument"
+	Duplicate      Reason = "duplicate"
+	GameFull       Reason = "game_full"
+	PausedGame     Reason = "paused"
+	GameOver       Reason = "game_over"
+	BadSetup       Reason = "bad_setup"
+	NoSuchPost     Reason = "no_such_post"
+	NotYourName    Reason = "not_your_name"
+)
+
+// Refusal is a refused command: a reason code and a sentence for the sender.
+type Refusal struct {
+	Reason  Reason
+	Message string
+	// Candidates lists the names that might have been meant, for an
+	// unknown or ambiguous name.
+	Candidates []string
+}
+
+func (r *Refusal) Error() string {
+	if len(r.Candidates) == 0 {
+		return r.Message
+	}
+	return r.Message + " (did you mean: " + strings.Join(r.Candidates, ", ") + "?)"
+}
+
+func refuse(reason Reason, format string, args ...any) *Refusal {
+	return &Refusal{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// NormalizeName reduces a name to what D1 compares: lower case, with spaces
+// and punctuation removed. "Mary-Jo O'Neil" and "maryjo oneil" are one name.
+func NormalizeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// resolve finds the player a name means among the given slots (D1): an exact
+// match after normalising, else a unique prefix. An unknown or ambiguous name
+// is refused with the candidates.
+func (s *State) resolve(name string, among []int) (int, *Refusal) {
+	want := NormalizeName(name)
+	if want == "" {
+		return 0, refuse(BadArgument, "no name given")
+	}
+	var prefixed []int
+	for _, slot := range among {
+		n := NormalizeName(s.Player(slot).Name)
+		if n == want {
+			return slot, nil
+		}
+		if strings.HasPrefix(n, want) {
+			prefixed = append(prefixed, slot)
+		}
+	}
+	switch len(prefixed) {
+	case 1:
+		return prefixed[0], nil
+	case 0:
+		r := refuse(UnknownName, "no player here is called %q", strings.TrimSpace(name))
+		r.Candidates = s.closest(want, among)
+		return 0, r
+	default:
+		r := refuse(AmbiguousName, "%q could be more than one player", strings.TrimSpace(name))
+		for _, slot := range prefixed {
+			r.Candidates = append(r.Candidates, s.Player(slot).Name)
+		}
+		return 0, r
+	}
+}
+
+// closest lists up to three names nearest to want by edit distance, for the
+// "did you mean" of an unknown name.
+func (s *State) closest(want string, among []int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, slot := range among {
+		name := s.Player(slot).Name
+		n := NormalizeName(name)
+		d := editDistance(want, n)
+		if len(n) > len(want) && strings.HasPrefix(n, want[:1]) {
+			d-- // a shortened name starting the same way is a likely meaning
+		}
+		if d <= max(2, len(want)/2) {
+			cs = append(cs, cand{name, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	var out []string
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// validName checks a sign-up name: something to call a player by that no
+// other player's name can be confused with.
+func (s *State) validName(name string) *Refusal {
+	n := NormalizeName(name)
+	switch {
+	case n == "":
+		return refuse(BadArgument, "a name needs at least one letter or digit")
+	case len([]rune(name)) > 30:
+		return refuse(BadArgument, "a name may have at most 30 characters")
+	case n == "null" || n == "referee" || n == "host":
+		return refuse(BadArgument, "%q is reserved; pick another name", name)
+	}
+	for _, p := range s.Players {
+		if NormalizeName(p.Name) == n {
+			return refuse(Duplicate, "the name %q is taken", p.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,316 @@
+package engine
+
+import "fmt"
+
+// nightAction handles KILL, NO KILL, INSPECT, PROTECT, SHOOT and PASS (N1–N5).
+func (t *step) nightAction(c Command) error {
+	s := t.s
+	p := s.Player(c.By.Slot)
+	if s.Phase == SignupPhase {
+		return refuse(WrongPhase, "the game has not started")
+	}
+	if !p.Alive {
+		return refuse(Dead, "the dead take no actions (N1)")
+	}
+	if c.Channel == Thread {
+		return refuse(NotAllowed, "%s is secret: send it to your private address, never the thread (N1)", c.Verb)
+	}
+	need := map[Verb]Role{CmdKill: Mafia, CmdNoKill: Mafia, CmdInspect: Inspector,
+		CmdProtect: Doctor, CmdShoot: Vigilante, CmdPass: Vigilante}[c.Verb]
+	if p.Role != need {
+		return refuse(NotYourRole, "%s is not a command for your role", c.Verb)
+	}
+	if c.Channel == MafiaCh && need != Mafia {
+		return refuse(NotAllowed, "send %s to your private address", c.Verb)
+	}
+	if c.Verb == CmdShoot && s.Phase == DayPhase {
+		return t.dayShot(c, p)
+	}
+	if s.Phase != NightPhase {
+		return refuse(WrongPhase, "%s is a night action; it is day now", c.Verb)
+	}
+	n := &s.Night
+	e := Event{Type: EvActionTaken, To: toPlayerRef(p.Slot), By: p.Slot, Name: p.Name, Verb: c.Verb, Day: s.Day}
+	target := func(allowSelf bool) *Refusal {
+		slot, r := s.resolve(c.Target, s.Living())
+		if r != nil {
+			return r
+		}
+		if slot == p.Slot && !allowSelf {
+			return refuse(BadTarget, "you cannot %s yourself", c.Verb)
+		}
+		e.Target = slot
+		return nil
+	}
+	switch c.Verb {
+	case CmdKill, CmdNoKill:
+		// N2: any living Mafioso; the latest submission stands, echoed to all.
+		e.To = toMafiaAndRef()
+		if c.Verb == CmdKill {
+			if r := target(true); r != nil {
+				return r
+			}
+		}
+	case CmdInspect:
+		if r := target(false); r != nil {
+			return r
+		}
+	case CmdProtect:
+		if p.Saves == 0 {
+			return refuse(NotAllowed, "you have no saves left")
+		}
+		if r := target(true); r != nil {
+			return r
+		}
+		if e.Target == p.LastProtected {
+			return refuse(SameProtect, "you protected %s last night; pick someone else tonight (N4)", s.name(e.Target))
+		}
+	case CmdShoot:
+		if r := s.canShoot(p); r != nil {
+			return r
+		}
+		if r := target(false); r != nil {
+			return r
+		}
+	case CmdPass:
+		if n.Shot != 0 {
+			return refuse(AlreadyShot, "you have already shot tonight; a shot cannot be taken back")
+		}
+	}
+	t.emit(e)
+	return nil
+}
+
+// canShoot checks the Vigilante's limits (N5).
+func (s *State) canShoot(p *Player) *Refusal {
+	switch {
+	case p.Shots <= 0:
+		return refuse(NoShotsLeft, "you have no shots left")
+	case s.Phase == NightPhase && s.Night.Shot != 0:
+		return refuse(AlreadyShot, "you have already shot tonight")
+	case s.Phase == NightPhase && p.LastShotNight > 0 && p.LastShotNight == s.Day-1:
+		return refuse(ConsecutiveVig, "you shot last night; shots may not come on consecutive nights")
+	case s.Phase == DayPhase && p.LastShotDay == s.Day:
+		return refuse(AlreadyShot, "you have already shot today")
+	}
+	return nil
+}
+
+// dayShot is the Vigilante's SHOOT by day: it resolves at once and is
+// announced as the Vigilante's (N5).
+func (t *step) dayShot(c Command, p *Player) error {
+	s := t.s
+	if r := s.canShoot(p); r != nil {
+		return r
+	}
+	slot, r := s.resolve(c.Target, s.Living())
+	if r != nil {
+		return r
+	}
+	if slot == p.Slot {
+		return refuse(BadTarget, "you cannot shoot yourself")
+	}
+	t.emit(Event{Type: EvDayShot, To: toPlayerRef(p.Slot), By: p.Slot, Name: p.Name, Target: slot, Day: s.Day})
+	t.emit(Event{Type: EvPlayerDied, To: toAll, Slot: slot, Name: s.name(slot), Reason: string(ByVigilanteDay)})
+	t.checkWin()
+	return nil
+}
+
+// required lists who still owes a night action, by slot (N6).
+func (s *State) owingAction() []int {
+	n := s.Night
+	var out []int
+	if n.Whack == 0 && !n.NoKill {
+		out = append(out, s.livingWith(Mafia)...)
+	}
+	for _, slot := range s.livingWith(Inspector) {
+		if !n.inspected(slot) {
+			out = append(out, slot)
+		}
+	}
+	for _, slot := range s.livingWith(Doctor) {
+		if n.Protect == 0 && s.Player(slot).Saves != 0 {
+			out = append(out, slot)
+		}
+	}
+	for _, slot := range s.livingWith(Vigilante) {
+		v := s.Player(slot)
+		mayShoot := v.Shots > 0 && !(v.LastShotNight > 0 && v.LastShotNight == s.Day-1)
+		if mayShoot && n.Shot == 0 && !n.Passed {
+			out = append(out, slot)
+		}
+	}
+	return out
+}
+
+func (n Night) inspected(slot int) bool {
+	for _, i := range n.Inspects {
+		if i.By == slot {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *State) nightAllIn() bool { return len(s.owingAction()) == 0 }
+
+// resolveNight ends the night in the order of N8, posts the dawn (N9),
+// answers the inspections (N3) and starts the next day, or the extra round
+// when no whack was named (N7).
+func (t *step) resolveNight() {
+	s := t.s
+	n := s.Night
+	var doctor *Player
+	if ds := s.livingWith(Doctor); len(ds) > 0 {
+		doctor = s.Player(ds[0])
+	}
+	saves := 0
+	if doctor != nil {
+		saves = doctor.Saves
+	}
+	canSave := func(need int) bool { return saves == Unlimited || saves >= need }
+	useSave := func() {
+		if saves != Unlimited {
+			saves--
+		}
+	}
+	protected := func(slot int) bool { return doctor != nil && n.Protect == slot && slot != 0 }
+
+	whack, shot := n.Whack, n.Shot
+	if p := s.Player(whack); p == nil || !p.Alive {
+		whack = 0
+	}
+	if p := s.Player(shot); p == nil || !p.Alive {
+		shot = 0
+	}
+	var deaths []Death
+	blocked := 0
+	die := func(slot int, c Cause) { deaths = append(deaths, Death{Slot: slot, Name: s.name(slot), Cause: c}) }
+	if whack != 0 && whack == shot {
+		// Same target: a protection blocks both but takes two saves; with
+		// one save left, the player dies and the save is not spent.
+		if protected(whack) && canSave(2) {
+			blocked = 2
+		} else {
+			die(whack, ByMafiaAndVig)
+		}
+	} else {
+		doctorAlive := doctor != nil
+		if whack != 0 {
+			if protected(whack) && canSave(1) {
+				blocked++
+				useSave()
+			} else {
+				die(whack, ByMafia)
+				if doctor != nil && whack == doctor.Slot {
+					doctorAlive = false
+				}
+			}
+		}
+		if shot != 0 {
+			if doctorAlive && protected(shot) && canSave(1) {
+				blocked++
+				useSave()
+			} else {
+				die(shot, ByVigilante)
+			}
+		}
+	}
+	t.emit(Event{Type: EvDawn, To: toAll, Day: s.Day, Deaths: deaths, Blocked: blocked})
+	for _, i := range n.Inspects {
+		insp := s.Player(i.By)
+		if !insp.Alive {
+			continue // N3: a dead Inspector is owed no answer
+		}
+		t.emit(Event{Type: EvInspection, To: toPlayerRef(i.By), By: i.By, Name: insp.Name,
+			Target: i.Target, Result: s.inspectionResult(i.Target)})
+	}
+	if t.checkWin() {
+		return
+	}
+	if n.Whack == 0 {
+		t.emit(Event{Type: EvExtraStarted, To: toAll, Day: s.Day, Round: Extra,
+			Deadline: dayDeadline(t.now, s.Setup.ExtraLength)})
+		return
+	}
+	t.startDay(s.Day + 1)
+}
+
+// inspectionResult is the answer the setup gives for a player (S1).
+func (s *State) inspectionResult(slot int) string {
+	p := s.Player(slot)
+	if s.Setup.InspectorResult == ExactRole {
+		return fmt.Sprintf("%s is %s", p.Name, p.Role)
+	}
+	if p.Role == Mafia {
+		return fmt.Sprintf("%s is Mafia", p.Name)
+	}
+	return fmt.Sprintf("%s is not Mafia", p.Name)
+}
+
+// nightActionLines lists tonight's actions for the referee (F2).
+func (s *State) nightActionLines() []string {
+	n := s.Night
+	var out []string
+	switch {
+	case n.Whack != 0:
+		out = append(out, fmt.Sprintf("Mafia: KILL %s (by %s)", s.name(n.Whack), s.name(n.WhackBy)))
+	case n.NoKill:
+		out = append(out, fmt.Sprintf("Mafia: NO KILL (by %s)", s.name(n.WhackBy)))
+	}
+	for _, i := range n.Inspects {
+		out = append(out, fmt.Sprintf("%s: INSPECT %s", s.name(i.By), s.name(i.Target)))
+	}
+	if n.Protect != 0 {
+		out = append(out, fmt.Sprintf("Doctor: PROTECT %s", s.name(n.Protect)))
+	}
+	if n.Shot != 0 {
+		out = append(out, fmt.Sprintf("Vigilante: SHOOT %s", s.name(n.Shot)))
+	} else if n.Passed {
+		out = append(out, "Vigilante: PASS")
+	}
+	for _, slot := range s.owingAction() {
+		out = append(out, fmt.Sprintf("%s (%s) has not acted yet", s.name(slot), s.Player(slot).Role))
+	}
+	return out
+}
+
+// ownActionLines lists what a player has done tonight, for their STATUS.
+func (s *State) ownActionLines(slot int) []string {
+	n := s.Night
+	p := s.Player(slot)
+	var out []string
+	switch p.Role {
+	case Mafia:
+		switch {
+		case n.Whack != 0:
+			out = append(out, fmt.Sprintf("The Mafia's whack: %s (named by %s)", s.name(n.Whack), s.name(n.WhackBy)))
+		case n.NoKill:
+			out = append(out, "The Mafia chose no kill tonight")
+		default:
+			out = append(out, "The Mafia have not named a victim yet")
+		}
+	case Inspector:
+		for _, i := range n.Inspects {
+			if i.By == slot {
+				out = append(out, "You inspect "+s.name(i.Target))
+			}
+		}
+	case Doctor:
+		if n.Protect != 0 {
+			out = append(out, "You protect "+s.name(n.Protect))
+		}
+	case Vigilante:
+		if n.Shot != 0 {
+			out = append(out, "You shoot "+s.name(n.Shot))
+		} else if n.Passed {
+			out = append(out, "You pass tonight")
+		}
+	}
+	for _, o := range s.owingAction() {
+		if o == slot {
+			out = append(out, "You have not acted yet tonight")
+		}
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// randomGames is how many whole games of each built-in setup the invariant
+// test plays.
+const randomGames = 10000
+
+// TestRandomGames plays whole games with random legal and illegal commands
+// at random times and checks, after every step, that the dead never act, no
+// public event reveals a role before the end, and no game outlives its win
+// (W1); at the end, that the winner is the one W1 demands and that the event
+// log, also through JSON, rebuilds the live state exactly.
+func TestRandomGames(t *testing.T) {
+	for _, setup := range []Setup{Classic(), Mafia150()} {
+		t.Run(setup.Name, func(t *testing.T) {
+			t.Parallel()
+			n := randomGames
+			if testing.Short() {
+				n = 500
+			}
+			wins := map[Side]int{}
+			for seed := range uint64(n) {
+				w := playRandomGame(t, setup, seed)
+				wins[w]++
+				if t.Failed() {
+					return
+				}
+			}
+			t.Logf("%d games: %v", n, wins)
+			if wins[Town] == 0 || wins[MafiaWin] == 0 {
+				t.Errorf("random play should let both sides win sometimes: %v", wins)
+			}
+		})
+	}
+}
+
+// randomPlayer drives one random game.
+type randomPlayer struct {
+	t     testing.TB
+	rng   *rand.Rand
+	s     *State
+	log   []Event
+	now   time.Time
+	names []string
+	seed  uint64
+}
+
+func playRandomGame(t testing.TB, setup Setup, seed uint64) Side {
+	rp := &randomPlayer{t: t, rng: rand.New(rand.NewPCG(seed, 0x6d61666961)), seed: seed}
+	rp.now = t0.Add(time.Duration(rp.rng.IntN(7*24)) * time.Hour) // any weekday or weekend
+	s, evs, err := NewGame("rand", "ref@example.org", setup, rp.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp.s, rp.log = s, evs
+	// Names that share prefixes, so unique-prefix matching is exercised.
+	pool := append([]string{"Al", "Alan", "Bo", "Bobby"}, testNames...)
+	for i := 0; i < setup.Players; i++ {
+		rp.names = append(rp.names, pool[i])
+		rp.step(Command{Verb: CmdJoin, By: Actor{Kind: ByOutsider, Address: fmt.Sprintf("p%d@example.org", i)},
+			Channel: Signup, Name: pool[i], Token: fmt.Sprintf("tok%dx", i)}, true)
+	}
+	rp.step(Command{Verb: CmdStart, By: Referee, Channel: Private}, true)
+	if rp.s.Phase != DayPhase {
+		t.Fatalf("seed %d: game did not start", seed)
+	}
+	for steps := 0; rp.s.Phase != EndedPhase; steps++ {
+		if steps > 20000 {
+			t.Fatalf("seed %d: game did not end after %d steps (phase %s day %d)", seed, steps, rp.s.Phase, rp.s.Day)
+		}
+		if rp.rng.IntN(6) == 0 {
+			rp.advance()
+		} else {
+			rp.step(rp.randomCommand(), false)
+		}
+		if t.Failed() {
+			return ""
+		}
+	}
+	rp.checkEnd()
+	return rp.s.Winner
+}
+
+func (rp *randomPlayer) fail(format string, args ...any) {
+	rp.t.Helper()
+	rp.t.Fatalf("seed %d: %s", rp.seed, fmt.Sprintf(format, args...))
+}
+
+// advance moves the clock, sometimes to the next deadline, sometimes by a
+// random amount that may cross several.
+func (rp *randomPlayer) advance() {
+	if d, ok := NextDeadline(rp.s); ok && rp.rng.IntN(2) == 0 {
+		if d.After(rp.now) {
+			rp.now = d
+		}
+	} else {
+		rp.now = rp.now.Add(time.Duration(1+rp.rng.IntN(20*60)) * time.Minute)
+	}
+	evs := Tick(rp.s, rp.now)
+	rp.check(evs, 0)
+	rp.log = append(rp.log, evs...)
+}
+
+func (rp *randomPlayer) step(c Command, mustOK bool) {
+	rp.t.Helper()
+	actor := 0
+	if c.By.Kind == ByPlayer {
+		actor = c.By.Slot
+	}
+	wasAlive := actor > 0 && rp.s.Player(actor).Alive
+	before := len(rp.log)
+	evs, err := Apply(rp.s, c, Env{Now: rp.now, Rand: seeded(rp.seed)})
+	rp.log = append(rp.log, evs...)
+	if mustOK && err != nil {
+		rp.fail("%s: %v", c.Verb, err)
+	}
+	if err == nil && actor > 0 && !wasAlive {
+		// Only thread posts (held for the referee, C1) and private notes
+		// and info requests are taken from the dead.
+		for _, e := range rp.log[before:] {
+			switch e.Type {
+			case EvVoted, EvLocked, EvUnlocked, EvUnvoted, EvActionTaken, EvDayShot, EvMafiaPost,
+				EvThreadPost, EvExtensionAsked, EvExtended:
+				if e.Slot == actor || e.By == actor {
+					rp.fail("dead player %d acted: %s %+v", actor, c.Verb, e)
+				}
+			}
+		}
+	}
+	rp.check(evs, actor)
+}
+
+// check is run after every step.
+func (rp *randomPlayer) check(evs []Event, actor int) {
+	rp.t.Helper()
+	ended := false
+	for _, e := range evs {
+		if e.Type == EvGameEnded {
+			ended = true
+		}
+		if e.To.Public && !ended && e.RevealsRole() {
+			rp.fail("public event %s reveals a role before the end (C5): %+v", e.Type, e)
+		}
+		if e.Type == EvVoted && !e.Null {
+			if !rp.s.Player(e.Slot).Alive && rp.s.Phase == DayPhase && e.At.Equal(rp.now) && rp.s.Player(e.Target) == nil {
+				rp.fail("vote for no one: %+v", e)
+			}
+		}
+	}
+	if rp.s.Phase == DayPhase || rp.s.Phase == NightPhase {
+		if w, ok := rp.s.winner(); ok {
+			rp.fail("game goes on though %s has won (W1)", w)
+		}
+		for _, p := range rp.s.Players {
+			if p.Vote > 0 && (!p.Alive || !rp.s.Player(p.Vote).Alive) {
+				rp.fail("a vote by or on the dead stands: %s -> %d", p.Name, p.Vote)
+			}
+			if p.Locked && p.Vote <= 0 {
+				rp.fail("%s has a lock without a vote", p.Name)
+			}
+		}
+	}
+}
+
+// checkEnd checks the winner against W1 and the log against the state.
+func (rp *randomPlayer) checkEnd() {
+	rp.t.Helper()
+	s := rp.s
+	mafia, others := s.livingCount()
+	switch s.Winner {
+	case Town:
+		if mafia != 0 {
+			rp.fail("town won with %d Mafia alive", mafia)
+		}
+	case MafiaWin:
+		if !(mafia > others || mafia == 1 && others == 1) {
+			rp.fail("Mafia won with %d Mafia and %d others alive", mafia, others)
+		}
+	case NoWinner:
+		// Ended by the referee.
+	default:
+		rp.fail("no winner: %q", s.Winner)
+	}
+	end := rp.log[len(rp.log)-1]
+	for i := len(rp.log) - 1; i >= 0 && end.Type != EvGameEnded; i-- {
+		end = rp.log[i]
+	}
+	if !VerifyDraw(end.Commitment, s.Game, end.Names, end.Roles, end.Salt) {
+		rp.fail("the revealed draw does not match its commitment (S2, W2)")
+	}
+	r, err := Replay(rp.log)
+	if err != nil {
+		rp.fail("replay: %v", err)
+	}
+	if !reflect.DeepEqual(r, s) {
+		rp.fail("replayed state differs from the live state")
+	}
+	// Through JSON, as the store keeps the log; every 10th game, as
+	// encoding costs more than playing.
+	if rp.seed%10 != 0 {
+		return
+	}
+	var decoded []Event
+	for _, e := range rp.log {
+		b, err := MarshalEvent(e)
+		if err != nil {
+			rp.fail("marshal: %v", err)
+		}
+		d, err := UnmarshalEvent(b)
+		if err != nil {
+			rp.fail("unmarshal: %v", err)
+		}
+		decoded = append(decoded, d)
+	}
+	r2, err := Replay(decoded)
+	if err != nil {
+		rp.fail("replay decoded: %v", err)
+	}
+	a, _ := json.Marshal(r2)
+	b, _ := json.Marshal(s)
+	if string(a) != string(b) {
+		rp.fail("state replayed from JSON differs:\n%s\n%s", a, b)
+	}
+}
+
+// randomCommand makes a command: mostly sensible ones so games move on,
+// with a share of nonsense (wrong role, dead sender, bad names, wrong
+// channel, outsiders).
+func (rp *randomPlayer) randomCommand() Command {
+	s, r := rp.s, rp.rng
+	living := s.Living()
+	pick := func(xs []int) int { return xs[r.IntN(len(xs))] }
+	anyone := 1 + r.IntN(len(s.Players))
+	name := func() string {
+		switch r.IntN(12) {
+		case 0:
+			return "nobody"
+		case 1:
+			return "A" // ambiguous prefix
+		case 2:
+			return s.name(anyone) // maybe dead
+		}
+		n := s.name(pick(living))
+		if r.IntN(4) == 0 && len(n) > 2 {
+			n = n[:len(n)-1] // a prefix
+		}
+		return n
+	}
+	by := PlayerActor(pick(living))
+	if r.IntN(10) == 0 {
+		by = PlayerActor(anyone)
+	}
+	switch r.IntN(40) {
+	case 0:
+		return Command{Verb: CmdVote, By: Actor{Kind: ByOutsider, Address: "x@example.org"}, Channel: Thread, Target: name()}
+	case 1:
+		return Command{Verb: CmdPost, By: Actor{Kind: ByObserver, Address: "o@example.org"}, Channel: Thread, Text: "hi"}
+	case 2:
+		verbs := []Verb{CmdExtend, CmdTally, CmdStatus, CmdPause, CmdResume, CmdWeekendClose, CmdGrant, CmdDeny}
+		return Command{Verb: verbs[r.IntN(len(verbs))], By: Referee, Channel: Private, Duration: time.Duration(r.IntN(24)) * time.Hour}
+	case 3:
+		if r.IntN(8) == 0 {
+			return Command{Verb: CmdModkill, By: Referee, Channel: Private, Target: name()}
+		}
+		return Command{Verb: CmdClose, By: Referee, Channel: Private}
+	case 4:
+		if r.IntN(50) == 0 {
+			return Command{Verb: CmdEnd, By: Referee, Channel: Private}
+		}
+		return Command{Verb: CmdResume, By: Referee, Channel: Private}
+	case 5:
+		return Command{Verb: CmdPost, By: by, Channel: Thread, Text: "I think " + name() + " is suspicious"}
+	case 6:
+		return Command{Verb: CmdPost, By: by, Channel: MafiaCh, Text: "let's get " + name()}
+	case 7:
+		return Command{Verb: CmdExtend, By: by, Channel: Thread}
+	case 8:
+		return Command{Verb: CmdVote, By: by, Channel: Private, Target: name()}
+	case 9:
+		return Command{Verb: CmdReplace, By: Referee, Channel: Private, Target: name(),
+			Address: fmt.Sprintf("sub%d@example.org", r.IntN(1000)), Token: fmt.Sprintf("sub%d", r.IntN(1000))}
+	}
+	if s.Phase == NightPhase {
+		// Someone with a role acts, now and then out of turn.
+		roles := []Role{Mafia, Inspector, Doctor, Vigilante}
+		role := roles[r.IntN(len(roles))]
+		holders := s.livingWith(role)
+		if len(holders) > 0 && r.IntN(8) != 0 {
+			by = PlayerActor(pick(holders))
+		}
+		ch := Private
+		if r.IntN(10) == 0 {
+			ch = Thread
+		}
+		switch role {
+		case Mafia:
+			if r.IntN(10) == 0 {
+				return Command{Verb: CmdNoKill, By: by, Channel: MafiaCh}
+			}
+			return Command{Verb: CmdKill, By: by, Channel: ch, Target: name()}
+		case Inspector:
+			return Command{Verb: CmdInspect, By: by, Channel: ch, Target: name()}
+		case Doctor:
+			return Command{Verb: CmdProtect, By: by, Channel: ch, Target: name()}
+		default:
+			if r.IntN(2) == 0 {
+				return Command{Verb: CmdPass, By: by, Channel: ch}
+			}
+			return Command{Verb: CmdShoot, By: by, Channel: ch, Target: name()}
+		}
+	}
+	switch r.IntN(12) {
+	case 0:
+		return Command{Verb: CmdVote, By: by, Channel: Thread, Target: "null"}
+	case 1:
+		return Command{Verb: CmdUnvote, By: by, Channel: Thread}
+	case 2, 3, 4:
+		return Command{Verb: CmdLock, By: by, Channel: Thread}
+	case 5:
+		return Command{Verb: CmdUnlock, By: by, Channel: Thread}
+	case 6:
+		if v := s.livingWith(Vigilante); len(v) > 0 && r.IntN(4) == 0 {
+			return Command{Verb: CmdShoot, By: PlayerActor(v[0]), Channel: Private, Target: name()}
+		}
+		return Command{Verb: CmdVote, By: by, Channel: Thread, Voter: s.name(by.Slot), Target: name()}
+	}
+	// Votes gather on a few players, so rounds have winners and ties.
+	target := name()
+	if r.IntN(2) == 0 && len(living) > 1 {
+		target = s.name(living[int(rp.seed+uint64(s.Day))%len(living)])
+	}
+	return Command{Verb: CmdVote, By: by, Channel: Thread, Target: target}
+}

@@ -1,0 +1,330 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Role is a player's secret role.
+type Role string
+
+// The roles of the rulebook (S1).
+const (
+	Townsperson Role = "Townsperson"
+	Mafia       Role = "Mafia"
+	Inspector   Role = "Inspector"
+	Doctor      Role = "Doctor"
+	Vigilante   Role = "Vigilante"
+)
+
+// Side is a team: the town (every role but Mafia) or the Mafia.
+type Side string
+
+// The two sides, and None for a game the referee ended without a winner.
+const (
+	Town     Side = "Town"
+	MafiaWin Side = "Mafia"
+	NoWinner Side = "None"
+)
+
+// SideOf reports the side a role plays for.
+func SideOf(r Role) Side {
+	if r == Mafia {
+		return MafiaWin
+	}
+	return Town
+}
+
+// InspectorResult says what an inspection answers (S1).
+type InspectorResult string
+
+// Alignment answers "is Mafia" / "is not Mafia"; ExactRole names the role.
+const (
+	Alignment InspectorResult = "alignment"
+	ExactRole InspectorResult = "role"
+)
+
+// Unlimited is the value of Setup.DoctorSaves for a doctor whose saves never run out.
+const Unlimited = -1
+
+// Setup is the data that defines a game (S1): how many of each role and the
+// options. Nothing in it changes once the game has started.
+type Setup struct {
+	Name       string `json:"name"`
+	Players    int    `json:"players"`
+	Mafia      int    `json:"mafia"`
+	Inspectors int    `json:"inspectors"`
+	Doctors    int    `json:"doctors"`
+	Vigilantes int    `json:"vigilantes"`
+
+	InspectorResult       InspectorResult `json:"inspector_result"`
+	InspectorKnowsMafioso bool            `json:"inspector_knows_mafioso"`
+	VigilanteShots        int             `json:"vigilante_shots"`
+	DoctorSaves           int             `json:"doctor_saves"`
+
+	DayLength    time.Duration `json:"day_length"`
+	RunoffLength time.Duration `json:"runoff_length"`
+	ExtraLength  time.Duration `json:"extra_length"`
+	TieExtension time.Duration `json:"tie_extension"`
+	NightStep    time.Duration `json:"night_step"`
+	NightLength  time.Duration `json:"night_length"`
+	// ReminderBefore is how long before a round closes (or a night's last
+	// mark) the players who still owe a vote or an action are reminded.
+	// Zero sends no reminders.
+	ReminderBefore time.Duration `json:"reminder_before"`
+	// DigestInterval gathers thread posts into digests (T1); zero relays
+	// each post at once. The engine only carries it for the mail layer.
+	DigestInterval time.Duration `json:"digest_interval"`
+	// Zone is the game time zone in which times are shown (D8).
+	Zone string `json:"zone"`
+}
+
+// Townspeople is the number of plain Townspeople: everyone without another role.
+func (s Setup) Townspeople() int {
+	return s.Players - s.Mafia - s.Inspectors - s.Doctors - s.Vigilantes
+}
+
+func baseSetup() Setup {
+	return Setup{
+		InspectorResult: Alignment,
+		VigilanteShots:  2,
+		DoctorSaves:     Unlimited,
+		DayLength:       36 * time.Hour,
+		RunoffLength:    24 * time.Hour,
+		ExtraLength:     24 * time.Hour,
+		TieExtension:    12 * time.Hour,
+		NightStep:       6 * time.Hour,
+		NightLength:     18 * time.Hour,
+		ReminderBefore:  6 * time.Hour,
+		Zone:            "America/New_York",
+	}
+}
+
+// Classic is the setup of the seed rules 1–2: 11 players, 3 Mafia, 1 Inspector
+// who is told one Mafioso's name, yes/no inspections.
+func Classic() Setup {
+	s := baseSetup()
+	s.Name = "classic"
+	s.Players, s.Mafia, s.Inspectors = 11, 3, 1
+	s.InspectorKnowsMafioso = true
+	return s
+}
+
+// Mafia150 is the setup of "Mafia 150 Additional Rules": 25 players, 7 Mafia,
+// an Inspector, a Doctor and a Vigilante; inspections name the exact role.
+func Mafia150() Setup {
+	s := baseSetup()
+	s.Name = "mafia150"
+	s.Players, s.Mafia, s.Inspectors, s.Doctors, s.Vigilantes = 25, 7, 1, 1, 1
+	s.InspectorResult = ExactRole
+	return s
+}
+
+// BuiltinSetup returns a built-in setup by name.
+func BuiltinSetup(name string) (Setup, bool) {
+	switch strings.ToLower(name) {
+	case "classic":
+		return Classic(), true
+	case "mafia150":
+		return Mafia150(), true
+	}
+	return Setup{}, false
+}
+
+// Validate reports the first thing that makes the setup unplayable, in words
+// a referee understands.
+func (s Setup) Validate() error {
+	switch {
+	case s.Players < 3:
+		return fmt.Errorf("a game needs at least 3 players, not %d", s.Players)
+	case s.Players > 200:
+		return fmt.Errorf("a game takes at most 200 players, not %d", s.Players)
+	case s.Mafia < 1:
+		return fmt.Errorf("a game needs at least one Mafioso")
+	case s.Inspectors < 0 || s.Doctors < 0 || s.Vigilantes < 0:
+		return fmt.Errorf("role counts cannot be negative")
+	case s.Doctors > 1 || s.Vigilantes > 1:
+		return fmt.Errorf("a game has at most one Doctor and one Vigilante")
+	case s.Townspeople() < 0:
+		return fmt.Errorf("%d special roles and Mafia do not fit in %d players",
+			s.Players-s.Townspeople(), s.Players)
+	case 2*s.Mafia >= s.Players:
+		return fmt.Errorf("%d Mafia of %d players would win before the first vote", s.Mafia, s.Players)
+	case s.InspectorResult != Alignment && s.InspectorResult != ExactRole:
+		return fmt.Errorf("inspector_result must be alignment or role, not %q", s.InspectorResult)
+	case s.VigilanteShots < 0:
+		return fmt.Errorf("vigilante_shots cannot be negative")
+	case s.DoctorSaves < Unlimited:
+		return fmt.Errorf("doctor_saves must be a count or unlimited")
+	case s.DayLength < time.Hour || s.RunoffLength < time.Hour || s.ExtraLength < time.Hour:
+		return fmt.Errorf("rounds must last at least an hour")
+	case s.TieExtension < time.Hour:
+		return fmt.Errorf("tie_extension must be at least an hour")
+	case s.NightStep < time.Hour || s.NightLength < s.NightStep:
+		return fmt.Errorf("night_step must be at least an hour and night_length at least one step")
+	case s.ReminderBefore < 0 || s.DigestInterval < 0:
+		return fmt.Errorf("reminder and digest intervals cannot be negative")
+	}
+	if _, err := loadZone(s.Zone); err != nil {
+		return fmt.Errorf("unknown time zone %q", s.Zone)
+	}
+	return nil
+}
+
+// setupKeys lists the keys SETUP understands, for its error messages.
+var setupKeys = []string{"players", "mafia", "inspectors", "doctors", "vigilantes",
+	"inspector_result", "inspector_knows_mafioso", "vigilante_shots", "doctor_saves",
+	"day_length", "runoff_length", "extra_length", "tie_extension", "night_step",
+	"night_length", "reminder_before", "digest_interval", "zone"}
+
+// ParseSetup reads the argument of the referee's SETUP command: an optional
+// built-in name followed by key=value pairs, e.g.
+// "classic", "mafia150 digest_interval=2h" or "players=9 mafia=2 doctors=1".
+// Pairs change the named setup, or the current one when no name is given.
+func ParseSetup(current Setup, args string) (Setup, error) {
+	s := current
+	fields := strings.Fields(args)
+	if len(fields) == 0 {
+		return s, fmt.Errorf("SETUP needs a setup name (classic, mafia150) or key=value pairs")
+	}
+	if b, ok := BuiltinSetup(fields[0]); ok {
+		s = b
+		fields = fields[1:]
+	}
+	custom := false
+	for _, f := range fields {
+		key, val, ok := strings.Cut(f, "=")
+		if !ok {
+			return s, fmt.Errorf("%q is not a setup name or key=value (keys: %s)", f, strings.Join(setupKeys, ", "))
+		}
+		key = strings.ToLower(key)
+		var err error
+		intv := func(p *int) {
+			var n int
+			n, err = strconv.Atoi(val)
+			*p = n
+		}
+		durv := func(p *time.Duration) {
+			var d time.Duration
+			d, err = ParseDuration(val)
+			*p = d
+		}
+		switch key {
+		case "players":
+			intv(&s.Players)
+		case "mafia":
+			intv(&s.Mafia)
+		case "inspectors", "inspector":
+			intv(&s.Inspectors)
+		case "doctors", "doctor":
+			intv(&s.Doctors)
+		case "vigilantes", "vigilante":
+			intv(&s.Vigilantes)
+		case "inspector_result":
+			s.InspectorResult = InspectorResult(strings.ToLower(val))
+		case "inspector_knows_mafioso":
+			s.InspectorKnowsMafioso, err = strconv.ParseBool(val)
+		case "vigilante_shots":
+			intv(&s.VigilanteShots)
+		case "doctor_saves":
+			if strings.EqualFold(val, "unlimited") {
+				s.DoctorSaves = Unlimited
+			} else {
+				intv(&s.DoctorSaves)
+			}
+		case "day_length":
+			durv(&s.DayLength)
+		case "runoff_length":
+			durv(&s.RunoffLength)
+		case "extra_length":
+			durv(&s.ExtraLength)
+		case "tie_extension":
+			durv(&s.TieExtension)
+		case "night_step":
+			durv(&s.NightStep)
+		case "night_length":
+			durv(&s.NightLength)
+		case "reminder_before":
+			durv(&s.ReminderBefore)
+		case "digest_interval":
+			durv(&s.DigestInterval)
+		case "zone":
+			s.Zone = val
+		default:
+			return s, fmt.Errorf("unknown setup key %q (keys: %s)", key, strings.Join(setupKeys, ", "))
+		}
+		if err != nil {
+			return s, fmt.Errorf("bad value for %s: %q", key, val)
+		}
+		custom = true
+	}
+	if custom {
+		s.Name = "custom"
+	}
+	return s, s.Validate()
+}
+
+// ParseDuration reads a duration as referees write it: "12h", "90m", "1d",
+// "1d12h", or anything time.ParseDuration takes.
+func ParseDuration(v string) (time.Duration, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	var days time.Duration
+	if i := strings.IndexByte(v, 'd'); i > 0 {
+		n, err := strconv.Atoi(v[:i])
+		if err != nil {
+			return 0, fmt.Errorf("bad duration %q", v)
+		}
+		days = time.Duration(n) * 24 * time.Hour
+		v = v[i+1:]
+		if v == "" {
+			return days, nil
+		}
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("bad duration %q (write e.g. 12h, 90m or 1d)", v)
+	}
+	return days + d, nil
+}
+
+// roleOrder is the order in which roles are drawn (S2) and listed.
+var roleOrder = []Role{Inspector, Mafia, Doctor, Vigilante, Townsperson}
+
+// roleCounts lists each role with its count, in draw order.
+func (s Setup) roleCounts() []struct {
+	Role  Role
+	Count int
+} {
+	return []struct {
+		Role  Role
+		Count int
+	}{
+		{Inspector, s.Inspectors}, {Mafia, s.Mafia}, {Doctor, s.Doctors},
+		{Vigilante, s.Vigilantes}, {Townsperson, s.Townspeople()},
+	}
+}
+
+// Summary is a one-line description of the setup, such as
+// "11 players: 3 Mafia, 1 Inspector, 7 Townspeople".
+func (s Setup) Summary() string {
+	var parts []string
+	counts := s.roleCounts()
+	// Shown Mafia first, as players think of a setup.
+	counts[0], counts[1] = counts[1], counts[0]
+	for _, rc := range counts {
+		if rc.Count == 0 {
+			continue
+		}
+		name := string(rc.Role)
+		if rc.Count > 1 && rc.Role != Mafia {
+			name += "s"
+			if rc.Role == Townsperson {
+				name = "Townspeople"
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", rc.Count, name))
+	}
+	return fmt.Sprintf("%d players: %s", s.Players, strings.Join(parts, ", "))
+}

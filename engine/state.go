@@ -1,0 +1,478 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// Phase is where the game stands.
+type Phase string
+
+// The phases of a game.
+const (
+	SignupPhase Phase = "signup"
+	DayPhase    Phase = "day"
+	NightPhase  Phase = "night"
+	EndedPhase  Phase = "ended"
+)
+
+// NullVote is the vote target of VOTE NULL (D3).
+const NullVote = -1
+
+// Player is one seat at the table. A substitute takes over the seat (S4),
+// so the slot, not the address, is a player's identity.
+type Player struct {
+	Slot    int    `json:"slot"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Token   string `json:"token"`
+	Role    Role   `json:"role,omitempty"`
+	Alive   bool   `json:"alive"`
+	Cause   Cause  `json:"cause,omitempty"`
+	Missed  int    `json:"missed"`
+	// Vote is the slot voted for, NullVote, or 0 for no vote.
+	Vote   int  `json:"vote"`
+	Locked bool `json:"locked"`
+
+	// Doctor: saves left (Unlimited for no limit) and last night's protection.
+	Saves         int `json:"saves"`
+	LastProtected int `json:"last_protected"`
+	// Vigilante: shots left, the night of the last night shot, the day of
+	// the last day shot.
+	Shots         int `json:"shots"`
+	LastShotNight int `json:"last_shot_night"`
+	LastShotDay   int `json:"last_shot_day"`
+}
+
+// HeldPost is a thread post waiting for the referee (C1, C2).
+type HeldPost struct {
+	ID     int    `json:"id"`
+	Slot   int    `json:"slot"`
+	Text   string `json:"text"`
+	Reason string `json:"reason"`
+	Open   bool   `json:"open"`
+}
+
+// Night holds the secret actions of the current night.
+type Night struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// AllInAt is when the last required action came in (N6).
+	AllInAt time.Time `json:"all_in_at"`
+	Whack   int       `json:"whack"`
+	WhackBy int       `json:"whack_by"`
+	NoKill  bool      `json:"no_kill"`
+	// Inspects holds each Inspector's guess: pairs of (inspector, target).
+	Inspects []Pair `json:"inspects"`
+	Protect  int    `json:"protect"`
+	Shot     int    `json:"shot"`
+	Passed   bool   `json:"passed"`
+	Reminded bool   `json:"reminded"`
+}
+
+// Pair is an actor and the player they named.
+type Pair struct {
+	By     int `json:"by"`
+	Target int `json:"target"`
+}
+
+// State is a game: the fold of its events. Use Apply and Tick to change it.
+type State struct {
+	Game    string `json:"game"`
+	Referee string `json:"referee"`
+	Setup   Setup  `json:"setup"`
+	Phase   Phase  `json:"phase"`
+	// Clock is the time of the latest event.
+	Clock    time.Time `json:"clock"`
+	Paused   bool      `json:"paused"`
+	PausedAt time.Time `json:"paused_at"`
+
+	Players   []Player `json:"players"`
+	Observers []string `json:"observers"`
+
+	// Day is the current day (Day 1 opens the game); night N follows day N.
+	Day   int       `json:"day"`
+	Round RoundKind `json:"round"`
+	// Extra: the rounds running are the extra round of N7, after which a
+	// new day begins instead of a night.
+	Extra      bool      `json:"extra"`
+	Candidates []int     `json:"candidates"`
+	RoundStart time.Time `json:"round_start"`
+	Deadline   time.Time `json:"deadline"`
+	// TieExtended: this runoff was already extended once for a tie (D12).
+	TieExtended bool `json:"tie_extended"`
+	// RunoffGranted: this runoff's first extension request was granted (D9).
+	RunoffGranted bool `json:"runoff_granted"`
+	WeekendClose  bool `json:"weekend_close"`
+	Reminded      bool `json:"reminded"`
+	// Asked lists the players with an extension request waiting (D9).
+	Asked []int `json:"asked"`
+	Night Night `json:"night"`
+
+	Held       []HeldPost `json:"held"`
+	Commitment string     `json:"commitment"`
+	Salt       string     `json:"salt"`
+	Known      int        `json:"known"`
+	Winner     Side       `json:"winner"`
+}
+
+// Player returns the player in slot (1-based), or nil.
+func (s *State) Player(slot int) *Player {
+	if slot < 1 || slot > len(s.Players) {
+		return nil
+	}
+	return &s.Players[slot-1]
+}
+
+// Living returns the slots of the living players, in seat order.
+func (s *State) Living() []int {
+	var out []int
+	for _, p := range s.Players {
+		if p.Alive {
+			out = append(out, p.Slot)
+		}
+	}
+	return out
+}
+
+func (s *State) livingCount() (mafia, others int) {
+	for _, p := range s.Players {
+		if !p.Alive {
+			continue
+		}
+		if p.Role == Mafia {
+			mafia++
+		} else {
+			others++
+		}
+	}
+	return
+}
+
+// livingWith returns the living players of a role.
+func (s *State) livingWith(r Role) []int {
+	var out []int
+	for _, p := range s.Players {
+		if p.Alive && p.Role == r {
+			out = append(out, p.Slot)
+		}
+	}
+	return out
+}
+
+// Clone returns a deep copy, so a caller can try commands and throw the
+// result away if its transaction fails.
+func (s *State) Clone() *State {
+	c := *s
+	c.Players = append([]Player(nil), s.Players...)
+	c.Observers = append([]string(nil), s.Observers...)
+	c.Candidates = append([]int(nil), s.Candidates...)
+	c.Asked = append([]int(nil), s.Asked...)
+	c.Night.Inspects = append([]Pair(nil), s.Night.Inspects...)
+	c.Held = append([]HeldPost(nil), s.Held...)
+	return &c
+}
+
+// Replay rebuilds a game from its event log.
+func Replay(events []Event) (*State, error) {
+	s := &State{}
+	for i, e := range events {
+		if err := s.Fold(e); err != nil {
+			return nil, fmt.Errorf("event %d (%s): %w", i, e.Type, err)
+		}
+	}
+	return s, nil
+}
+
+// Fold applies one event to the state. It is the only place the state
+// changes, so that a replayed log rebuilds exactly the state that was live.
+func (s *State) Fold(e Event) error {
+	if e.V != EventVersion {
+		return fmt.Errorf("event version %d is not %d", e.V, EventVersion)
+	}
+	if s.Game == "" && e.Type != EvGameCreated {
+		return fmt.Errorf("the log does not start with %s", EvGameCreated)
+	}
+	if e.At.After(s.Clock) {
+		s.Clock = e.At
+	}
+	p := s.Player(e.Slot)
+	needPlayer := func() error {
+		if p == nil {
+			return fmt.Errorf("no player in slot %d", e.Slot)
+		}
+		return nil
+	}
+	switch e.Type {
+	case EvGameCreated:
+		if s.Game != "" {
+			return fmt.Errorf("game already created")
+		}
+		if e.Setup == nil {
+			return fmt.Errorf("no setup")
+		}
+		*s = State{Game: e.Game, Referee: e.Referee, Setup: *e.Setup, Phase: SignupPhase, Clock: e.At}
+	case EvSetupChanged:
+		s.Setup = *e.Setup
+	case EvPlayerJoined:
+		s.Players = append(s.Players, Player{Slot: len(s.Players) + 1, Name: e.Name,
+			Address: e.Address, Token: e.Token, Alive: true})
+	case EvObserverAdmited:
+		s.Observers = append(s.Observers, e.Address)
+	case EvRolesDrawn:
+		if len(e.Roles) != len(s.Players) {
+			return fmt.Errorf("draw of %d roles for %d players", len(e.Roles), len(s.Players))
+		}
+		for i := range s.Players {
+			p := &s.Players[i]
+			p.Role = e.Roles[i]
+			p.Saves, p.Shots = 0, 0
+			if p.Role == Doctor {
+				p.Saves = s.Setup.DoctorSaves
+			}
+			if p.Role == Vigilante {
+				p.Shots = s.Setup.VigilanteShots
+			}
+		}
+		s.Salt, s.Commitment, s.Known = e.Salt, e.Commitment, e.Known
+	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown,
+		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted:
+	case EvExtensionDenied:
+		s.Asked = removeInt(s.Asked, e.Slot)
+	case EvDayStarted, EvExtraStarted:
+		s.Phase = DayPhase
+		s.Day = e.Day
+		s.Round = e.Round
+		s.Extra = e.Type == EvExtraStarted
+		s.startRound(e.At, e.Deadline)
+		s.Candidates = nil
+		s.Night = Night{}
+		for i := range s.Players {
+			s.Players[i].Vote, s.Players[i].Locked = 0, false
+		}
+	case EvRunoffStarted:
+		s.Round = Runoff
+		s.startRound(e.At, e.Deadline)
+		s.Candidates = append([]int(nil), e.Candidates...)
+		for i := range s.Players {
+			pl := &s.Players[i]
+			pl.Locked = false
+			if !s.isCandidate(pl.Vote) {
+				pl.Vote = 0
+			}
+		}
+	case EvVoted:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.Vote, p.Locked = e.Target, false
+		if e.Null {
+			p.Vote = NullVote
+		}
+	case EvUnvoted:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.Vote, p.Locked = 0, false
+	case EvLocked, EvUnlocked:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.Locked = e.Type == EvLocked
+	case EvExtensionAsked:
+		s.Asked = append(s.Asked, e.Slot)
+	case EvExtended:
+		if s.Phase == NightPhase {
+			s.Night.End = e.Deadline
+		} else {
+			s.Deadline = e.Deadline
+			s.Reminded = false
+		}
+		if e.Auto {
+			s.RunoffGranted = true
+		}
+		s.Asked = nil
+	case EvDeadlineSet:
+		if s.Phase == NightPhase {
+			s.Night.End = e.Deadline
+		} else {
+			s.Deadline = e.Deadline
+			s.Reminded = false
+		}
+	case EvWeekendClose:
+		s.WeekendClose = true
+	case EvTieExtended:
+		s.TieExtended = true
+		s.Deadline = e.Deadline
+		s.Reminded = false
+	case EvMissedVote:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.Missed = e.Count
+	case EvRoundClosed:
+		// The deaths and the next phase come as events of their own.
+	case EvPlayerDied:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		s.kill(e.Slot, Cause(e.Reason))
+	case EvNightStarted:
+		s.Phase = NightPhase
+		s.Day = e.Day
+		s.Round = ""
+		s.Candidates = nil
+		s.Asked = nil
+		s.WeekendClose = false
+		s.Night = Night{Start: e.At, End: e.Deadline}
+		for i := range s.Players {
+			s.Players[i].Vote, s.Players[i].Locked = 0, false
+		}
+	case EvActionTaken:
+		s.foldAction(e)
+	case EvDayShot:
+		if v := s.Player(e.By); v != nil {
+			v.Shots--
+			v.LastShotDay = s.Day
+		}
+	case EvDawn:
+		for i := range s.Players {
+			if doc := &s.Players[i]; doc.Role == Doctor {
+				doc.LastProtected = s.Night.Protect
+				if doc.Saves != Unlimited {
+					doc.Saves -= e.Blocked
+				}
+			}
+		}
+		for _, d := range e.Deaths {
+			s.kill(d.Slot, d.Cause)
+		}
+	case EvGameEnded:
+		s.Phase = EndedPhase
+		s.Winner = e.Winner
+		s.Asked = nil
+	case EvPaused:
+		s.Paused, s.PausedAt = true, e.At
+	case EvResumed:
+		s.Paused = false
+		s.shift(e.Duration)
+		s.PausedAt = time.Time{}
+	case EvPostHeld:
+		s.Held = append(s.Held, HeldPost{ID: e.Held, Slot: e.Slot, Text: e.Text, Reason: e.Reason, Open: true})
+	case EvPostRelayed, EvPostRejected:
+		for i := range s.Held {
+			if s.Held[i].ID == e.Held {
+				s.Held[i].Open = false
+			}
+		}
+	case EvPlayerReplaced:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.Address, p.Token = e.Address, e.Token
+	case EvSuspended:
+		// Recorded by the host's registry; the game itself is unchanged.
+	case EvReminder:
+		if s.Phase == NightPhase {
+			s.Night.Reminded = true
+		} else {
+			s.Reminded = true
+		}
+	default:
+		return fmt.Errorf("unknown event type %q", e.Type)
+	}
+	if s.Phase == NightPhase && s.Night.AllInAt.IsZero() && s.nightAllIn() {
+		s.Night.AllInAt = e.At
+	}
+	return nil
+}
+
+func (s *State) startRound(at, deadline time.Time) {
+	s.RoundStart = at
+	s.Deadline = deadline
+	s.TieExtended = false
+	s.RunoffGranted = false
+	s.WeekendClose = false
+	s.Reminded = false
+	s.Asked = nil
+}
+
+func (s *State) isCandidate(slot int) bool {
+	for _, c := range s.Candidates {
+		if c == slot {
+			return true
+		}
+	}
+	return false
+}
+
+// kill marks a player dead and takes back every vote on them, so that a vote
+// on the dead never counts (D10).
+func (s *State) kill(slot int, cause Cause) {
+	p := s.Player(slot)
+	if p == nil || !p.Alive {
+		return
+	}
+	p.Alive, p.Cause = false, cause
+	p.Vote, p.Locked = 0, false
+	for i := range s.Players {
+		if s.Players[i].Vote == slot {
+			s.Players[i].Vote, s.Players[i].Locked = 0, false
+		}
+	}
+}
+
+func (s *State) foldAction(e Event) {
+	n := &s.Night
+	switch e.Verb {
+	case CmdKill:
+		n.Whack, n.WhackBy, n.NoKill = e.Target, e.By, false
+	case CmdNoKill:
+		n.Whack, n.WhackBy, n.NoKill = 0, e.By, true
+	case CmdInspect:
+		for i := range n.Inspects {
+			if n.Inspects[i].By == e.By {
+				n.Inspects[i].Target = e.Target
+				return
+			}
+		}
+		n.Inspects = append(n.Inspects, Pair{By: e.By, Target: e.Target})
+	case CmdProtect:
+		n.Protect = e.Target
+	case CmdShoot:
+		// A shot counts when it is taken (N5), and cannot be taken back.
+		if v := s.Player(e.By); v != nil {
+			v.Shots--
+			v.LastShotNight = s.Day
+		}
+		n.Shot, n.Passed = e.Target, false
+	case CmdPass:
+		n.Passed = true
+	}
+}
+
+// shift moves every running deadline by d, after a pause.
+func (s *State) shift(d time.Duration) {
+	if !s.Deadline.IsZero() {
+		s.Deadline = s.Deadline.Add(d)
+	}
+	if !s.RoundStart.IsZero() {
+		s.RoundStart = s.RoundStart.Add(d)
+	}
+	n := &s.Night
+	for _, t := range []*time.Time{&n.Start, &n.End, &n.AllInAt} {
+		if !t.IsZero() {
+			*t = t.Add(d)
+		}
+	}
+}
+
+func removeInt(xs []int, x int) []int {
+	var out []int
+	for _, v := range xs {
+		if v != x {
+			out = append(out, v)
+		}
+	}
+	return out
+}

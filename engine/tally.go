@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Tally is the official tally (D15), with names, ready to show.
+type Tally struct {
+	Game       string    `json:"game"`
+	Day        int       `json:"day"`
+	Round      RoundKind `json:"round"`
+	At         time.Time `json:"at"`
+	Deadline   time.Time `json:"deadline"`
+	Candidates []string  `json:"candidates,omitempty"`
+	// Counts lists the players with votes on them, most first.
+	Counts []TallyCount `json:"counts"`
+	// Votes is every living player's current vote, in seat order.
+	Votes    []TallyVote `json:"votes"`
+	NotVoted []string    `json:"not_voted"`
+	Notes    []string    `json:"notes,omitempty"`
+}
+
+// TallyCount is one player with votes on them.
+type TallyCount struct {
+	Name   string   `json:"name"`
+	Votes  int      `json:"votes"`
+	Voters []string `json:"voters"`
+}
+
+// TallyVote is one living player's vote.
+type TallyVote struct {
+	Name   string `json:"name"`
+	Target string `json:"target,omitempty"`
+	Null   bool   `json:"null,omitempty"`
+	Locked bool   `json:"locked,omitempty"`
+}
+
+// Left is the time from the tally's moment to its deadline.
+func (t *Tally) Left() time.Duration { return t.Deadline.Sub(t.At) }
+
+// Tally builds the official tally at now.
+func (s *State) Tally(now time.Time) *Tally {
+	t := &Tally{Game: s.Game, Day: s.Day, Round: s.Round, At: now.UTC(), Deadline: s.closeAt()}
+	on := s.votesOn()
+	for slot, voters := range on {
+		c := TallyCount{Name: s.name(slot), Votes: len(voters)}
+		for _, v := range voters {
+			c.Voters = append(c.Voters, s.name(v))
+		}
+		t.Counts = append(t.Counts, c)
+	}
+	sort.Slice(t.Counts, func(i, j int) bool {
+		if t.Counts[i].Votes != t.Counts[j].Votes {
+			return t.Counts[i].Votes > t.Counts[j].Votes
+		}
+		return t.Counts[i].Name < t.Counts[j].Name
+	})
+	for _, p := range s.Players {
+		if !p.Alive {
+			continue
+		}
+		v := TallyVote{Name: p.Name, Locked: p.Locked}
+		switch {
+		case p.Vote == NullVote:
+			v.Null = true
+		case p.Vote > 0:
+			v.Target = s.name(p.Vote)
+		}
+		t.Votes = append(t.Votes, v)
+		if p.Vote <= 0 {
+			t.NotVoted = append(t.NotVoted, p.Name)
+		}
+	}
+	for _, c := range s.Candidates {
+		t.Candidates = append(t.Candidates, s.name(c))
+	}
+	t.Notes = s.tallyNotes()
+	return t
+}
+
+func (s *State) tallyNotes() []string {
+	var notes []string
+	switch {
+	case s.Round == Runoff:
+		notes = append(notes, "Runoff: only the tied players can be voted for; votes on them carried over (D11).")
+	case s.Extra:
+		notes = append(notes, "Extra round: the Mafia named no victim last night, so the town votes again (N7).")
+	}
+	if s.TieExtended {
+		notes = append(notes, "The runoff closed tied and was extended once; if it is tied again, no one is eliminated today (D12).")
+	}
+	if s.Deadline != s.closeAt() {
+		notes = append(notes, "The deadline falls in the weekend, so the round is held to Monday 07:00 America/Chicago (D7).")
+	}
+	if s.WeekendClose {
+		notes = append(notes, "The referee announced that this round may close on the weekend if every living player has voted (D7).")
+	}
+	if len(s.Asked) > 0 {
+		notes = append(notes, fmt.Sprintf("%d extension request(s) are with the referee.", len(s.Asked)))
+	}
+	for _, p := range s.Players {
+		if p.Alive && p.Missed > 0 {
+			notes = append(notes, fmt.Sprintf("%s has missed %d vote(s); a second missed vote removes a player (D14).", p.Name, p.Missed))
+		}
+	}
+	if s.Paused {
+		notes = append(notes, "The game is paused; the clock resumes when the referee says so.")
+	}
+	return notes
+}
+
+// Status is a private status: a player's own (STATUS) or the referee's
+// whole view (F2).
+type Status struct {
+	Game      string       `json:"game"`
+	Phase     Phase        `json:"phase"`
+	Day       int          `json:"day"`
+	Round     RoundKind    `json:"round,omitempty"`
+	Deadline  time.Time    `json:"deadline,omitempty"`
+	Paused    bool         `json:"paused,omitempty"`
+	Setup     string       `json:"setup"`
+	Players   []PlayerLine `json:"players"`
+	Mafiosi   []string     `json:"mafiosi,omitempty"`
+	Actions   []string     `json:"actions,omitempty"`
+	HeldPosts int          `json:"held_posts,omitempty"`
+}
+
+// PlayerLine is one player in a status.
+type PlayerLine struct {
+	Slot          int    `json:"slot"`
+	Name          string `json:"name"`
+	Role          Role   `json:"role,omitempty"`
+	Alive         bool   `json:"alive"`
+	Cause         Cause  `json:"cause,omitempty"`
+	Missed        int    `json:"missed,omitempty"`
+	Vote          string `json:"vote,omitempty"`
+	Locked        bool   `json:"locked,omitempty"`
+	Saves         int    `json:"saves,omitempty"`
+	LastProtected string `json:"last_protected,omitempty"`
+	Shots         int    `json:"shots,omitempty"`
+}
