@@ -1,0 +1,219 @@
+// Package command reads the commands of a play-by-mail Mafia game out of the
+// new text of a message.
+//
+// The grammar is syntactic: it says which verb a line holds and returns its
+// arguments as the sender wrote them. Whether a name belongs to a living
+// player, whether the sender may use the verb now, and so on, is for the
+// rules engine to decide; NormalizeName is the one piece both sides share so
+// that they agree on what "the same name" means.
+//
+// One command per line, case-insensitive. A line that is not a command is
+// discussion and is kept, in order, for relaying. A line that starts with a
+// verb but cannot be read (VOTE with no name, RELAY with no number, …) is an
+// error line with a sentence the sender can act on, never silent discussion.
+package command
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Set is the set of verbs that is understood at an address: the thread, a
+// player's private channel, the mafia list, the referee's private channel,
+// the host's own address and a game's sign-up address each have their own.
+type Set string
+
+// The command sets of DESIGN.md.
+const (
+	Thread  Set = "thread"
+	Private Set = "private"
+	Mafia   Set = "mafia"
+	Referee Set = "referee"
+	Host    Set = "host"
+	Signup  Set = "signup"
+)
+
+// Verb is what a command asks for. The spellings are those of DESIGN.md and
+// of the engine's verbs, so a Command converts field by field.
+type Verb string
+
+// Every verb of DESIGN.md.
+const (
+	Vote         Verb = "VOTE" // VOTE Name, VOTE NULL (Target "null"), Voter >> Target
+	Unvote       Verb = "UNVOTE"
+	Lock         Verb = "LOCK"
+	Unlock       Verb = "UNLOCK"
+	Extend       Verb = "EXTEND"
+	Tally        Verb = "TALLY"
+	Help         Verb = "HELP"
+	Status       Verb = "STATUS"
+	Kill         Verb = "KILL"
+	NoKill       Verb = "NO KILL"
+	Inspect      Verb = "INSPECT"
+	Protect      Verb = "PROTECT"
+	Shoot        Verb = "SHOOT"
+	Pass         Verb = "PASS"
+	Add          Verb = "ADD"
+	Setup        Verb = "SETUP"
+	Start        Verb = "START"
+	Close        Verb = "CLOSE"
+	Deadline     Verb = "DEADLINE"
+	Grant        Verb = "GRANT"
+	Deny         Verb = "DENY"
+	WeekendClose Verb = "WEEKEND CLOSE"
+	Replace      Verb = "REPLACE"
+	Modkill      Verb = "MODKILL"
+	Suspend      Verb = "SUSPEND"
+	Relay        Verb = "RELAY"
+	Reject       Verb = "REJECT"
+	Admit        Verb = "ADMIT"
+	Pause        Verb = "PAUSE"
+	Resume       Verb = "RESUME"
+	Announce     Verb = "ANNOUNCE"
+	End          Verb = "END"
+	NewGame      Verb = "NEW GAME"
+	Join         Verb = "JOIN"
+)
+
+// NullTarget is the Target of VOTE NULL and of "Voter >> null" (D3).
+const NullTarget = "null"
+
+// Command is one command line. Only the fields its verb uses are set:
+//
+//	VOTE Target | Voter >> Target      Target ("null" for VOTE NULL), Voter
+//	KILL/INSPECT/PROTECT/SHOOT/MODKILL Target
+//	JOIN Name                          Name
+//	ADD Name address                   Name, Address
+//	REPLACE Name WITH address          Target, Address
+//	SUSPEND/ADMIT address              Address
+//	EXTEND 12h, GRANT [12h]            Duration (zero: none given)
+//	DEADLINE <time>                    Time, Text (as written)
+//	RELAY n, REJECT n [SUSPEND]        Held, Suspend
+//	SETUP …                            Text
+//	ANNOUNCE                           Text (the rest of the message)
+//	NEW GAME name                      Name (the game's name, lowercased)
+type Command struct {
+	Line     int           // 1-based line of the new text
+	Raw      string        // the line as written
+	Verb     Verb          //
+	Target   string        // a player's name as written
+	Voter    string        // the left side of "Voter >> Target"
+	Name     string        // a sign-up name, or the game of NEW GAME
+	Address  string        // a bare address (local@domain)
+	Text     string        // SETUP's arguments, DEADLINE as written, ANNOUNCE's text
+	Duration time.Duration // EXTEND, GRANT
+	Time     time.Time     // DEADLINE
+	Held     int           // RELAY, REJECT
+	Suspend  bool          // REJECT n SUSPEND
+	Note     string        // words after the command that are not part of it ("VOTE Bob, he lied")
+}
+
+// MarshalJSON writes durations and times in a form people can read, for the
+// parse report.
+func (c Command) MarshalJSON() ([]byte, error) {
+	type out struct {
+		Line     int    `json:"line"`
+		Verb     Verb   `json:"verb"`
+		Target   string `json:"target,omitempty"`
+		Voter    string `json:"voter,omitempty"`
+		Name     string `json:"name,omitempty"`
+		Address  string `json:"address,omitempty"`
+		Text     string `json:"text,omitempty"`
+		Duration string `json:"duration,omitempty"`
+		Time     string `json:"time,omitempty"`
+		Held     int    `json:"held,omitempty"`
+		Suspend  bool   `json:"suspend,omitempty"`
+		Note     string `json:"note,omitempty"`
+		Raw      string `json:"raw"`
+	}
+	o := out{
+		Line: c.Line, Verb: c.Verb, Target: c.Target, Voter: c.Voter, Name: c.Name,
+		Address: c.Address, Text: c.Text, Held: c.Held, Suspend: c.Suspend, Note: c.Note, Raw: c.Raw,
+	}
+	if c.Duration != 0 {
+		o.Duration = c.Duration.String()
+	}
+	if !c.Time.IsZero() {
+		o.Time = c.Time.Format(time.RFC3339)
+	}
+	return json.Marshal(o)
+}
+
+// LineError is a line that starts like a command but cannot be read.
+type LineError struct {
+	Line    int    `json:"line"`
+	Text    string `json:"text"`
+	Message string `json:"error"`
+}
+
+// Result is what a message's new text holds.
+type Result struct {
+	Commands []Command
+	Errors   []LineError
+	// Discussion is every line that is not a command, in order, with blank
+	// lines kept between paragraphs and trimmed at both ends.
+	Discussion string
+}
+
+// Lines is the number of command lines, read or not: the figure a limit on
+// commands per message is checked against.
+func (r Result) Lines() int { return len(r.Commands) + len(r.Errors) }
+
+// Parse reads every line of text (the new text of a message, quotes and
+// signature already removed) against the verbs of set.
+func Parse(text string, set Set) Result {
+	var res Result
+	var disc []string
+	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n")
+	for i, line := range lines {
+		cmd, ok, err := ParseLine(line, set)
+		switch {
+		case err != nil:
+			res.Errors = append(res.Errors, LineError{Line: i + 1, Text: strings.TrimSpace(line), Message: err.Error()})
+		case !ok:
+			disc = append(disc, strings.TrimRight(line, " \t"))
+		case cmd.Verb == Announce:
+			// The rest of the message is the announcement, commands and all.
+			rest := strings.Join(append([]string{cmd.Text}, lines[i+1:]...), "\n")
+			cmd.Text = trimBlankLines(rest)
+			if cmd.Text == "" {
+				res.Errors = append(res.Errors, LineError{Line: i + 1, Text: strings.TrimSpace(line),
+					Message: "ANNOUNCE needs the text to announce, on the same line or on the lines below it"})
+			} else {
+				cmd.Line = i + 1
+				res.Commands = append(res.Commands, cmd)
+			}
+			res.Discussion = trimBlankLines(strings.Join(disc, "\n"))
+			return res
+		default:
+			cmd.Line = i + 1
+			res.Commands = append(res.Commands, cmd)
+		}
+	}
+	res.Discussion = trimBlankLines(strings.Join(disc, "\n"))
+	return res
+}
+
+// trimBlankLines removes blank lines at both ends and folds runs of blank
+// lines into one, which is what is left where command lines were taken out.
+func trimBlankLines(s string) string {
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	blank := true // drop leading blanks
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			if !blank {
+				out = append(out, "")
+			}
+			blank = true
+			continue
+		}
+		out = append(out, l)
+		blank = false
+	}
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return strings.Join(out, "\n")
+}
