@@ -68,14 +68,11 @@ func WeekendEnd(t time.Time) time.Time {
 	return time.Date(d.Year(), d.Month(), d.Day(), 7, 0, 0, 0, d.Location()).UTC()
 }
 
-// dayDeadline is the deadline of a day round of length d starting at from:
-// a deadline in the weekend window moves to Monday 07:00 (D7).
+// dayDeadline is the deadline of a day round of length d starting at from.
+// It is kept as set; closeAt holds it to Monday when it falls in a weekend
+// that may not close (D7), which can change while the round runs.
 func dayDeadline(from time.Time, d time.Duration) time.Time {
-	t := from.Add(d)
-	if InWeekend(t) {
-		return WeekendEnd(t)
-	}
-	return t.UTC()
+	return from.Add(d).UTC()
 }
 
 // weekendAllows reports whether a day round may close at t: outside the

@@ -35,6 +35,12 @@ func seeded(seed uint64) *rand.ChaCha8 {
 // order, named from testNames. Day 1 opens at t0.
 func rigged(t testing.TB, setup Setup, roles ...Role) *game {
 	t.Helper()
+	return riggedAt(t, t0, setup, roles...)
+}
+
+// riggedAt is rigged with Day 1 opening at start.
+func riggedAt(t testing.TB, start time.Time, setup Setup, roles ...Role) *game {
+	t.Helper()
 	setup.Players = len(roles)
 	setup.Mafia, setup.Inspectors, setup.Doctors, setup.Vigilantes = 0, 0, 0, 0
 	for _, r := range roles {
@@ -49,11 +55,11 @@ func rigged(t testing.TB, setup Setup, roles ...Role) *game {
 			setup.Vigilantes++
 		}
 	}
-	s, evs, err := NewGame("test", "ref@example.org", setup, t0)
+	s, evs, err := NewGame("test", "ref@example.org", setup, start)
 	if err != nil {
 		t.Fatalf("new game: %v", err)
 	}
-	g := &game{t: t, s: s, log: evs, now: t0}
+	g := &game{t: t, s: s, log: evs, now: start}
 	for i := range roles {
 		g.fold(Event{Type: EvPlayerJoined, Slot: i + 1, Name: testNames[i],
 			Address: testNames[i] + "@example.org", Token: "tok" + testNames[i]})
@@ -65,7 +71,7 @@ func rigged(t testing.TB, setup Setup, roles ...Role) *game {
 		}
 	}
 	g.fold(Event{Type: EvRolesDrawn, To: toReferee, Roles: roles, Salt: "00", Commitment: "x", Known: known})
-	g.fold(Event{Type: EvDayStarted, To: toAll, Day: 1, Round: Opening, Deadline: dayDeadline(t0, setup.DayLength)})
+	g.fold(Event{Type: EvDayStarted, To: toAll, Day: 1, Round: Opening, Deadline: dayDeadline(start, setup.DayLength)})
 	return g
 }
 
@@ -99,7 +105,11 @@ func (g *game) cmd(who string, ch Channel, verb Verb, target string) ([]Event, e
 	if who != "ref" && who != "" {
 		by = PlayerActor(g.slot(who))
 	}
-	return g.apply(Command{Verb: verb, By: by, Channel: ch, Target: target})
+	c := Command{Verb: verb, By: by, Channel: ch, Target: target}
+	if verb == CmdPost || verb == CmdAnnounce {
+		c.Text, c.Target = target, ""
+	}
+	return g.apply(c)
 }
 
 func (g *game) apply(c Command) ([]Event, error) {

@@ -28,8 +28,7 @@ func TestRandomGames(t *testing.T) {
 			}
 			wins := map[Side]int{}
 			for seed := range uint64(n) {
-				w := playRandomGame(t, setup, seed)
-				wins[w]++
+				wins[playRandomGame(t, setup, seed).s.Winner]++
 				if t.Failed() {
 					return
 				}
@@ -53,7 +52,7 @@ type randomPlayer struct {
 	seed  uint64
 }
 
-func playRandomGame(t testing.TB, setup Setup, seed uint64) Side {
+func playRandomGame(t testing.TB, setup Setup, seed uint64) *randomPlayer {
 	rp := &randomPlayer{t: t, rng: rand.New(rand.NewPCG(seed, 0x6d61666961)), seed: seed}
 	rp.now = t0.Add(time.Duration(rp.rng.IntN(7*24)) * time.Hour) // any weekday or weekend
 	s, evs, err := NewGame("rand", "ref@example.org", setup, rp.now)
@@ -82,11 +81,11 @@ func playRandomGame(t testing.TB, setup Setup, seed uint64) Side {
 			rp.step(rp.randomCommand(), false)
 		}
 		if t.Failed() {
-			return ""
+			return rp
 		}
 	}
 	rp.checkEnd()
-	return rp.s.Winner
+	return rp
 }
 
 func (rp *randomPlayer) fail(format string, args ...any) {
