@@ -1,0 +1,198 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Outcome is what became of an inbound message.
+type Outcome string
+
+// Outcomes of inbound messages.
+const (
+	// OutcomePending: recorded, not yet decided. A committed message
+	// should never stay pending.
+	OutcomePending Outcome = "pending"
+	// OutcomeApplied: its commands were applied.
+	OutcomeApplied Outcome = "applied"
+	// OutcomeRefused: refused (unknown token, wrong sender, ...), with a
+	// reason; the sender was told.
+	OutcomeRefused Outcome = "refused"
+	// OutcomeIgnored: an auto-reply or bounce, recorded and not answered.
+	OutcomeIgnored Outcome = "ignored"
+	// OutcomeError: processing failed; the reason says why.
+	OutcomeError Outcome = "error"
+)
+
+// Inbound is a message read from IMAP.
+type Inbound struct {
+	ID          int64
+	Mailbox     string
+	UIDValidity uint32
+	UID         uint32
+	// MessageID is the Message-ID header as found, "" if there was none.
+	MessageID  string
+	Raw        []byte
+	ReceivedAt time.Time
+	Outcome    Outcome
+	Reason     string
+	// Game is the game the message was for, if any.
+	Game string
+}
+
+// Duplicate tells why RecordInbound found a message already recorded.
+type Duplicate int
+
+const (
+	// NotDuplicate: the message is new and now recorded.
+	NotDuplicate Duplicate = iota
+	// DuplicateUID: the same mailbox, UIDVALIDITY and UID were recorded.
+	DuplicateUID
+	// DuplicateMessageID: a message with the same Message-ID (or, without
+	// one, the same bytes) was recorded under another UID: the mailbox was
+	// rebuilt, or the message was delivered twice.
+	DuplicateMessageID
+)
+
+// MessageIDHash is the key RecordInbound deduplicates on besides the UID:
+// the SHA-256 of the Message-ID without its angle brackets and surrounding
+// space, or of the raw bytes for a message without one.
+func MessageIDHash(messageID string, raw []byte) []byte {
+	id := strings.TrimSpace(messageID)
+	id = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(id, "<"), ">"))
+	var sum [32]byte
+	if id != "" {
+		sum = sha256.Sum256([]byte("message-id\x00" + id))
+	} else {
+		sum = sha256.Sum256(append([]byte("raw\x00"), raw...))
+	}
+	return sum[:]
+}
+
+// RecordInbound records a message read from IMAP, with its outcome
+// OutcomePending, unless it was recorded before: under the same mailbox,
+// UIDVALIDITY and UID, or under the same Message-ID, so that a change of
+// UIDVALIDITY never makes old mail new. For a duplicate it returns the
+// earlier record and why it matched, and records nothing.
+//
+// Call it first in the transaction that applies the message; set the
+// outcome with SetInboundOutcome in the same transaction.
+func (tx *Tx) RecordInbound(ctx context.Context, m Inbound) (Inbound, Duplicate, error) {
+	if m.Mailbox == "" {
+		return Inbound{}, NotDuplicate, errors.New("store: record inbound: mailbox is required")
+	}
+	hash := MessageIDHash(m.MessageID, m.Raw)
+	res, err := tx.tx.ExecContext(ctx, `INSERT INTO inbox
+		(mailbox, uidvalidity, uid, message_id, msgid_hash, raw, received_at, outcome, game)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL)
+		ON CONFLICT DO NOTHING`,
+		m.Mailbox, int64(m.UIDValidity), int64(m.UID), m.MessageID, hash, m.Raw, toNanos(m.ReceivedAt))
+	if err != nil {
+		return Inbound{}, NotDuplicate, fmt.Errorf("store: record inbound UID %d: %w", m.UID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		id, err := res.LastInsertId()
+		if err != nil {
+			return Inbound{}, NotDuplicate, fmt.Errorf("store: record inbound UID %d: %w", m.UID, err)
+		}
+		m.ID, m.Outcome, m.Reason, m.Game = id, OutcomePending, "", ""
+		m.ReceivedAt = fromNanos(toNanos(m.ReceivedAt))
+		return m, NotDuplicate, nil
+	}
+
+	prev, err := tx.inbound(ctx, `mailbox = ? AND uidvalidity = ? AND uid = ?`, m.Mailbox, int64(m.UIDValidity), int64(m.UID))
+	if err == nil {
+		return prev, DuplicateUID, nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return Inbound{}, NotDuplicate, err
+	}
+	prev, err = tx.inbound(ctx, `msgid_hash = ?`, hash)
+	if err != nil {
+		return Inbound{}, NotDuplicate, fmt.Errorf("store: record inbound UID %d: conflict without a match: %w", m.UID, err)
+	}
+	return prev, DuplicateMessageID, nil
+}
+
+// SetInboundOutcome records what became of an inbound message, and for
+// which game (empty for none).
+func (tx *Tx) SetInboundOutcome(ctx context.Context, id int64, outcome Outcome, reason, game string) error {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE inbox SET outcome = ?, reason = ?, game = ? WHERE id = ?`,
+		string(outcome), reason, nullString(game), id)
+	if err != nil {
+		return fmt.Errorf("store: outcome of inbound %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: outcome of inbound %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// InboundByID returns a recorded message.
+func (r reader) InboundByID(ctx context.Context, id int64) (Inbound, error) {
+	return r.inbound(ctx, `id = ?`, id)
+}
+
+// InboundByUID returns the message recorded under a mailbox, UIDVALIDITY and
+// UID; ErrNotFound if none was. A watcher can use it to skip fetching the
+// body of mail it has already processed.
+func (r reader) InboundByUID(ctx context.Context, mailbox string, uidValidity, uid uint32) (Inbound, error) {
+	return r.inbound(ctx, `mailbox = ? AND uidvalidity = ? AND uid = ?`, mailbox, int64(uidValidity), int64(uid))
+}
+
+// InboundByOutcome returns the messages with an outcome, oldest first, at
+// most limit of them (limit <= 0: all).
+func (r reader) InboundByOutcome(ctx context.Context, outcome Outcome, limit int) ([]Inbound, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := r.q.QueryContext(ctx, `SELECT `+inboundCols+` FROM inbox WHERE outcome = ? ORDER BY id LIMIT ?`,
+		string(outcome), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: inbound %s: %w", outcome, err)
+	}
+	defer rows.Close()
+	var out []Inbound
+	for rows.Next() {
+		m, err := scanInbound(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: inbound %s: %w", outcome, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: inbound %s: %w", outcome, err)
+	}
+	return out, nil
+}
+
+const inboundCols = `id, mailbox, uidvalidity, uid, message_id, raw, received_at, outcome, reason, game`
+
+func scanInbound(sc interface{ Scan(...any) error }) (Inbound, error) {
+	var m Inbound
+	var uv, uid, at int64
+	var outcome string
+	var game sql.NullString
+	if err := sc.Scan(&m.ID, &m.Mailbox, &uv, &uid, &m.MessageID, &m.Raw, &at, &outcome, &m.Reason, &game); err != nil {
+		return Inbound{}, err
+	}
+	m.UIDValidity, m.UID, m.ReceivedAt = uint32(uv), uint32(uid), fromNanos(at)
+	m.Outcome, m.Game = Outcome(outcome), game.String
+	return m, nil
+}
+
+func (r reader) inbound(ctx context.Context, where string, args ...any) (Inbound, error) {
+	m, err := scanInbound(r.q.QueryRowContext(ctx, `SELECT `+inboundCols+` FROM inbox WHERE `+where, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Inbound{}, fmt.Errorf("store: inbound message: %w", ErrNotFound)
+	}
+	if err != nil {
+		return Inbound{}, fmt.Errorf("store: inbound message: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,271 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"slices"
+	"strings"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// OutStatus is where an outgoing message is in its life.
+type OutStatus string
+
+// Outgoing message statuses.
+const (
+	// OutPending: waiting for its next attempt.
+	OutPending OutStatus = "pending"
+	// OutSending: claimed by the sender. A store opened after a crash
+	// makes such messages pending again.
+	OutSending OutStatus = "sending"
+	// OutSent: the SMTP server accepted it.
+	OutSent OutStatus = "sent"
+	// OutFailed: the SMTP server refused it for good.
+	OutFailed OutStatus = "failed"
+)
+
+// OutMessage is a message to send.
+type OutMessage struct {
+	ID int64
+	// MessageID is the message's Message-ID, "<...>", which Raw carries.
+	// Every attempt sends the same bytes, so every copy a recipient might
+	// get twice has the same Message-ID.
+	MessageID string
+	Game      string
+	// Kind is what the message is (role, thread, tally, confirm, ...).
+	Kind string
+	// From and To are the SMTP envelope.
+	From string
+	To   []string
+	Raw  []byte
+
+	Status      OutStatus
+	Attempts    int
+	NextAttempt time.Time
+	LastError   string
+	CreatedAt   time.Time
+	SentAt      time.Time
+	// Cause tells what made the message: "inbox:<id>", "deadline", ...
+	Cause string
+}
+
+// canonicalMessageID returns id in its header form, "<...>".
+func canonicalMessageID(id string) string {
+	id = strings.TrimSpace(id)
+	id = strings.TrimSuffix(strings.TrimPrefix(id, "<"), ">")
+	if id == "" {
+		return ""
+	}
+	return "<" + id + ">"
+}
+
+// Enqueue adds a message to the outbox, due at now. Its Message-ID must be
+// set, unique, and equal to the Message-ID header of Raw. Enqueue it in the
+// transaction whose change caused it: the message exists if and only if
+// the change does.
+func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, error) {
+	id := canonicalMessageID(m.MessageID)
+	if id == "" {
+		return 0, errors.New("store: enqueue: Message-ID is required")
+	}
+	if len(m.To) == 0 {
+		return 0, fmt.Errorf("store: enqueue %s: no recipients", id)
+	}
+	if m.Kind == "" {
+		return 0, fmt.Errorf("store: enqueue %s: kind is required", id)
+	}
+	hdr, err := mail.ReadMessage(bytes.NewReader(m.Raw))
+	if err != nil {
+		return 0, fmt.Errorf("store: enqueue %s: message header: %w", id, err)
+	}
+	if got := canonicalMessageID(hdr.Header.Get("Message-Id")); got != id {
+		return 0, fmt.Errorf("store: enqueue %s: the message's Message-ID header is %q", id, got)
+	}
+	rcpts, err := json.Marshal(m.To)
+	if err != nil {
+		return 0, fmt.Errorf("store: enqueue %s: %w", id, err)
+	}
+	res, err := tx.tx.ExecContext(ctx, `INSERT INTO outbox
+		(message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt, created_at, cause)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+		id, nullString(m.Game), m.Kind, m.From, string(rcpts), m.Raw, toNanos(now), toNanos(now), m.Cause)
+	if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
+		return 0, fmt.Errorf("store: enqueue %s: %w", id, ErrExists)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: enqueue %s: %w", id, err)
+	}
+	tx.enqueued = true
+	return res.LastInsertId()
+}
+
+// ClaimDue marks up to limit pending messages due at now as sending and
+// returns them, earliest due first. The caller then reports each one with
+// MarkSent, MarkRetry or MarkFailed.
+func (tx *Tx) ClaimDue(ctx context.Context, now time.Time, limit int) ([]OutMessage, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := tx.tx.QueryContext(ctx, `UPDATE outbox SET status = 'sending'
+		WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt <= ?
+			ORDER BY next_attempt, id LIMIT ?)
+		RETURNING `+outCols, toNanos(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim outbox: %w", err)
+	}
+	ms, err := scanOutRows(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim outbox: %w", err)
+	}
+	// RETURNING gives no order guarantee.
+	sortOut(ms)
+	return ms, nil
+}
+
+// MarkSent records that the SMTP server accepted a message.
+func (tx *Tx) MarkSent(ctx context.Context, id int64, now time.Time) error {
+	return tx.updateOut(ctx, id, `status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = ''`, toNanos(now))
+}
+
+// MarkRetry records a failed attempt that may succeed later (4xx, network):
+// the message is due again at next.
+func (tx *Tx) MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error {
+	return tx.updateOut(ctx, id, `status = 'pending', attempts = attempts + 1, next_attempt = ?, last_error = ?`,
+		toNanos(next), errText)
+}
+
+// MarkFailed records a permanent failure (5xx): the message is not retried.
+func (tx *Tx) MarkFailed(ctx context.Context, id int64, errText string) error {
+	return tx.updateOut(ctx, id, `status = 'failed', attempts = attempts + 1, last_error = ?`, errText)
+}
+
+func (tx *Tx) updateOut(ctx context.Context, id int64, set string, args ...any) error {
+	res, err := tx.tx.ExecContext(ctx, `UPDATE outbox SET `+set+` WHERE id = ?`, append(args, id)...)
+	if err != nil {
+		return fmt.Errorf("store: update outbox %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("store: update outbox %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// ClaimDue runs Tx.ClaimDue in a transaction of its own.
+func (s *Store) ClaimDue(ctx context.Context, now time.Time, limit int) (ms []OutMessage, err error) {
+	err = s.Update(ctx, func(tx *Tx) error {
+		ms, err = tx.ClaimDue(ctx, now, limit)
+		return err
+	})
+	return ms, err
+}
+
+// MarkSent runs Tx.MarkSent in a transaction of its own.
+func (s *Store) MarkSent(ctx context.Context, id int64, now time.Time) error {
+	return s.Update(ctx, func(tx *Tx) error { return tx.MarkSent(ctx, id, now) })
+}
+
+// MarkRetry runs Tx.MarkRetry in a transaction of its own.
+func (s *Store) MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error {
+	return s.Update(ctx, func(tx *Tx) error { return tx.MarkRetry(ctx, id, next, errText) })
+}
+
+// MarkFailed runs Tx.MarkFailed in a transaction of its own.
+func (s *Store) MarkFailed(ctx context.Context, id int64, errText string) error {
+	return s.Update(ctx, func(tx *Tx) error { return tx.MarkFailed(ctx, id, errText) })
+}
+
+// releaseClaims makes messages a dead process had claimed due again.
+func releaseClaims(ctx context.Context, db *sql.DB) (int64, error) {
+	res, err := db.ExecContext(ctx, `UPDATE outbox SET status = 'pending' WHERE status = 'sending'`)
+	if err != nil {
+		return 0, fmt.Errorf("store: release claimed outbox messages: %w", classify(err))
+	}
+	return res.RowsAffected()
+}
+
+// NextAttempt returns when the earliest pending message is due; ok is false
+// when none is pending.
+func (r reader) NextAttempt(ctx context.Context) (t time.Time, ok bool, err error) {
+	var next sql.NullInt64
+	err = r.q.QueryRowContext(ctx, `SELECT min(next_attempt) FROM outbox WHERE status = 'pending'`).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("store: next outbox attempt: %w", err)
+	}
+	return fromNullNanos(next), next.Valid, nil
+}
+
+// OutMessageByID returns one outgoing message.
+func (r reader) OutMessageByID(ctx context.Context, id int64) (OutMessage, error) {
+	ms, err := r.outMessages(ctx, `WHERE id = ?`, id)
+	if err != nil {
+		return OutMessage{}, err
+	}
+	if len(ms) == 0 {
+		return OutMessage{}, fmt.Errorf("store: outbox %d: %w", id, ErrNotFound)
+	}
+	return ms[0], nil
+}
+
+// OutMessages returns the outgoing messages with a status ("" for all), in
+// the order they were enqueued.
+func (r reader) OutMessages(ctx context.Context, status OutStatus) ([]OutMessage, error) {
+	if status == "" {
+		return r.outMessages(ctx, `ORDER BY id`)
+	}
+	return r.outMessages(ctx, `WHERE status = ? ORDER BY id`, string(status))
+}
+
+func (r reader) outMessages(ctx context.Context, tail string, args ...any) ([]OutMessage, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT `+outCols+` FROM outbox `+tail, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: outbox: %w", err)
+	}
+	ms, err := scanOutRows(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: outbox: %w", err)
+	}
+	return ms, nil
+}
+
+const outCols = `id, message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt,
+	last_error, created_at, sent_at, cause`
+
+func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
+	defer rows.Close()
+	var ms []OutMessage
+	for rows.Next() {
+		var m OutMessage
+		var game sql.NullString
+		var rcpts, status string
+		var next, created int64
+		var sent sql.NullInt64
+		if err := rows.Scan(&m.ID, &m.MessageID, &game, &m.Kind, &m.From, &rcpts, &m.Raw, &status,
+			&m.Attempts, &next, &m.LastError, &created, &sent, &m.Cause); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(rcpts), &m.To); err != nil {
+			return nil, fmt.Errorf("recipients of %s: %w", m.MessageID, err)
+		}
+		m.Game, m.Status = game.String, OutStatus(status)
+		m.NextAttempt, m.CreatedAt, m.SentAt = fromNanos(next), fromNanos(created), fromNullNanos(sent)
+		ms = append(ms, m)
+	}
+	return ms, rows.Err()
+}
+
+func sortOut(ms []OutMessage) {
+	slices.SortFunc(ms, func(a, b OutMessage) int {
+		if c := a.NextAttempt.Compare(b.NextAttempt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}

@@ -1,0 +1,310 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver, pure Go
+)
+
+// Errors that callers may test with errors.Is.
+var (
+	// ErrNotFound: no row with that key.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a row with that key exists already.
+	ErrExists = errors.New("already exists")
+	// ErrReadOnly: a write on a store opened with OpenReadOnly.
+	ErrReadOnly = errors.New("store opened read-only")
+	// ErrLocked: another process has the database open for writing.
+	ErrLocked = errors.New("database is in use by another process")
+	// ErrNewerSchema: the database was written by a newer program.
+	ErrNewerSchema = errors.New("database schema is newer than this program")
+	// ErrCorrupt: the file is not an intact mafiamail database.
+	ErrCorrupt = errors.New("database is corrupt or not a mafiamail database")
+	// ErrSeqConflict: events were appended after a state the caller
+	// believed current.
+	ErrSeqConflict = errors.New("event sequence conflict")
+	// ErrSnapshotMismatch: a snapshot does not match the fold of the log.
+	ErrSnapshotMismatch = errors.New("snapshot does not match the event log")
+)
+
+// busyTimeout is how long a connection waits for a lock before SQLITE_BUSY.
+// The one writer rarely waits at all; readers and backups never block it in
+// WAL mode, but a checkpoint may briefly.
+const busyTimeout = 10 * time.Second
+
+// Store is the durable state of the host. Its methods are safe for
+// concurrent use; writes are serialized through Update.
+type Store struct {
+	path     string
+	readOnly bool
+	log      *slog.Logger
+
+	// writer has exactly one connection, and every write transaction
+	// starts with BEGIN IMMEDIATE on it.
+	writer *sql.DB
+	// read is a pool of query_only connections for reads outside Update.
+	read *sql.DB
+	reader
+
+	mu     sync.Mutex // serializes Update
+	lock   *fileLock
+	outbox chan struct{}
+	closed bool
+}
+
+// Options tunes Open. The zero value is the production setting.
+type Options struct {
+	// Logger, default slog.Default().
+	Logger *slog.Logger
+	// ReadConns is the size of the read pool; default 4.
+	ReadConns int
+}
+
+// Open opens the database at path, creating it if it does not exist and
+// applying any pending migrations. It refuses, without changing the file, a
+// database written by a newer program (ErrNewerSchema) and one that is
+// damaged or not a mafiamail database (ErrCorrupt). Only one process may
+// have a database open with Open at a time (ErrLocked).
+//
+// Outgoing messages that a previous process had claimed but not finished
+// are made due again: they may have been handed to SMTP already, and
+// sending them again, with the same Message-ID, is what at-least-once
+// delivery means.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = 4
+	}
+	lock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, path, opts, lock, false)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens an existing database for reading and for Backup, while
+// another process may be writing it. It checks the file as Open does but
+// never migrates it: a database at another schema version is refused.
+func OpenReadOnly(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = 2
+	}
+	return open(ctx, path, opts, nil, true)
+}
+
+func open(ctx context.Context, path string, opts Options, lock *fileLock, readOnly bool) (*Store, error) {
+	version, err := probe(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	latest := len(migrations)
+	if readOnly && version != latest {
+		return nil, fmt.Errorf("store: %s has schema version %d, this program reads version %d: open it read-write once to migrate", path, version, latest)
+	}
+
+	s := &Store{
+		path:     path,
+		readOnly: readOnly,
+		log:      opts.Logger.With("component", "store"),
+		lock:     lock,
+		outbox:   make(chan struct{}, 1),
+	}
+	if !readOnly {
+		s.writer, err = sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
+		if err != nil {
+			return nil, fmt.Errorf("store: open %s: %w", path, err)
+		}
+		s.writer.SetMaxOpenConns(1)
+		s.writer.SetMaxIdleConns(1)
+		s.writer.SetConnMaxLifetime(0)
+		s.writer.SetConnMaxIdleTime(0)
+		if err := s.writer.PingContext(ctx); err != nil {
+			s.writer.Close()
+			return nil, fmt.Errorf("store: open %s: %w", path, classify(err))
+		}
+		if err := migrate(ctx, s.writer, version, migrations, s.log); err != nil {
+			s.writer.Close()
+			return nil, err
+		}
+		if n, err := releaseClaims(ctx, s.writer); err != nil {
+			s.writer.Close()
+			return nil, err
+		} else if n > 0 {
+			s.log.Info("outgoing messages claimed by a previous run are due again", "count", n)
+		}
+	}
+
+	s.read, err = sql.Open("sqlite", dsn(path, "_pragma=query_only(1)"))
+	if err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("store: open %s for reading: %w", path, err)
+	}
+	s.read.SetMaxOpenConns(opts.ReadConns)
+	s.read.SetMaxIdleConns(opts.ReadConns)
+	if err := s.read.PingContext(ctx); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("store: open %s for reading: %w", path, classify(err))
+	}
+	s.reader = reader{q: s.read}
+	return s, nil
+}
+
+// dsn is the connection string for path, with the settings every
+// connection shares and the extra parameters given.
+func dsn(path string, extra ...string) string {
+	params := []string{
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()),
+		"_pragma=foreign_keys(1)",
+		// FULL: a commit is on disk, WAL included, before Update returns.
+		"_pragma=synchronous(FULL)",
+	}
+	params = append(params, extra...)
+	return "file:" + escapePath(path) + "?" + strings.Join(params, "&")
+}
+
+// escapePath escapes the characters that would end the path part of an
+// SQLite URI filename.
+func escapePath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. Update calls in progress finish first.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.closeDBs()
+	if s.lock != nil {
+		s.lock.release()
+	}
+	return err
+}
+
+func (s *Store) closeDBs() error {
+	var errs []error
+	if s.read != nil {
+		errs = append(errs, s.read.Close())
+	}
+	if s.writer != nil {
+		errs = append(errs, s.writer.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// OutboxSignal receives a value after each committed transaction that
+// enqueued outgoing mail, so that a sender can wait for work instead of
+// polling. Signals coalesce: one value may stand for many transactions.
+func (s *Store) OutboxSignal() <-chan struct{} { return s.outbox }
+
+// Update runs fn in one write transaction (BEGIN IMMEDIATE) and commits it
+// if fn returns nil; otherwise, or if fn panics, nothing fn did is kept.
+// Calls are serialized: there is one writer. When Update returns nil the
+// transaction is durable (synchronous=FULL).
+func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if s.readOnly {
+		return fmt.Errorf("store: update: %w", ErrReadOnly)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("store: update: %w", sql.ErrConnDone)
+	}
+
+	sqlTx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", classify(err))
+	}
+	tx := &Tx{reader: reader{q: sqlTx}, tx: sqlTx}
+	committed := false
+	defer func() {
+		if !committed {
+			if rerr := sqlTx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+				s.log.Error("rollback failed", "err", rerr)
+			}
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", classify(err))
+	}
+	committed = true
+	if tx.enqueued {
+		select {
+		case s.outbox <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// Tx is one write transaction, valid only inside the function given to
+// Update. It offers every read of Store too, seeing the transaction's own
+// writes.
+type Tx struct {
+	reader
+	tx       *sql.Tx
+	enqueued bool
+}
+
+// queryer is what *sql.DB and *sql.Tx have in common.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// reader holds the read methods shared by Store (read pool) and Tx.
+type reader struct{ q queryer }
+
+// Time columns hold nanoseconds since the Unix epoch: exact, sortable, and
+// free of time zone questions.
+func toNanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// nullNanos maps the zero time to NULL.
+func nullNanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+func fromNullNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return fromNanos(n.Int64)
+}
+
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
