@@ -713,7 +713,7 @@ func TestOutbox(t *testing.T) {
 			To: []string{"a@example.org", "b@example.org"}, Raw: rawMail(id, "post"), Cause: "inbox:1"}
 	}
 	for _, bad := range []OutMessage{
-		{Kind: "x", From: "h@x", To: []string{"a@x"}, Raw: rawMail("<z@x>", "")},               // no Message-ID
+		{Kind: "x", From: "h@x", To: []string{"a@x"}, Raw: rawMail("<z@x>", "")},                     // no Message-ID
 		{MessageID: "<y@x>", Kind: "x", From: "h@x", To: []string{"a@x"}, Raw: rawMail("<z@x>", "")}, // header differs
 		{MessageID: "<z@x>", Kind: "x", From: "h@x", Raw: rawMail("<z@x>", "")},                      // no recipients
 	} {
@@ -1015,7 +1015,9 @@ func TestRegistry(t *testing.T) {
 	if err != nil || len(act) != 1 || act[0].ID != sus.ID || act[0].Reason != "two missed votes" || act[0].Game != "g1" {
 		t.Fatalf("ActiveSuspensions: %+v %v", act, err)
 	}
-	update(t, s, func(ctx context.Context, tx *Tx) error { return tx.ConsumeSuspension(ctx, sus.ID, "g2", t0.Add(time.Hour)) })
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		return tx.ConsumeSuspension(ctx, sus.ID, "g2", t0.Add(time.Hour))
+	})
 	if act, _ := s.ActiveSuspensions(ctx, "carl@example.org"); len(act) != 0 {
 		t.Errorf("a served suspension is still active: %+v", act)
 	}
