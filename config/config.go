@@ -1,0 +1,284 @@
+// Package config reads mafiamail's TOML configuration and checks it, with
+// errors that name the key and the line a referee has to fix.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/mail"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Config is the whole configuration of a host.
+type Config struct {
+	// Address is the host's own address; games live on its plus-addresses.
+	Address string `toml:"address"`
+	// Referees may create games (NEW GAME).
+	Referees []string `toml:"referees"`
+	// Database is the SQLite file.
+	Database string `toml:"database"`
+	// Speed makes game time run faster than real time (1 in production).
+	Speed  float64 `toml:"speed"`
+	Log    Log     `toml:"log"`
+	IMAP   IMAP    `toml:"imap"`
+	SMTP   SMTP    `toml:"smtp"`
+	Auth   Auth    `toml:"auth"`
+	Limits Limits  `toml:"limits"`
+}
+
+// Log chooses the log format and level.
+type Log struct {
+	Format string `toml:"format"` // text or json
+	Level  string `toml:"level"`  // debug, info, warn, error
+}
+
+// Account is a mail account: a URL and credentials.
+type Account struct {
+	URL         string `toml:"url"`
+	Username    string `toml:"username"`
+	Password    string `toml:"password"`
+	PasswordEnv string `toml:"password_env"`
+	// InsecureSkipVerify accepts any TLS certificate (local test servers only).
+	InsecureSkipVerify bool `toml:"insecure_skip_verify"`
+}
+
+// IMAP is the account the host reads.
+type IMAP struct {
+	Account
+	Mailbox string `toml:"mailbox"`
+	// MoveTo, if set, is the folder processed mail is moved to.
+	MoveTo string `toml:"move_to"`
+}
+
+// SMTP is the account the host sends through.
+type SMTP struct {
+	Account
+}
+
+// Auth configures sender authentication.
+type Auth struct {
+	// AuthservID is the authserv-id of the receiving MTA whose
+	// Authentication-Results are trusted; empty trusts none and relies on
+	// tokens and From alone.
+	AuthservID string `toml:"authserv_id"`
+}
+
+// Limits protect the host from floods and huge mail.
+type Limits struct {
+	MaxMessageBytes int64 `toml:"max_message_bytes"`
+	MaxCommandLines int   `toml:"max_command_lines"`
+	// PerSenderPerHour is how many messages one address may send an hour.
+	PerSenderPerHour int `toml:"per_sender_per_hour"`
+}
+
+// Defaults are the values of keys a file leaves out.
+func Defaults() Config {
+	return Config{
+		Database: "mafiamail.db",
+		Speed:    1,
+		Log:      Log{Format: "text", Level: "info"},
+		IMAP:     IMAP{Mailbox: "INBOX"},
+		Limits:   Limits{MaxMessageBytes: 10 << 20, MaxCommandLines: 50, PerSenderPerHour: 120},
+	}
+}
+
+// Error is a configuration error at a key.
+type Error struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Key == "" {
+		return fmt.Sprintf("%s: %s", loc, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
+}
+
+// Load reads and checks a configuration file. Passwords named by
+// password_env are read from the environment.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	return Parse(data, path, os.LookupEnv)
+}
+
+// Parse reads and checks a configuration; name is used in errors and
+// lookupEnv resolves password_env.
+func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Config, error) {
+	cfg := Defaults()
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) && len(strict.Errors) > 0 {
+			var errs []error
+			for i := range strict.Errors {
+				de := &strict.Errors[i]
+				line, _ := de.Position()
+				errs = append(errs, &Error{File: name, Line: line, Key: strings.Join(de.Key(), "."), Msg: "unknown key"})
+			}
+			return nil, errors.Join(errs...)
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, _ := de.Position()
+			return nil, &Error{File: name, Line: line, Key: strings.Join(de.Key(), "."), Msg: de.Error()}
+		}
+		return nil, &Error{File: name, Msg: err.Error()}
+	}
+	lines := keyLines(data)
+	bad := func(key, format string, args ...any) error {
+		return &Error{File: name, Line: lines[key], Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	var errs []error
+	if err := checkAddress(cfg.Address); err != nil {
+		errs = append(errs, bad("address", "%v", err))
+	}
+	if len(cfg.Referees) == 0 {
+		errs = append(errs, bad("referees", "name at least one referee address"))
+	}
+	for _, r := range cfg.Referees {
+		if _, err := mail.ParseAddress(r); err != nil {
+			errs = append(errs, bad("referees", "%q is not an address", r))
+		}
+	}
+	if cfg.Database == "" {
+		errs = append(errs, bad("database", "must name the SQLite file"))
+	}
+	if cfg.Speed < 1 || cfg.Speed > 1e6 {
+		errs = append(errs, bad("speed", "must be between 1 and 1000000, not %v", cfg.Speed))
+	}
+	if cfg.Log.Format != "text" && cfg.Log.Format != "json" {
+		errs = append(errs, bad("log.format", "must be text or json, not %q", cfg.Log.Format))
+	}
+	switch cfg.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, bad("log.level", "must be debug, info, warn or error, not %q", cfg.Log.Level))
+	}
+	for _, a := range []struct {
+		section string
+		acct    *Account
+		schemes []string
+	}{{"imap", &cfg.IMAP.Account, []string{"imaps", "imap"}}, {"smtp", &cfg.SMTP.Account, []string{"smtps", "smtp"}}} {
+		if err := checkURL(a.acct.URL, a.schemes); err != nil {
+			errs = append(errs, bad(a.section+".url", "%v", err))
+		}
+		switch {
+		case a.acct.Password != "" && a.acct.PasswordEnv != "":
+			errs = append(errs, bad(a.section+".password_env", "give password or password_env, not both"))
+		case a.acct.PasswordEnv != "":
+			v, ok := lookupEnv(a.acct.PasswordEnv)
+			if !ok {
+				errs = append(errs, bad(a.section+".password_env", "environment variable %s is not set", a.acct.PasswordEnv))
+			}
+			a.acct.Password = v
+		}
+		if a.acct.Username == "" {
+			errs = append(errs, bad(a.section+".username", "is missing"))
+		}
+	}
+	if cfg.IMAP.Mailbox == "" {
+		errs = append(errs, bad("imap.mailbox", "must name a mailbox"))
+	}
+	if cfg.Limits.MaxMessageBytes < 64<<10 {
+		errs = append(errs, bad("limits.max_message_bytes", "must be at least 65536"))
+	}
+	if cfg.Limits.MaxCommandLines < 1 {
+		errs = append(errs, bad("limits.max_command_lines", "must be at least 1"))
+	}
+	if cfg.Limits.PerSenderPerHour < 1 {
+		errs = append(errs, bad("limits.per_sender_per_hour", "must be at least 1"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &cfg, nil
+}
+
+// checkAddress checks the host address: a bare address with no plus tag,
+// since the host makes its own tags.
+func checkAddress(a string) error {
+	if a == "" {
+		return fmt.Errorf("is missing: the host's own address, e.g. mafia@example.org")
+	}
+	p, err := mail.ParseAddress(a)
+	if err != nil || p.Address != a {
+		return fmt.Errorf("%q is not a bare address", a)
+	}
+	local, _, _ := strings.Cut(a, "@")
+	if strings.Contains(local, "+") {
+		return fmt.Errorf("%q must not have a +tag: the host adds its own", a)
+	}
+	return nil
+}
+
+func checkURL(raw string, schemes []string) error {
+	if raw == "" {
+		return fmt.Errorf("is missing (e.g. %s://mail.example.org)", schemes[0])
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%q is not a URL like %s://mail.example.org", raw, schemes[0])
+	}
+	for _, s := range schemes {
+		if u.Scheme == s {
+			return nil
+		}
+	}
+	return fmt.Errorf("scheme %q: use %s", u.Scheme, strings.Join(schemes, " or "))
+}
+
+// IsLoopback reports whether a URL's host is a loopback address, where
+// plain-text IMAP and SMTP are allowed without STARTTLS.
+func IsLoopback(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+var (
+	tableLine = regexp.MustCompile(`^\s*\[\s*([A-Za-z0-9_.-]+)\s*\]`)
+	keyLine   = regexp.MustCompile(`^\s*([A-Za-z0-9_-]+)\s*=`)
+)
+
+// keyLines maps each "table.key" of a TOML file to its line, so that value
+// errors found after decoding can point at the line too.
+func keyLines(data []byte) map[string]int {
+	out := map[string]int{}
+	table := ""
+	for i, line := range strings.Split(string(data), "\n") {
+		if m := tableLine.FindStringSubmatch(line); m != nil {
+			table = m[1] + "."
+			continue
+		}
+		if m := keyLine.FindStringSubmatch(line); m != nil {
+			if _, seen := out[table+m[1]]; !seen {
+				out[table+m[1]] = i + 1
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+const good = `address = "mafia@example.org"
+referees = ["ref@example.org"]
+database = "/var/lib/mafiamail/games.db"
+
+[imap]
+url = "imaps://imap.example.org"
+username = "mafia@example.org"
+password_env = "IMAP_PW"
+
+[smtp]
+url = "smtps://smtp.example.org:465"
+username = "mafia@example.org"
+password = "s3cret"
+
+[auth]
+authserv_id = "mx.example.org"
+`
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestParseGood(t *testing.T) {
+	c, err := Parse([]byte(good), "m.toml", env(map[string]string{"IMAP_PW": "pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IMAP.Password != "pw" || c.SMTP.Password != "s3cret" || c.IMAP.Mailbox != "INBOX" || c.Speed != 1 ||
+		c.Auth.AuthservID != "mx.example.org" || c.Limits.MaxMessageBytes != 10<<20 {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestErrorsNameKeyAndLine(t *testing.T) {
+	cases := []struct {
+		name, edit, want string
+	}{
+		{"unknown key", strings.Replace(good, "[auth]", "[auth]\ncolour = \"red\"", 1), "m.toml:16: auth.colour: unknown key"},
+		{"unknown top key", "speeed = 3\n" + good, "m.toml:1: speeed: unknown key"},
+		{"bad type", strings.Replace(good, `database = "/var/lib/mafiamail/games.db"`, "database = 3", 1), "m.toml:3"},
+		{"bad scheme", strings.Replace(good, "imaps://imap", "http://imap", 1), "m.toml:6: imap.url: scheme \"http\""},
+		{"env missing", good, "m.toml:8: imap.password_env: environment variable IMAP_PW is not set"},
+		{"plus address", strings.Replace(good, `address = "mafia@`, `address = "mafia+x@`, 1), "m.toml:1: address:"},
+		{"no referees", strings.Replace(good, `referees = ["ref@example.org"]`, `referees = []`, 1), "m.toml:2: referees"},
+		{"speed", "speed = 0\n" + good, "m.toml:1: speed: must be between"},
+		{"syntax", good + "\n[imap\n", "m.toml"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vars := map[string]string{"IMAP_PW": "pw"}
+			if c.name == "env missing" {
+				vars = nil
+			}
+			_, err := Parse([]byte(c.edit), "m.toml", env(vars))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for u, want := range map[string]bool{
+		"imap://127.0.0.1:1143": true, "imap://localhost:143": true, "smtp://[::1]:25": true,
+		"imap://imap.example.org": false, "smtp://10.0.0.1": false,
+	} {
+		if IsLoopback(u) != want {
+			t.Errorf("IsLoopback(%s) != %v", u, want)
+		}
+	}
+}
