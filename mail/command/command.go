@@ -14,6 +14,7 @@
 package command
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"time"
@@ -137,7 +138,13 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	if !c.Time.IsZero() {
 		o.Time = c.Time.Format(time.RFC3339)
 	}
-	return json.Marshal(o)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "Alice >> Bob" stays readable
+	if err := enc.Encode(o); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // LineError is a line that starts like a command but cannot be read.

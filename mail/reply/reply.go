@@ -32,8 +32,9 @@ type Parts struct {
 	// Signature is the signature block ("-- " and below, or a trailing
 	// "Sent from my iPhone").
 	Signature string
-	// Cut names the marker where the author's text ended, if any:
-	// "attribution" (On … wrote:), "header" (an Outlook From:/Sent: block),
+	// Cut names the first marker that interrupted the author's text, if
+	// any: "quote" (a "> " line), "attribution" (On … wrote:), "header"
+	// (an Outlook From:/Sent: block),
 	// "original" (-----Original Message-----), "forward" (a forwarded
 	// message), or "signature".
 	Cut string
@@ -59,6 +60,13 @@ func Split(text string) Parts {
 	lines := strings.Split(text, "\n")
 	kinds := make([]kind, len(lines))
 	var p Parts
+	cutLine := len(lines)
+	setCut := func(name string, i int) {
+		// The first interruption in the text names the cut.
+		if i < cutLine {
+			p.Cut, cutLine = name, i
+		}
+	}
 
 	cutAt := func(i int) {
 		// Separator lines just above a marker (Outlook's row of
@@ -76,6 +84,7 @@ scan:
 		l := lines[i]
 		if isQuoteLine(l) {
 			kinds[i] = kQuote
+			setCut("quote", i)
 			continue
 		}
 		if n, strong := attribution(lines, i); n > 0 {
@@ -89,29 +98,25 @@ scan:
 				for j := i; j < i+n; j++ {
 					kinds[j] = kQuote
 				}
-				if p.Cut == "" {
-					p.Cut = "attribution"
-				}
+				setCut("attribution", i)
 				i += n - 1
 				continue
 			}
 			if strong {
 				// Outlook and others put the original below the
 				// attribution without "> ": everything below is quote.
-				p.Cut = "attribution"
+				setCut("attribution", i)
 				cutAt(i)
 				break scan
 			}
 		}
 		if c := marker(lines, i); c != "" {
-			p.Cut = c
+			setCut(c, i)
 			cutAt(i)
 			break scan
 		}
 		if isSigDelimiter(l) {
-			if p.Cut == "" {
-				p.Cut = "signature"
-			}
+			setCut("signature", i)
 			for j := i; j < len(lines); j++ {
 				if j > i {
 					if n, _ := attribution(lines, j); n > 0 || marker(lines, j) != "" || isQuoteLine(lines[j]) {
@@ -140,9 +145,7 @@ scan:
 			break
 		}
 		kinds[last] = kSig
-		if p.Cut == "" {
-			p.Cut = "signature"
-		}
+		setCut("signature", last)
 	}
 
 	var newLines, quoted, sig []string

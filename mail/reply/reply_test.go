@@ -94,7 +94,7 @@ func TestSplit(t *testing.T) {
 		{
 			name:    "outlook mobile",
 			text:    "VOTE Bob\n\nGet Outlook for Android<https://aka.ms/AAb9ysg>\n________________________________\nFrom: Mafia Host <host+oak-t-abcdefghij@example.org>\nSent: Monday, March 3, 2025 10:15:00 AM\nTo: x\nSubject: y\n\nVOTE Carol\n",
-			wantNew: "VOTE Bob", cut: "header", quotedHas: "VOTE Carol", sig: "Get Outlook for Android<https://aka.ms/AAb9ysg>",
+			wantNew: "VOTE Bob", cut: "signature", quotedHas: "VOTE Carol", sig: "Get Outlook for Android<https://aka.ms/AAb9ysg>",
 		},
 		{
 			name:    "signature then quote",
@@ -119,7 +119,7 @@ func TestSplit(t *testing.T) {
 		{
 			name:    "nested quotes and arrows inside lines",
 			text:    ">> old\n> older\nAlice >> Bob\n",
-			wantNew: "Alice >> Bob", cut: "", quotedHas: ">> old",
+			wantNew: "Alice >> Bob", cut: "quote", quotedHas: ">> old",
 		},
 		{
 			name:    "no quote at all",
