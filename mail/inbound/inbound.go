@@ -1,0 +1,381 @@
+// Package inbound decides what an incoming mail means to the host: which of
+// its addresses it was sent to, who sent it and whether that sender is
+// believed, whether it must be ignored (auto-replies, bounces, the host's own
+// mail), and which commands and discussion it holds.
+//
+// Inspect does all of that for one raw message and returns a Report; it is
+// what `mafiamail parse` prints and what the mail watcher applies. A Processor
+// adds what needs memory across messages: a per-sender rate limit.
+//
+// Authentication is as DESIGN.md states it: a message to a participant's
+// channel counts only if its token is known and its From is that
+// participant's registered address, and, where an authserv-id is configured,
+// the topmost Authentication-Results field from that id passes. A refused
+// message is answered once, privately, at the registered address of the
+// participant it claimed to be — never at the From address, which may be
+// forged.
+//
+// The route says which channel a message came in on; it does not say that
+// the participant may use it. Only Mafiosi are given a mafia-list address,
+// but the token is the same on every channel, so the rules engine must check
+// that a message on RouteMafia comes from a Mafioso.
+package inbound
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mafiamail/mafiamail/mail/command"
+	"github.com/mafiamail/mafiamail/mail/message"
+	"github.com/mafiamail/mafiamail/mail/reply"
+)
+
+// Defaults for Config.
+const (
+	DefaultMaxSize = 10 << 20 // 10 MiB
+	// DefaultMaxCommands leaves room for a referee who ADDs a whole
+	// mafia150 game (25 players) and sets it up in one message.
+	DefaultMaxCommands = 50
+)
+
+// Config is what Inspect needs to know about the host.
+type Config struct {
+	// HostAddress is the host's bare address, host@example.org.
+	HostAddress string
+	// AuthServID is the authserv-id of the receiving mail server whose
+	// Authentication-Results field is trusted; empty means no check.
+	AuthServID string
+	// ListIDDomain is the domain of the List-Id the host puts on its own
+	// mail; mail carrying it is the host's own. Default: the domain of
+	// HostAddress.
+	ListIDDomain string
+	// MaxSize is the largest message read, in bytes (default 10 MiB).
+	MaxSize int
+	// MaxCommands is the most command lines one message may hold
+	// (default 50).
+	MaxCommands int
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxSize <= 0 {
+		c.MaxSize = DefaultMaxSize
+	}
+	if c.MaxCommands <= 0 {
+		c.MaxCommands = DefaultMaxCommands
+	}
+	if c.ListIDDomain == "" {
+		_, c.ListIDDomain, _ = splitAddress(c.HostAddress)
+	}
+	c.ListIDDomain = strings.ToLower(c.ListIDDomain)
+	return c
+}
+
+// Validate reports a configuration Inspect cannot work with.
+func (c Config) Validate() error {
+	if _, _, ok := splitAddress(c.HostAddress); !ok {
+		return fmt.Errorf("inbound: host address %q is not an address", c.HostAddress)
+	}
+	if strings.Contains(c.HostAddress, "+") {
+		return fmt.Errorf("inbound: host address %q must be the bare address, without a +tag", c.HostAddress)
+	}
+	return nil
+}
+
+// Participant is a registered player, or the referee, of a game.
+type Participant struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Referee bool   `json:"referee,omitempty"`
+}
+
+// Directory finds the participant a token belongs to. The store implements
+// it; tests use a map.
+type Directory interface {
+	Participant(game, token string) (Participant, bool)
+}
+
+// VerdictKind is what becomes of a message.
+type VerdictKind string
+
+// The verdicts.
+const (
+	Accepted VerdictKind = "accepted" // apply its commands
+	Refused  VerdictKind = "refused"  // apply nothing; tell Notify why, if set
+	Ignored  VerdictKind = "ignored"  // apply nothing, answer nothing
+)
+
+// Reasons a message is refused.
+const (
+	ReasonMalformed       = "malformed"
+	ReasonTooLarge        = "too-large"
+	ReasonTooManyCommands = "too-many-commands"
+	ReasonNoRoute         = "no-route"
+	ReasonUnknownAddress  = "unknown-address"
+	ReasonSenderMismatch  = "sender-mismatch"
+	ReasonAuthMissing     = "auth-missing"
+	ReasonAuthFailed      = "auth-failed"
+	ReasonRateLimited     = "rate-limited"
+)
+
+// Verdict is what becomes of a message, and why.
+type Verdict struct {
+	Kind   VerdictKind `json:"kind"`
+	Reason string      `json:"reason,omitempty"`
+	// Explanation is a sentence for people: the referee reading `parse`
+	// output, and, for a refusal, the participant told about it.
+	Explanation string `json:"explanation,omitempty"`
+	// Notify is the address a refusal is to be sent to: the registered
+	// address of the participant the message claimed to come from, or
+	// empty when nobody is to be told.
+	Notify string `json:"notify,omitempty"`
+	// Bounce is set for a delivery failure, which counts against
+	// BouncedAddress when it could be read.
+	Bounce         bool   `json:"bounce,omitempty"`
+	BouncedAddress string `json:"bounced_address,omitempty"`
+}
+
+// Sender is who sent a message, and how far that is believed.
+type Sender struct {
+	Address        string       `json:"address,omitempty"`
+	Name           string       `json:"name,omitempty"`
+	Participant    *Participant `json:"participant,omitempty"`
+	Authentication *AuthResult  `json:"authentication,omitempty"`
+}
+
+// Body describes how the text was found.
+type Body struct {
+	// Type is the media type the text came from (text/plain, text/html).
+	Type string `json:"type,omitempty"`
+	// Cut says where the author's text ended (see reply.Parts.Cut).
+	Cut         string               `json:"cut,omitempty"`
+	QuotedLines int                  `json:"quoted_lines,omitempty"`
+	Signature   string               `json:"signature,omitempty"`
+	Ignored     []message.Attachment `json:"attachments_ignored,omitempty"`
+	Warnings    []string             `json:"warnings,omitempty"`
+}
+
+// Report is everything Inspect found out about a message.
+type Report struct {
+	MessageID string  `json:"message_id,omitempty"`
+	Subject   string  `json:"subject,omitempty"`
+	Size      int     `json:"size"`
+	Route     Route   `json:"route"`
+	Sender    Sender  `json:"sender"`
+	Verdict   Verdict `json:"verdict"`
+	// CommandSet is the set of verbs the message was read against.
+	CommandSet command.Set             `json:"command_set,omitempty"`
+	Commands   []command.Command       `json:"commands,omitempty"`
+	Errors     []command.LineError     `json:"command_errors,omitempty"`
+	Discussion string                  `json:"discussion,omitempty"`
+	Body       *Body                   `json:"body,omitempty"`
+	Delivery   *message.DeliveryReport `json:"delivery_report,omitempty"`
+}
+
+// Inspect reads one raw message and decides what it means. It does no I/O
+// and keeps no state: the same message, configuration and directory always
+// give the same report.
+//
+// The checks run in this order: the header must be readable; mail that must
+// never be answered is ignored; the message must be routed to one of the
+// host's addresses; a participant's channel needs a known token, the
+// registered From and, if configured, a passing Authentication-Results;
+// then the size limit, the body, and the command limit. Commands are read
+// from refused messages too, so that a referee can see what a refused
+// message would have done; only an accepted message's commands may be
+// applied.
+func Inspect(raw []byte, cfg Config, dir Directory) Report {
+	cfg = cfg.withDefaults()
+	r := Report{Size: len(raw)}
+
+	tooLarge := len(raw) > cfg.MaxSize
+	var m *message.Message
+	var err error
+	if tooLarge {
+		m, err = message.ParseHeader(raw)
+	} else {
+		m, err = message.Parse(raw)
+	}
+	if m == nil {
+		r.Verdict = refuse(ReasonMalformed, fmt.Sprintf("The message could not be read: %s.", cleanError(err)), "")
+		return r
+	}
+	bodyErr := err
+	r.MessageID, r.Subject = m.MessageID, m.Subject
+	r.Sender.Address, r.Sender.Name = strings.ToLower(m.From[0].Address), m.From[0].Name
+	r.Delivery = m.Report
+
+	r.Route = FindRoute(m.Header, cfg.HostAddress)
+	if v := neverAnswer(m, cfg); v != nil {
+		r.Verdict = *v
+		return r
+	}
+
+	where := describe(r.Route)
+	switch r.Route.Kind {
+	case RouteNone:
+		r.Verdict = refuse(ReasonNoRoute, fmt.Sprintf("No recipient of the message is an address of the host %s.", cfg.HostAddress), "")
+		return r
+	case RouteInvalid:
+		r.Verdict = refuse(ReasonUnknownAddress, fmt.Sprintf("%s is not an address of any game.", r.Route.Address), "")
+		return r
+	}
+
+	set := setFor(r.Route.Kind, false)
+	notify := ""
+	if r.Route.Kind.Participant() {
+		p, ok := dir.Participant(r.Route.Game, r.Route.Token)
+		if !ok {
+			r.Verdict = refuse(ReasonUnknownAddress, fmt.Sprintf("%s belongs to no participant of game %s.", r.Route.Address, r.Route.Game), "")
+			return r
+		}
+		r.Sender.Participant = &p
+		notify = p.Address
+		set = setFor(r.Route.Kind, p.Referee)
+		if len(m.From) != 1 || !sameAddress(m.From[0].Address, p.Address) {
+			r.Verdict = refuse(ReasonSenderMismatch, fmt.Sprintf(
+				"A message to %s was not accepted: it came from %s, not from your registered address %s. "+
+					"If you sent it, send it again from %s; if you did not, someone else knows your address for this game.",
+				where, fromList(m), p.Address, p.Address), notify)
+			r.readCommands(m, set)
+			return r
+		}
+	}
+	if len(m.From) != 1 {
+		r.Verdict = refuse(ReasonMalformed, fmt.Sprintf("The From field of the message names %d addresses; the host needs exactly one.", len(m.From)), notify)
+		return r
+	}
+
+	if cfg.AuthServID != "" {
+		_, fromDomain, _ := splitAddress(m.From[0].Address)
+		a := CheckAuthentication(m.Header, cfg.AuthServID, fromDomain)
+		r.Sender.Authentication = &a
+		if !a.Passed() {
+			reason, why := ReasonAuthFailed, fmt.Sprintf("the mail server could not confirm that it came from %s (%s)", m.From[0].Address, a.Detail)
+			if a.Result == "none" {
+				reason, why = ReasonAuthMissing, fmt.Sprintf("the receiving mail server %s recorded no authentication result for it", cfg.AuthServID)
+			}
+			r.Verdict = refuse(reason, fmt.Sprintf("A message to %s in your name was not accepted: %s. "+
+				"If you sent it, check that your mail provider signs your mail (DKIM) and send it again.", where, why), notify)
+			r.readCommands(m, set)
+			return r
+		}
+	}
+
+	if tooLarge {
+		r.Verdict = refuse(ReasonTooLarge, fmt.Sprintf(
+			"A message to %s was not accepted: it is %s, more than the limit of %s. Send commands as plain text, without attachments.",
+			where, size(len(raw)), size(cfg.MaxSize)), notify)
+		return r
+	}
+	if bodyErr != nil {
+		r.Verdict = refuse(ReasonMalformed, fmt.Sprintf("A message to %s was not accepted: its content could not be read (%s). "+
+			"Send it again as ordinary text.", where, cleanError(bodyErr)), notify)
+		return r
+	}
+
+	res := r.readCommands(m, set)
+	if n := res.Lines(); n > cfg.MaxCommands {
+		r.Verdict = refuse(ReasonTooManyCommands, fmt.Sprintf(
+			"A message to %s was not accepted: it holds %d command lines, and at most %d are read from one message. "+
+				"Nothing in it was applied; send the commands in several messages.", where, n, cfg.MaxCommands), notify)
+		return r
+	}
+	r.Verdict = Verdict{Kind: Accepted}
+	return r
+}
+
+// readCommands fills in the text, commands and discussion of the report.
+func (r *Report) readCommands(m *message.Message, set command.Set) command.Result {
+	parts := reply.Split(m.Text)
+	res := command.Parse(parts.New, set)
+	r.CommandSet = set
+	r.Commands, r.Errors, r.Discussion = res.Commands, res.Errors, res.Discussion
+	r.Body = &Body{
+		Type:      m.TextType,
+		Cut:       parts.Cut,
+		Signature: parts.Signature,
+		Ignored:   m.Attachments,
+		Warnings:  m.Warnings,
+	}
+	if parts.Quoted != "" {
+		r.Body.QuotedLines = strings.Count(parts.Quoted, "\n") + 1
+	}
+	return res
+}
+
+// cleanError turns a parse error into words for a sentence: without the
+// package prefixes, on one line.
+func cleanError(err error) string {
+	s := err.Error()
+	for _, p := range []string{message.ErrMalformed.Error() + ": ", "message: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return strings.TrimRight(strings.Join(strings.Fields(s), " "), ".")
+}
+
+func refuse(reason, explanation, notify string) Verdict {
+	return Verdict{Kind: Refused, Reason: reason, Explanation: explanation, Notify: notify}
+}
+
+// setFor is the command set read at a route.
+func setFor(k RouteKind, referee bool) command.Set {
+	switch k {
+	case RouteThread:
+		return command.Thread
+	case RoutePrivate:
+		if referee {
+			return command.Referee
+		}
+		return command.Private
+	case RouteMafia:
+		return command.Mafia
+	case RouteSignup:
+		return command.Signup
+	}
+	return command.Host
+}
+
+// describe names a route in a sentence.
+func describe(r Route) string {
+	switch r.Kind {
+	case RouteThread:
+		return fmt.Sprintf("the thread of game %s", r.Game)
+	case RoutePrivate:
+		return fmt.Sprintf("your private address in game %s", r.Game)
+	case RouteMafia:
+		return fmt.Sprintf("the mafia list of game %s", r.Game)
+	case RouteSignup:
+		return fmt.Sprintf("the sign-up address of game %s", r.Game)
+	}
+	return "the host"
+}
+
+func fromList(m *message.Message) string {
+	var s []string
+	for _, a := range m.From {
+		s = append(s, a.Address)
+	}
+	return strings.Join(s, ", ")
+}
+
+func size(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", (n+1023)/1024)
+}
+
+// JSON is the report as `mafiamail parse` prints it: indented, one trailing
+// newline.
+func (r Report) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // addresses in <…> stay readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("inbound: report: %w", err)
+	}
+	return b.Bytes(), nil
+}
