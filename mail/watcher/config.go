@@ -1,0 +1,224 @@
+package watcher
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Config configures a Watcher. URL, Username and Password are required;
+// every other field has a default.
+type Config struct {
+	// URL names the server: "imaps://host[:port]" for implicit TLS (port
+	// 993 by default), or "imap://host[:port]" (port 143), which requires
+	// STARTTLS unless host is a loopback address ("localhost", 127.0.0.0/8,
+	// ::1); there the connection stays in plain text, as the embedded
+	// server has no certificate. The URL carries neither credentials nor a
+	// path: see Username, Password and Mailbox.
+	URL string
+	// Username and Password log in. The password is never logged.
+	Username string
+	Password string
+	// Auth chooses the login method: "plain" (AUTHENTICATE PLAIN), "login"
+	// (the LOGIN command), or "" for PLAIN where the server offers it and
+	// LOGIN otherwise.
+	Auth string
+
+	// Mailbox is the folder to watch; default "INBOX".
+	Mailbox string
+	// MoveTo, if set, is a folder that processed mail is moved to (after
+	// \Seen is set). It is created if it does not exist. Servers without
+	// MOVE get COPY, STORE \Deleted and EXPUNGE (UID EXPUNGE with UIDPLUS;
+	// without it, a plain EXPUNGE, which also removes any other message
+	// flagged \Deleted in the mailbox).
+	MoveTo string
+
+	// IdleRefresh is how long the watcher stays in IDLE before it leaves
+	// it, sends NOOP to check the connection, and looks for unseen mail
+	// again; default 4 minutes.
+	IdleRefresh time.Duration
+	// PollInterval is how often the mailbox is searched for unseen mail
+	// where IDLE is not used; default 1 minute.
+	PollInterval time.Duration
+	// DisableIdle polls even when the server offers IDLE, for servers or
+	// networks where IDLE does not work well.
+	DisableIdle bool
+
+	// MinBackoff and MaxBackoff bound the waits between reconnections and
+	// between retries of a message whose handler failed: the wait starts
+	// at MinBackoff and doubles up to MaxBackoff, with jitter. Defaults 1
+	// second and 5 minutes.
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+	// CommandTimeout bounds the wait for the answer to one command (and the
+	// dial); a command that gets no answer ends the connection. Fetching a
+	// batch of message bodies may take several times as long. Default 1
+	// minute.
+	CommandTimeout time.Duration
+
+	// BatchSize is how many messages one FETCH asks for; default 50.
+	BatchSize int
+	// MaxBatchBytes bounds the total size of the bodies one FETCH asks
+	// for (a single larger message is still fetched alone); default 32 MiB.
+	MaxBatchBytes int64
+
+	// TLSConfig is used for imaps:// and STARTTLS; nil means the system's
+	// roots and the URL's host name. It is cloned, never modified.
+	TLSConfig *tls.Config
+	// Logger receives what the watcher does; default slog.Default().
+	Logger *slog.Logger
+	// OnCaughtUp, if set, is called on Run's goroutine each time every
+	// unseen message has been offered to the handler and the watcher is
+	// about to wait for new mail. It must not block long.
+	OnCaughtUp func(Stats)
+}
+
+// Defaults of Config.
+const (
+	DefaultMailbox        = "INBOX"
+	DefaultIdleRefresh    = 4 * time.Minute
+	DefaultPollInterval   = time.Minute
+	DefaultMinBackoff     = time.Second
+	DefaultMaxBackoff     = 5 * time.Minute
+	DefaultCommandTimeout = time.Minute
+	DefaultBatchSize      = 50
+	DefaultMaxBatchBytes  = 32 << 20
+)
+
+func (c *Config) setDefaults() {
+	if c.Mailbox == "" {
+		c.Mailbox = DefaultMailbox
+	}
+	if c.IdleRefresh <= 0 {
+		c.IdleRefresh = DefaultIdleRefresh
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = DefaultMinBackoff
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = DefaultMaxBackoff
+	}
+	if c.MaxBackoff < c.MinBackoff {
+		c.MaxBackoff = c.MinBackoff
+	}
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = DefaultCommandTimeout
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.MaxBatchBytes <= 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// security is how a connection is protected.
+type security int
+
+const (
+	implicitTLS security = iota // imaps://
+	startTLS                    // imap:// to a remote host
+	plaintext                   // imap:// to a loopback address
+)
+
+func (s security) String() string {
+	switch s {
+	case implicitTLS:
+		return "tls"
+	case startTLS:
+		return "starttls"
+	case plaintext:
+		return "plain"
+	}
+	return fmt.Sprintf("security(%d)", int(s))
+}
+
+// endpoint is where and how to connect.
+type endpoint struct {
+	addr     string // host:port
+	host     string
+	security security
+}
+
+// parseURL applies the URL policy: imaps:// is TLS from the first byte;
+// imap:// must upgrade with STARTTLS unless the host is a loopback address.
+func parseURL(raw string) (endpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error repeats the whole URL; keep only the reason, in case
+		// someone put a password into it.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return endpoint{}, fmt.Errorf("watcher: invalid URL: %w", err)
+	}
+	var port string
+	var sec security
+	switch strings.ToLower(u.Scheme) {
+	case "imaps":
+		port, sec = "993", implicitTLS
+	case "imap":
+		port, sec = "143", startTLS
+	default:
+		return endpoint{}, fmt.Errorf("watcher: URL scheme %q: want imaps:// or imap://", u.Scheme)
+	}
+	if u.User != nil {
+		return endpoint{}, errors.New("watcher: the URL must not carry credentials: set Username and Password")
+	}
+	if u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return endpoint{}, errors.New("watcher: the URL must be scheme://host[:port] only: set the folder in Mailbox")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return endpoint{}, errors.New("watcher: the URL has no host")
+	}
+	if p := u.Port(); p != "" {
+		port = p
+	}
+	if sec == startTLS && isLoopback(host) {
+		sec = plaintext
+	}
+	return endpoint{addr: net.JoinHostPort(host, port), host: host, security: sec}, nil
+}
+
+// isLoopback reports whether host certainly names this machine: "localhost"
+// or a loopback IP literal. Other names are not resolved: what a name
+// resolves to is not a promise that traffic stays on the machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// validate checks what New cannot fix with a default.
+func (c *Config) validate() error {
+	if c.Username == "" {
+		return errors.New("watcher: Username is required")
+	}
+	if c.Password == "" {
+		return errors.New("watcher: Password is required")
+	}
+	switch strings.ToLower(c.Auth) {
+	case "", "plain", "login":
+	default:
+		return fmt.Errorf("watcher: Auth %q: want \"plain\", \"login\" or \"\"", c.Auth)
+	}
+	if c.MoveTo != "" && strings.EqualFold(c.MoveTo, c.Mailbox) {
+		return fmt.Errorf("watcher: MoveTo %q is the watched mailbox", c.MoveTo)
+	}
+	return nil
+}

@@ -1,0 +1,369 @@
+package watcher
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapserver"
+	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+)
+
+// The URL policy: TLS from the start for imaps://, STARTTLS for imap://,
+// except on loopback addresses, where plain text is allowed.
+func TestURLPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		addr string
+		sec  security
+	}{
+		{"imaps://imap.example.org", "imap.example.org:993", implicitTLS},
+		{"imaps://imap.example.org:1993/", "imap.example.org:1993", implicitTLS},
+		{"IMAPS://127.0.0.1", "127.0.0.1:993", implicitTLS},
+		{"imap://imap.example.org", "imap.example.org:143", startTLS},
+		{"imap://imap.example.org:1143", "imap.example.org:1143", startTLS},
+		{"imap://192.0.2.7", "192.0.2.7:143", startTLS},
+		{"imap://[2001:db8::1]:143", "[2001:db8::1]:143", startTLS},
+		{"imap://10.0.0.1", "10.0.0.1:143", startTLS},
+		// Names are not resolved: only "localhost" itself counts.
+		{"imap://localhost.example.org", "localhost.example.org:143", startTLS},
+		{"imap://mail.localhost", "mail.localhost:143", startTLS},
+		{"imap://localhost:1143", "localhost:1143", plaintext},
+		{"imap://LOCALHOST", "LOCALHOST:143", plaintext},
+		{"imap://127.0.0.1:40001", "127.0.0.1:40001", plaintext},
+		{"imap://127.1.2.3", "127.1.2.3:143", plaintext},
+		{"imap://[::1]:40001", "[::1]:40001", plaintext},
+	} {
+		ep, err := parseURL(tc.url)
+		if err != nil {
+			t.Errorf("parseURL(%q): %v", tc.url, err)
+			continue
+		}
+		if ep.addr != tc.addr || ep.security != tc.sec {
+			t.Errorf("parseURL(%q) = %s %v, want %s %v", tc.url, ep.addr, ep.security, tc.addr, tc.sec)
+		}
+	}
+}
+
+func TestBackoffBounds(t *testing.T) {
+	min, max := 100*time.Millisecond, 3*time.Second
+	for n := range 12 {
+		want := min << n
+		if want > max || n >= 6 {
+			want = max
+		}
+		for range 200 {
+			d := backoff(n, min, max)
+			if d < want/2 || d > want {
+				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, d, want/2, want)
+			}
+		}
+	}
+	// Jitter: the waits are not all the same.
+	seen := map[time.Duration]bool{}
+	for range 50 {
+		seen[backoff(3, min, max)] = true
+	}
+	if len(seen) < 10 {
+		t.Errorf("backoff(3) took only %d distinct values in 50 draws", len(seen))
+	}
+}
+
+// tlsServer is an in-process IMAP server with a self-signed certificate,
+// either speaking TLS from the first byte or offering STARTTLS.
+type tlsServer struct {
+	addr   string
+	user   *imapmemserver.User
+	client *tls.Config // trusts the server's certificate
+}
+
+func startTLSServer(t *testing.T, implicit bool) *tlsServer {
+	t.Helper()
+	cert, pool := selfSigned(t)
+	serverTLS := &tls.Config{Certificates: []tls.Certificate{cert}}
+	mem := imapmemserver.New()
+	u := imapmemserver.NewUser("host", "pw")
+	if err := u.Create("INBOX", nil); err != nil {
+		t.Fatal(err)
+	}
+	mem.AddUser(u)
+	srv := imapserver.New(&imapserver.Options{
+		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			return mem.NewSession(), nil, nil
+		},
+		Caps:      imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}},
+		TLSConfig: serverTLS,
+		Logger:    nopLogger{},
+	})
+	var ln net.Listener
+	var err error
+	if implicit {
+		ln, err = tls.Listen("tcp", "127.0.0.1:0", serverTLS)
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		srv.Close()
+		wg.Wait()
+	})
+	return &tlsServer{addr: ln.Addr().String(), user: u, client: &tls.Config{RootCAs: pool}}
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "imap test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:              []string{"localhost"},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+func testMessage(id string) []byte {
+	return []byte("From: a@example.net\r\nTo: host@example.org\r\nMessage-ID: <" + id + ">\r\nSubject: x\r\n\r\nVOTE Alice\r\n")
+}
+
+// runUntilHandled runs w until it has handled n messages.
+func runUntilHandled(t *testing.T, w *Watcher, got *handledLog, n int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("Run did not return")
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for got.len() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("handled %d messages, want %d; stats %+v", got.len(), n, w.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type handledLog struct {
+	mu   sync.Mutex
+	msgs []Message
+}
+
+func (h *handledLog) handle(_ context.Context, m Message) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs = append(h.msgs, m)
+	return nil
+}
+
+func (h *handledLog) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.msgs)
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func testCfg(url string, tc *tls.Config) Config {
+	return Config{
+		URL: url, Username: "host", Password: "pw", TLSConfig: tc, Logger: quiet(),
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, CommandTimeout: 10 * time.Second,
+	}
+}
+
+func TestImplicitTLS(t *testing.T) {
+	srv := startTLSServer(t, true)
+	if _, err := srv.user.Append("INBOX", bytes.NewReader(testMessage("tls-1@x")), &imap.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := &handledLog{}
+	w, err := New(testCfg("imaps://"+srv.addr, srv.client), got.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runUntilHandled(t, w, got, 1)
+
+	// Without trust in the certificate, nothing gets through.
+	got2 := &handledLog{}
+	w2, err := New(testCfg("imaps://"+srv.addr, nil), got2.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w2.Run(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for w2.Stats().Disconnects < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no failed connection with an untrusted certificate")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if st := w2.Stats(); st.Connects != 0 || got2.len() != 0 || !strings.Contains(st.LastError, "certificate") {
+		t.Errorf("untrusted certificate: stats %+v, %d handled; want no login and a certificate error", st, got2.len())
+	}
+}
+
+// STARTTLS, as required for imap:// to a remote host, works where the
+// server offers it; where it does not, the watcher refuses to go on in
+// plain text and never sends the password. The servers run on loopback,
+// so the policy a remote host would get is forced here.
+func TestStartTLSRequired(t *testing.T) {
+	srv := startTLSServer(t, false)
+	if _, err := srv.user.Append("INBOX", bytes.NewReader(testMessage("starttls-1@x")), &imap.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := &handledLog{}
+	w, err := New(testCfg("imap://"+srv.addr, srv.client), got.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.ep.security != plaintext {
+		t.Fatalf("loopback imap:// gave %v, want plain", w.ep.security)
+	}
+	w.ep.security = startTLS
+	runUntilHandled(t, w, got, 1)
+
+	// A server that does not offer STARTTLS, listening on a socket that
+	// records what the client says.
+	rec := startRecordingServer(t)
+	w2, err := New(testCfg("imap://"+rec.addr(), nil), (&handledLog{}).handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2.ep.security = startTLS
+	err = w2.runSession(context.Background(), func() {})
+	if err == nil || !strings.Contains(err.Error(), "STARTTLS") {
+		t.Fatalf("runSession against a server without STARTTLS: %v, want a STARTTLS error", err)
+	}
+	if said := rec.received(); strings.Contains(said, "pw") || strings.Contains(strings.ToUpper(said), "LOGIN") ||
+		strings.Contains(strings.ToUpper(said), "AUTHENTICATE") {
+		t.Errorf("the client sent %q in plain text", said)
+	}
+}
+
+// recordingServer is an IMAP server without TLS that answers STARTTLS with
+// NO and records every byte the client sends.
+type recordingServer struct {
+	ln  net.Listener
+	mu  sync.Mutex
+	buf bytes.Buffer
+	wg  sync.WaitGroup
+}
+
+func startRecordingServer(t *testing.T) *recordingServer {
+	t.Helper()
+	mem := imapmemserver.New()
+	u := imapmemserver.NewUser("host", "pw")
+	u.Create("INBOX", nil)
+	mem.AddUser(u)
+	srv := imapserver.New(&imapserver.Options{
+		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			return mem.NewSession(), nil, nil
+		},
+		Caps:         imap.CapSet{imap.CapIMAP4rev1: {}},
+		InsecureAuth: true,
+		Logger:       nopLogger{},
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recordingServer{ln: ln}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		srv.Serve(recordingListener{ln, r})
+	}()
+	t.Cleanup(func() {
+		srv.Close()
+		r.wg.Wait()
+	})
+	return r
+}
+
+func (r *recordingServer) addr() string { return r.ln.Addr().String() }
+
+func (r *recordingServer) received() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.String()
+}
+
+type recordingListener struct {
+	net.Listener
+	r *recordingServer
+}
+
+func (l recordingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return recordingConn{c, l.r}, nil
+}
+
+type recordingConn struct {
+	net.Conn
+	r *recordingServer
+}
+
+func (c recordingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.r.mu.Lock()
+	c.r.buf.Write(p[:n])
+	c.r.mu.Unlock()
+	return n, err
+}

@@ -1,0 +1,483 @@
+package watcher
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/emersion/go-sasl"
+)
+
+// logoutTimeout bounds the polite goodbye when Run's context ends.
+const logoutTimeout = 5 * time.Second
+
+// session is one connection, from dial to logout.
+type session struct {
+	w *Watcher
+	c *imapclient.Client
+	// wake receives a value when the server reports new mail. The
+	// client's reader goroutine sends to it and must never block, nor
+	// call the client (go-imap issue 668): the channel is buffered and
+	// the send never waits.
+	wake    chan struct{}
+	canIdle bool
+}
+
+func (s *session) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drain forgets a pending new-mail signal; the scan that follows looks at
+// everything anyway.
+func (s *session) drain() {
+	select {
+	case <-s.wake:
+	default:
+	}
+}
+
+// guard runs fn, and calls abort if ctx ends or d passes before fn returns,
+// which makes fn return. It reports whether d passed.
+func guard(ctx context.Context, d time.Duration, abort func(), fn func() error) (err error, timedOut bool) {
+	var fired atomic.Bool
+	t := time.AfterFunc(d, func() {
+		fired.Store(true)
+		abort()
+	})
+	stop := context.AfterFunc(ctx, abort)
+	err = fn()
+	t.Stop()
+	stop()
+	return err, fired.Load()
+}
+
+// do runs one exchange with the server, bounded by d: a server that does
+// not answer in time has its connection closed, so that a dead connection
+// is noticed rather than waited on for ever.
+func (s *session) do(ctx context.Context, d time.Duration, what string, fn func() error) error {
+	err, timedOut := guard(ctx, d, func() { s.c.Close() }, fn)
+	switch {
+	case timedOut:
+		return fmt.Errorf("%s: no answer within %v", what, d)
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func (s *session) cmd(ctx context.Context, what string, fn func() error) error {
+	return s.do(ctx, s.w.cfg.CommandTimeout, what, fn)
+}
+
+// runSession connects, logs in and watches until an error or until ctx
+// ends. ready is called once the first scan is complete: the connection
+// works, and the reconnection backoff can start afresh.
+func (w *Watcher) runSession(ctx context.Context, ready func()) error {
+	s := &session{w: w, wake: make(chan struct{}, 1)}
+	opts := &imapclient.Options{
+		TLSConfig: w.tls,
+		UnilateralDataHandler: &imapclient.UnilateralDataHandler{
+			Mailbox: func(d *imapclient.UnilateralDataMailbox) {
+				if d.NumMessages != nil {
+					s.signal()
+				}
+			},
+		},
+	}
+	c, err := w.dial(ctx, opts)
+	if err != nil {
+		return err
+	}
+	s.c = c
+	defer c.Close()
+
+	if err := s.login(ctx); err != nil {
+		return err
+	}
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	w.update(func(st *Stats) {
+		st.Connected = true
+		st.Connects++
+	})
+	w.log.Info("logged in", "uidvalidity", w.uidValidity, "idle", s.canIdle, "move_to", w.cfg.MoveTo)
+
+	first := true
+	for {
+		s.drain()
+		if err := s.scan(ctx); err != nil {
+			return err
+		}
+		if first {
+			ready()
+			first = false
+		}
+		w.caughtUp()
+		if s.canIdle {
+			err = s.idle(ctx)
+		} else {
+			err = s.poll(ctx)
+		}
+		w.update(func(st *Stats) { st.CaughtUp = false })
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			s.logout()
+			return ctx.Err()
+		}
+	}
+}
+
+// dial opens the connection as the URL policy says: TLS from the start,
+// STARTTLS (which must succeed), or plain text on loopback.
+func (w *Watcher) dial(ctx context.Context, opts *imapclient.Options) (*imapclient.Client, error) {
+	nd := &net.Dialer{Timeout: w.cfg.CommandTimeout}
+	switch w.ep.security {
+	case implicitTLS:
+		td := &tls.Dialer{NetDialer: nd, Config: w.tls}
+		conn, err := td.DialContext(ctx, "tcp", w.ep.addr)
+		if err != nil {
+			return nil, fmt.Errorf("connect with TLS: %w", err)
+		}
+		return w.greet(ctx, conn, opts)
+	case startTLS:
+		conn, err := nd.DialContext(ctx, "tcp", w.ep.addr)
+		if err != nil {
+			return nil, fmt.Errorf("connect: %w", err)
+		}
+		// NewStartTLS reads the greeting, sends STARTTLS and does the
+		// handshake; it fails, before any credentials are sent, when the
+		// server does not offer STARTTLS.
+		var c *imapclient.Client
+		err, timedOut := guard(ctx, w.cfg.CommandTimeout, func() { conn.Close() }, func() (err error) {
+			c, err = imapclient.NewStartTLS(conn, opts)
+			return err
+		})
+		if timedOut {
+			err = fmt.Errorf("no answer within %v", w.cfg.CommandTimeout)
+		}
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("STARTTLS (required for a server that is not on loopback): %w", err)
+		}
+		return c, nil
+	default:
+		conn, err := nd.DialContext(ctx, "tcp", w.ep.addr)
+		if err != nil {
+			return nil, fmt.Errorf("connect: %w", err)
+		}
+		return w.greet(ctx, conn, opts)
+	}
+}
+
+// greet wraps conn in a client and waits for the server's greeting.
+func (w *Watcher) greet(ctx context.Context, conn net.Conn, opts *imapclient.Options) (*imapclient.Client, error) {
+	c := imapclient.New(conn, opts)
+	s := &session{w: w, c: c}
+	if err := s.cmd(ctx, "greeting", c.WaitGreeting); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// login authenticates with AUTHENTICATE PLAIN or LOGIN.
+func (s *session) login(ctx context.Context) error {
+	cfg := &s.w.cfg
+	var caps imap.CapSet
+	if err := s.cmd(ctx, "CAPABILITY", func() error {
+		if caps = s.c.Caps(); caps == nil {
+			return errors.New("the server sent no capabilities")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	method := strings.ToLower(cfg.Auth)
+	if method == "" {
+		method = "login"
+		if slices.ContainsFunc(caps.AuthMechanisms(), func(m string) bool { return strings.EqualFold(m, sasl.Plain) }) {
+			method = "plain"
+		}
+	}
+	if method == "login" && caps.Has(imap.CapLoginDisabled) {
+		return errors.New("the server refuses LOGIN (LOGINDISABLED) and the watcher may not use AUTHENTICATE PLAIN")
+	}
+	var err error
+	if method == "plain" {
+		err = s.cmd(ctx, "AUTHENTICATE PLAIN", func() error {
+			return s.c.Authenticate(sasl.NewPlainClient("", cfg.Username, cfg.Password))
+		})
+	} else {
+		err = s.cmd(ctx, "LOGIN", func() error { return s.c.Login(cfg.Username, cfg.Password).Wait() })
+	}
+	if err != nil {
+		return fmt.Errorf("log in as %q: %w", cfg.Username, err)
+	}
+	return nil
+}
+
+// open selects the mailbox, makes sure MoveTo exists, and learns whether
+// IDLE can be used. Capabilities are asked again: servers may announce
+// more after login.
+func (s *session) open(ctx context.Context) error {
+	cfg := &s.w.cfg
+	var sel *imap.SelectData
+	if err := s.cmd(ctx, "SELECT "+cfg.Mailbox, func() (err error) {
+		sel, err = s.c.Select(cfg.Mailbox, nil).Wait()
+		return err
+	}); err != nil {
+		return err
+	}
+	s.w.setUIDValidity(sel.UIDValidity)
+
+	if cfg.MoveTo != "" {
+		var found []*imap.ListData
+		if err := s.cmd(ctx, "LIST "+cfg.MoveTo, func() (err error) {
+			found, err = s.c.List("", cfg.MoveTo, nil).Collect()
+			return err
+		}); err != nil {
+			return err
+		}
+		if len(found) == 0 {
+			if err := s.cmd(ctx, "CREATE "+cfg.MoveTo, func() error { return s.c.Create(cfg.MoveTo, nil).Wait() }); err != nil {
+				return err
+			}
+			s.w.log.Info("created the folder for processed mail", "folder", cfg.MoveTo)
+		}
+	}
+
+	var caps imap.CapSet
+	if err := s.cmd(ctx, "CAPABILITY", func() error {
+		caps = s.c.Caps()
+		return nil
+	}); err != nil {
+		return err
+	}
+	s.canIdle = !cfg.DisableIdle && caps.Has(imap.CapIdle)
+	return nil
+}
+
+// scan offers every unseen message that is due to the handler, in UID
+// order, in batches.
+func (s *session) scan(ctx context.Context) error {
+	var data *imap.SearchData
+	if err := s.cmd(ctx, "UID SEARCH UNSEEN", func() (err error) {
+		data, err = s.c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+		return err
+	}); err != nil {
+		return err
+	}
+	unseen := data.AllUIDs()
+	slices.Sort(unseen)
+	due, _ := s.w.due(unseen, time.Now())
+	if len(due) > 0 {
+		s.w.log.Debug("unseen mail", "unseen", len(unseen), "due", len(due))
+	}
+	for len(due) > 0 {
+		n := min(len(due), s.w.cfg.BatchSize)
+		if err := s.batch(ctx, due[:n]); err != nil {
+			return err
+		}
+		due = due[n:]
+	}
+	return nil
+}
+
+// batch fetches and handles up to BatchSize messages: first their sizes,
+// then their bodies in groups of at most MaxBatchBytes, so that a
+// mailbox full of large mail does not have to fit in memory at once.
+func (s *session) batch(ctx context.Context, uids []imap.UID) error {
+	var sizes []*imapclient.FetchMessageBuffer
+	if err := s.cmd(ctx, "UID FETCH RFC822.SIZE", func() (err error) {
+		sizes, err = s.c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, RFC822Size: true}).Collect()
+		return err
+	}); err != nil {
+		return err
+	}
+	slices.SortFunc(sizes, func(a, b *imapclient.FetchMessageBuffer) int { return cmp.Compare(a.UID, b.UID) })
+
+	var group []imap.UID
+	var groupBytes int64
+	for _, m := range sizes {
+		if m.UID == 0 {
+			continue // the server left out the UID: not ours to guess
+		}
+		if len(group) > 0 && groupBytes+m.RFC822Size > s.w.cfg.MaxBatchBytes {
+			if err := s.fetchAndHandle(ctx, group, groupBytes); err != nil {
+				return err
+			}
+			group, groupBytes = group[:0], 0
+		}
+		group = append(group, m.UID)
+		groupBytes += m.RFC822Size
+	}
+	if len(group) > 0 {
+		return s.fetchAndHandle(ctx, group, groupBytes)
+	}
+	return nil
+}
+
+// bodySection is BODY.PEEK[]: the whole message, without setting \Seen.
+var bodySection = &imap.FetchItemBodySection{Peek: true}
+
+func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int64) error {
+	cfg := &s.w.cfg
+	// A large fetch takes longer than a command: allow one more command
+	// timeout per 8 MiB, as a slow link of about 1 Mbit/s would need.
+	timeout := cfg.CommandTimeout * time.Duration(2+size/(8<<20))
+	var msgs []*imapclient.FetchMessageBuffer
+	if err := s.do(ctx, timeout, "UID FETCH BODY.PEEK[]", func() (err error) {
+		msgs, err = s.c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
+			UID:         true,
+			BodySection: []*imap.FetchItemBodySection{bodySection},
+		}).Collect()
+		return err
+	}); err != nil {
+		return err
+	}
+	slices.SortFunc(msgs, func(a, b *imapclient.FetchMessageBuffer) int { return cmp.Compare(a.UID, b.UID) })
+
+	for _, m := range msgs {
+		if m.UID == 0 {
+			continue
+		}
+		raw := m.FindBodySection(bodySection)
+		if raw == nil {
+			// No body: the message was expunged meanwhile, or the server
+			// misbehaves. It stays unseen and is looked at again.
+			s.w.log.Warn("the server returned no body for an unseen message", "uid", m.UID)
+			continue
+		}
+		msg := Message{Mailbox: cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(m.UID), Raw: raw}
+		if !s.w.handle(ctx, msg) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		if err := s.done(ctx, m.UID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// done marks a handled message \Seen and, if configured, moves it. The
+// handler has committed, so this is worth finishing even while Run is
+// being stopped: it saves handling the message again after a restart.
+func (s *session) done(ctx context.Context, uid imap.UID) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.w.cfg.CommandTimeout)
+	defer cancel()
+	set := imap.UIDSetNum(uid)
+	if err := s.cmd(ctx, "UID STORE +FLAGS.SILENT (\\Seen)", func() error {
+		return s.c.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close()
+	}); err != nil {
+		return err
+	}
+	if to := s.w.cfg.MoveTo; to != "" {
+		if err := s.cmd(ctx, "UID MOVE "+to, func() error {
+			_, err := s.c.Move(set, to).Wait()
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wakeAfter is how long to wait for new mail before looking again: the
+// refresh or poll interval, or less when a deferred message is due sooner.
+func (s *session) wakeAfter(interval time.Duration) time.Duration {
+	if next := s.w.nextRetry(); !next.IsZero() {
+		if d := time.Until(next); d < interval {
+			return max(d, time.Millisecond)
+		}
+	}
+	return interval
+}
+
+// idle waits in IDLE for new mail, for the refresh interval, for a
+// deferred message to become due, or for ctx to end. It leaves IDLE with
+// DONE and, after a refresh interval, checks the connection with NOOP.
+func (s *session) idle(ctx context.Context) error {
+	var cmd *imapclient.IdleCommand
+	if err := s.cmd(ctx, "IDLE", func() (err error) {
+		cmd, err = s.c.Idle()
+		return err
+	}); err != nil {
+		return err
+	}
+	s.w.update(func(st *Stats) { st.Idling = true })
+	t := time.NewTimer(s.wakeAfter(s.w.cfg.IdleRefresh))
+	defer t.Stop()
+	refresh := false
+	select {
+	case <-ctx.Done():
+	case <-s.wake:
+	case <-t.C:
+		refresh = true
+	case <-s.c.Closed():
+		return errors.New("the server closed the connection during IDLE")
+	}
+	s.w.update(func(st *Stats) { st.Idling = false })
+	// DONE is sent even when ctx has ended, so that LOGOUT can follow.
+	stopCtx := context.WithoutCancel(ctx)
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		stopCtx, cancel = context.WithTimeout(stopCtx, logoutTimeout)
+		defer cancel()
+	}
+	if err := s.cmd(stopCtx, "DONE", func() error {
+		if err := cmd.Close(); err != nil {
+			return err
+		}
+		return cmd.Wait()
+	}); err != nil {
+		return err
+	}
+	if refresh && ctx.Err() == nil {
+		return s.cmd(ctx, "NOOP", func() error { return s.c.Noop().Wait() })
+	}
+	return nil
+}
+
+// poll waits for the poll interval (or a deferred message) without a
+// command in progress.
+func (s *session) poll(ctx context.Context) error {
+	t := time.NewTimer(s.wakeAfter(s.w.cfg.PollInterval))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-s.wake:
+	case <-t.C:
+	case <-s.c.Closed():
+		return errors.New("the server closed the connection")
+	}
+	return nil
+}
+
+// logout says goodbye politely, briefly.
+func (s *session) logout() {
+	ctx, cancel := context.WithTimeout(context.Background(), logoutTimeout)
+	defer cancel()
+	if err := s.cmd(ctx, "LOGOUT", func() error { return s.c.Logout().Wait() }); err != nil {
+		s.w.log.Debug("LOGOUT failed", "err", err)
+	}
+}

@@ -1,0 +1,266 @@
+package watcher
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+)
+
+// Message is one message read from the mailbox.
+type Message struct {
+	// Mailbox, UIDValidity and UID identify the message on the server.
+	// After a change of UIDVALIDITY the same message comes again under
+	// new numbers.
+	Mailbox     string
+	UIDValidity uint32
+	UID         uint32
+	// Raw is the message exactly as the server returned BODY[].
+	Raw []byte
+}
+
+// Handler applies one message. It returns nil only once the message's
+// outcome (applied, refused, ignored, or recorded as an error) is durably
+// committed; then the watcher marks it \Seen. It returns nil without doing
+// anything for a message it has committed before, which comes again after a
+// crash or a change of UIDVALIDITY. An error leaves the message unseen, to
+// be offered again after a backoff.
+//
+// The handler runs on Run's goroutine, one message at a time. ctx ends when
+// Run's context does.
+type Handler func(ctx context.Context, m Message) error
+
+// Stats describe what a watcher has done so far.
+type Stats struct {
+	// Connected is true while the watcher is logged in with the mailbox
+	// selected.
+	Connected bool
+	// CaughtUp is true while every unseen message has been offered to the
+	// handler and the watcher waits for new mail (in IDLE, or between
+	// polls). Messages waiting for a retry after a handler error do not
+	// count against it; Deferred says how many there are.
+	CaughtUp bool
+	// Idling is true while the server has acknowledged IDLE and the
+	// watcher waits in it for news of new mail.
+	Idling bool
+	// UIDValidity is that of the mailbox at the latest login.
+	UIDValidity uint32
+	// Connects counts successful logins; Disconnects counts connections
+	// that ended in an error (not those closed because Run's context
+	// ended).
+	Connects    uint64
+	Disconnects uint64
+	// Scans counts completed passes over the unseen mail.
+	Scans uint64
+	// Handled counts messages for which the handler returned nil;
+	// HandlerErrors counts the times it returned an error.
+	Handled       uint64
+	HandlerErrors uint64
+	// Deferred is how many messages wait for a retry after a handler error.
+	Deferred int
+	// LastError is the latest error of the connection, "" if none.
+	LastError string
+}
+
+// Watcher watches one mailbox. Create it with New and run it with Run.
+type Watcher struct {
+	cfg     Config
+	ep      endpoint
+	tls     *tls.Config
+	handler Handler
+	log     *slog.Logger
+
+	// Only Run's goroutine touches these.
+	uidValidity uint32
+	retries     map[imap.UID]retry
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// retry is a message whose handler failed: when to offer it again.
+type retry struct {
+	failures int
+	next     time.Time
+}
+
+// New checks cfg and returns a Watcher that hands messages to handler.
+func New(cfg Config, handler Handler) (*Watcher, error) {
+	if handler == nil {
+		return nil, errors.New("watcher: a handler is required")
+	}
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	ep, err := parseURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	var tc *tls.Config
+	if cfg.TLSConfig != nil {
+		tc = cfg.TLSConfig.Clone()
+	} else {
+		tc = &tls.Config{}
+	}
+	if tc.ServerName == "" {
+		tc.ServerName = ep.host
+	}
+	if tc.MinVersion == 0 {
+		tc.MinVersion = tls.VersionTLS12
+	}
+	w := &Watcher{
+		cfg:     cfg,
+		ep:      ep,
+		tls:     tc,
+		handler: handler,
+		retries: map[imap.UID]retry{},
+	}
+	w.log = cfg.Logger.With("component", "watcher", "server", ep.addr, "user", cfg.Username, "mailbox", cfg.Mailbox)
+	return w, nil
+}
+
+// Run watches the mailbox until ctx ends, reconnecting after every error,
+// and then returns nil. Call it once.
+func (w *Watcher) Run(ctx context.Context) error {
+	w.log.Info("watching mailbox", "security", w.ep.security.String())
+	failures := 0
+	for ctx.Err() == nil {
+		ready := false
+		err := w.runSession(ctx, func() { ready = true })
+		w.update(func(s *Stats) { s.Connected, s.CaughtUp, s.Idling = false, false, false })
+		if ctx.Err() != nil {
+			break
+		}
+		if ready {
+			failures = 0
+		}
+		delay := backoff(failures, w.cfg.MinBackoff, w.cfg.MaxBackoff)
+		failures++
+		w.update(func(s *Stats) {
+			s.Disconnects++
+			s.LastError = err.Error()
+		})
+		w.log.Warn("IMAP connection failed; reconnecting", "err", err, "retry_in", delay.Round(time.Millisecond), "failures", failures)
+		if !sleep(ctx, delay) {
+			break
+		}
+	}
+	w.log.Info("stopped watching mailbox")
+	return nil
+}
+
+// Stats returns a snapshot of the watcher's counters. It is safe to call
+// from any goroutine.
+func (w *Watcher) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+func (w *Watcher) update(f func(*Stats)) {
+	w.mu.Lock()
+	f(&w.stats)
+	w.mu.Unlock()
+}
+
+// caughtUp records that every unseen message has been offered.
+func (w *Watcher) caughtUp() {
+	w.mu.Lock()
+	w.stats.CaughtUp = true
+	w.stats.Scans++
+	w.stats.Deferred = len(w.retries)
+	st := w.stats
+	w.mu.Unlock()
+	if w.cfg.OnCaughtUp != nil {
+		w.cfg.OnCaughtUp(st)
+	}
+}
+
+// setUIDValidity records the mailbox's UIDVALIDITY at login. When it
+// changed, every UID known so far means nothing any more.
+func (w *Watcher) setUIDValidity(v uint32) {
+	if w.uidValidity != 0 && w.uidValidity != v {
+		w.log.Warn("UIDVALIDITY changed: mail processed before will be offered again and must be recognised by its Message-ID",
+			"old", w.uidValidity, "new", v)
+		clear(w.retries)
+	}
+	w.uidValidity = v
+	w.update(func(s *Stats) { s.UIDValidity = v })
+}
+
+// due splits the unseen UIDs into those to offer now and the earliest time
+// one of the others is due, and forgets retries of messages that are no
+// longer unseen.
+func (w *Watcher) due(unseen []imap.UID, now time.Time) (due []imap.UID, next time.Time) {
+	present := make(map[imap.UID]bool, len(unseen))
+	for _, uid := range unseen {
+		present[uid] = true
+		if r, ok := w.retries[uid]; ok && r.next.After(now) {
+			if next.IsZero() || r.next.Before(next) {
+				next = r.next
+			}
+			continue
+		}
+		due = append(due, uid)
+	}
+	for uid := range w.retries {
+		if !present[uid] {
+			delete(w.retries, uid)
+		}
+	}
+	return due, next
+}
+
+// nextRetry is when the earliest deferred message is due; zero if none is.
+func (w *Watcher) nextRetry() time.Time {
+	var next time.Time
+	for _, r := range w.retries {
+		if next.IsZero() || r.next.Before(next) {
+			next = r.next
+		}
+	}
+	return next
+}
+
+// handle offers one message to the handler and reports whether it returned
+// nil. A handler error defers the message; a panic counts as an error, so
+// that one bad message cannot stop the host.
+func (w *Watcher) handle(ctx context.Context, m Message) (ok bool) {
+	err := w.call(ctx, m)
+	uid := imap.UID(m.UID)
+	if err == nil {
+		delete(w.retries, uid)
+		w.update(func(s *Stats) { s.Handled++ })
+		w.log.Debug("message handled", "uidvalidity", m.UIDValidity, "uid", m.UID, "bytes", len(m.Raw))
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	r := w.retries[uid]
+	delay := backoff(r.failures, w.cfg.MinBackoff, w.cfg.MaxBackoff)
+	r.failures++
+	r.next = time.Now().Add(delay)
+	w.retries[uid] = r
+	w.update(func(s *Stats) { s.HandlerErrors++ })
+	w.log.Warn("handler failed; the message stays unseen and will be offered again",
+		"uidvalidity", m.UIDValidity, "uid", m.UID, "err", err, "failures", r.failures, "retry_in", delay.Round(time.Millisecond))
+	return false
+}
+
+func (w *Watcher) call(ctx context.Context, m Message) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.log.Error("handler panicked", "uid", m.UID, "panic", v, "stack", string(debug.Stack()))
+			err = fmt.Errorf("handler panicked: %v", v)
+		}
+	}()
+	return w.handler(ctx, m)
+}
