@@ -50,13 +50,15 @@ type Stack struct {
 // fails the test, because CI must run these tests rather than skip them.
 func Start(tb testing.TB, opts Options) *Stack {
 	tb.Helper()
-	progs, err := findPrograms()
+	progs, err := programsFinder()
 	if err != nil {
 		msg := fmt.Sprintf("mailstack: no real mail servers: %v (.ci/run installs the Debian packages dovecot-imapd, dovecot-lmtpd and postfix, as root)", err)
 		if inCI() {
 			tb.Fatal(msg)
+		} else {
+			tb.Skip(msg)
 		}
-		tb.Skip(msg)
+		return nil // not reached with a real testing.TB
 	}
 	s, err := launch(progs, opts)
 	if err != nil {

@@ -33,6 +33,10 @@ var (
 	errFinder error
 )
 
+// programsFinder is findPrograms, replaceable by the test of what Start
+// does on a machine without the servers.
+var programsFinder = findPrograms
+
 // findPrograms looks the binaries and accounts up once per test binary.
 func findPrograms() (programs, error) {
 	findOnce.Do(func() { found, errFinder = lookPrograms() })
