@@ -1,0 +1,204 @@
+package sender
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// Config configures a Sender. URL is required; every other field has a
+// default.
+type Config struct {
+	// URL names the server: "smtps://host[:port]" for TLS from the first
+	// byte (port 465 by default), or "smtp://host[:port]" (port 587), which
+	// requires STARTTLS unless host is a loopback address ("localhost",
+	// 127.0.0.0/8, ::1), where the connection may stay in plain text. The
+	// URL carries neither credentials nor a path.
+	URL string
+	// Username and Password authenticate, when Username is set. The
+	// password is never logged.
+	Username string
+	Password string
+	// Auth chooses the mechanism: "plain", "login", or "" for PLAIN where
+	// the server offers it and LOGIN otherwise.
+	Auth string
+	// Helo is the name the sender gives in EHLO; default the machine's
+	// host name.
+	Helo string
+
+	// TLSConfig is used for smtps:// and STARTTLS; nil means the system's
+	// roots and the URL's host name. It is cloned, never modified.
+	TLSConfig *tls.Config
+	// Logger receives what the sender does; default slog.Default().
+	Logger *slog.Logger
+
+	// BatchSize is how many messages are claimed from the outbox at a
+	// time; default 50.
+	BatchSize int
+	// MinBackoff and MaxBackoff bound the waits after temporary failures:
+	// a message's next attempt after its n-th failure, and the next
+	// connection after n failed ones in a row, is MinBackoff doubled n
+	// times, at most MaxBackoff, with jitter. Defaults 5 seconds and 30
+	// minutes.
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+	// CommandTimeout bounds the wait for the answer to one command, and
+	// the dial; default 2 minutes. The answer to the end of DATA may take
+	// five times as long: servers scan the message before answering.
+	CommandTimeout time.Duration
+
+	// OnFailed, if set, is called once a message has been given up on for
+	// good (err is the server's *smtp.SMTPError, or another error that
+	// makes sending impossible) or was delivered to only some of its
+	// recipients (err is a *RecipientsError). It is called after the result
+	// is recorded in the outbox, on Run's goroutine; the host uses it to
+	// tell the referee. A host that wants the notice to be enqueued in the
+	// same transaction as the failure can do both in its Outbox.MarkFailed
+	// instead.
+	OnFailed func(msg store.OutMessage, err error)
+}
+
+// Defaults of Config.
+const (
+	DefaultBatchSize      = 50
+	DefaultMinBackoff     = 5 * time.Second
+	DefaultMaxBackoff     = 30 * time.Minute
+	DefaultCommandTimeout = 2 * time.Minute
+)
+
+func (c *Config) setDefaults() {
+	if c.Helo == "" {
+		c.Helo = defaultHelo()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = DefaultMinBackoff
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = DefaultMaxBackoff
+	}
+	if c.MaxBackoff < c.MinBackoff {
+		c.MaxBackoff = c.MinBackoff
+	}
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = DefaultCommandTimeout
+	}
+}
+
+// defaultHelo is the machine's name where it looks like a domain name;
+// "localhost" otherwise.
+func defaultHelo() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" || strings.ContainsAny(h, " \t\r\n") {
+		return "localhost"
+	}
+	return h
+}
+
+func (c *Config) validate() error {
+	switch strings.ToLower(c.Auth) {
+	case "", "plain", "login":
+	default:
+		return fmt.Errorf("sender: Auth %q: want \"plain\", \"login\" or \"\"", c.Auth)
+	}
+	if c.Username == "" && c.Password != "" {
+		return errors.New("sender: a Password without a Username")
+	}
+	if strings.ContainsAny(c.Helo, " \t\r\n") {
+		return fmt.Errorf("sender: Helo %q is not a host name", c.Helo)
+	}
+	return nil
+}
+
+// security is how a connection is protected.
+type security int
+
+const (
+	implicitTLS security = iota // smtps://
+	startTLS                    // smtp:// to a remote host
+	plaintext                   // smtp:// to a loopback address
+)
+
+func (s security) String() string {
+	switch s {
+	case implicitTLS:
+		return "tls"
+	case startTLS:
+		return "starttls"
+	case plaintext:
+		return "plain"
+	}
+	return fmt.Sprintf("security(%d)", int(s))
+}
+
+// endpoint is where and how to connect.
+type endpoint struct {
+	addr     string // host:port
+	host     string
+	security security
+}
+
+// parseURL applies the URL policy: smtps:// is TLS from the first byte;
+// smtp:// must upgrade with STARTTLS unless the host is a loopback address.
+func parseURL(raw string) (endpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error repeats the whole URL; keep only the reason, in case
+		// someone put a password into it.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return endpoint{}, fmt.Errorf("sender: invalid URL: %w", err)
+	}
+	var port string
+	var sec security
+	switch strings.ToLower(u.Scheme) {
+	case "smtps":
+		port, sec = "465", implicitTLS
+	case "smtp":
+		port, sec = "587", startTLS
+	default:
+		return endpoint{}, fmt.Errorf("sender: URL scheme %q: want smtps:// or smtp://", u.Scheme)
+	}
+	if u.User != nil {
+		return endpoint{}, errors.New("sender: the URL must not carry credentials: set Username and Password")
+	}
+	if u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return endpoint{}, errors.New("sender: the URL must be scheme://host[:port] only")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return endpoint{}, errors.New("sender: the URL has no host")
+	}
+	if p := u.Port(); p != "" {
+		port = p
+	}
+	if sec == startTLS && isLoopback(host) {
+		sec = plaintext
+	}
+	return endpoint{addr: net.JoinHostPort(host, port), host: host, security: sec}, nil
+}
+
+// isLoopback reports whether host certainly names this machine: "localhost"
+// or a loopback IP literal. Other names are not resolved.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

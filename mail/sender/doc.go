@@ -1,0 +1,34 @@
+// Package sender drains the host's outbox over SMTP.
+//
+// Every message the host sends is first written to the outbox, in the same
+// transaction as the change that caused it. A Sender takes the messages that
+// are due (Outbox.ClaimDue), sends them over one SMTP connection, reused for
+// the whole drain, and records each result:
+//
+//   - accepted (250): MarkSent;
+//   - a temporary failure (4xx) or a network error: MarkRetry, with the next
+//     attempt after an exponential backoff with jitter from
+//     Config.MinBackoff doubling to Config.MaxBackoff, for ever: a server
+//     that is down for hours delays mail, it never loses it;
+//   - a permanent failure (5xx): MarkFailed, and Config.OnFailed is called
+//     so that the host can tell the referee.
+//
+// Recipients are judged one by one: when some are refused for good (5xx to
+// RCPT) the message still goes to the others, is marked sent, and the
+// refusals are reported through OnFailed as a *RecipientsError. When some
+// are refused for now (4xx to RCPT), the transaction is abandoned and the
+// whole message is retried later, so that nobody gets it twice. A server
+// that limits recipients per transaction (LIMITS RCPTMAX, or 452 to RCPT)
+// gets the message in several transactions.
+//
+// Connections follow the URL policy: smtps:// (TLS from the first byte) or
+// smtp:// with STARTTLS, which is required unless the server is on a
+// loopback address. AUTH PLAIN or LOGIN is used when a username is set. The
+// package-level smtp.SendMail of go-smtp is not used: it demands STARTTLS
+// even on loopback, and opens a connection per message.
+//
+// Delivery is at least once: when a connection breaks after the data was
+// sent but before the server's answer arrived, the message is sent again,
+// with the same bytes and so the same Message-ID, which mail clients use to
+// hide the duplicate.
+package sender

@@ -1,0 +1,298 @@
+package sender_test
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/mail"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// waitLong bounds every wait: generous, for a loaded two-core machine; a
+// passing test never waits this long.
+const waitLong = 30 * time.Second
+
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+type testWriter struct {
+	t    *testing.T
+	mu   sync.Mutex
+	done bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	w := &testWriter{t: t}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.done = true
+		w.mu.Unlock()
+	})
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// memOutbox is an Outbox in memory that enforces the life of a message as
+// the store does: only claimed messages may be marked, and only once.
+type memOutbox struct {
+	mu     sync.Mutex
+	msgs   []*store.OutMessage
+	errors []string // misuse seen
+}
+
+func (o *memOutbox) add(ms ...store.OutMessage) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, m := range ms {
+		m.ID = int64(len(o.msgs) + 1)
+		m.Status = store.OutPending
+		m.CreatedAt = time.Now()
+		m.NextAttempt = m.CreatedAt
+		o.msgs = append(o.msgs, &m)
+	}
+}
+
+func (o *memOutbox) ClaimDue(_ context.Context, now time.Time, limit int) ([]store.OutMessage, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var due []*store.OutMessage
+	for _, m := range o.msgs {
+		if m.Status == store.OutPending && !m.NextAttempt.After(now) {
+			due = append(due, m)
+		}
+	}
+	slices.SortStableFunc(due, func(a, b *store.OutMessage) int { return a.NextAttempt.Compare(b.NextAttempt) })
+	var out []store.OutMessage
+	for _, m := range due[:min(len(due), limit)] {
+		m.Status = store.OutSending
+		out = append(out, *m)
+	}
+	return out, nil
+}
+
+func (o *memOutbox) mark(id int64, f func(m *store.OutMessage)) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if id < 1 || int(id) > len(o.msgs) {
+		o.errors = append(o.errors, fmt.Sprintf("mark of unknown message %d", id))
+		return store.ErrNotFound
+	}
+	m := o.msgs[id-1]
+	if m.Status != store.OutSending {
+		o.errors = append(o.errors, fmt.Sprintf("mark of message %d in status %s", id, m.Status))
+		return fmt.Errorf("message %d is %s, not claimed", id, m.Status)
+	}
+	m.Attempts++
+	f(m)
+	return nil
+}
+
+func (o *memOutbox) MarkSent(_ context.Context, id int64, now time.Time) error {
+	return o.mark(id, func(m *store.OutMessage) { m.Status, m.SentAt, m.LastError = store.OutSent, now, "" })
+}
+
+func (o *memOutbox) MarkRetry(_ context.Context, id int64, next time.Time, errText string) error {
+	return o.mark(id, func(m *store.OutMessage) { m.Status, m.NextAttempt, m.LastError = store.OutPending, next, errText })
+}
+
+func (o *memOutbox) MarkFailed(_ context.Context, id int64, errText string) error {
+	return o.mark(id, func(m *store.OutMessage) { m.Status, m.LastError = store.OutFailed, errText })
+}
+
+func (o *memOutbox) NextAttempt(context.Context) (time.Time, bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var next time.Time
+	ok := false
+	for _, m := range o.msgs {
+		if m.Status == store.OutPending && (!ok || m.NextAttempt.Before(next)) {
+			next, ok = m.NextAttempt, true
+		}
+	}
+	return next, ok, nil
+}
+
+func (o *memOutbox) snapshot() []store.OutMessage {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []store.OutMessage
+	for _, m := range o.msgs {
+		out = append(out, *m)
+	}
+	return out
+}
+
+func (o *memOutbox) count(status store.OutStatus) int {
+	n := 0
+	for _, m := range o.snapshot() {
+		if m.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+func (o *memOutbox) misuse() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.errors...)
+}
+
+// outMsg is the host's message number n to the given recipients.
+func outMsg(n int, to ...string) store.OutMessage {
+	id := fmt.Sprintf("<m%d.g1@host.example.org>", n)
+	raw := strings.ReplaceAll(fmt.Sprintf(`From: Mafia Host <host@example.org>
+To: %s
+Subject: Day 1 tally %d
+Message-ID: %s
+Auto-Submitted: auto-generated
+MIME-Version: 1.0
+Content-Type: text/plain; charset=utf-8
+
+Tally %d.
+.a line that starts with a dot
+`, strings.Join(to, ", "), n, id, n), "\n", "\r\n")
+	return store.OutMessage{MessageID: id, Game: "g1", Kind: "tally", From: "host@example.org", To: to, Raw: []byte(raw)}
+}
+
+// deliveries records what SMTP servers received, across restarts.
+type deliveries struct {
+	mu   sync.Mutex
+	msgs []mailserver.Message
+}
+
+func (d *deliveries) add(m mailserver.Message) {
+	d.mu.Lock()
+	d.msgs = append(d.msgs, m)
+	d.mu.Unlock()
+}
+
+// delivered returns, per Message-ID, the recipients of the transactions
+// that delivered it (one entry per transaction).
+func (d *deliveries) delivered() map[string][][]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string][][]string{}
+	for _, m := range d.msgs {
+		if !m.Delivered {
+			continue
+		}
+		id := headerID(m.Data)
+		out[id] = append(out[id], m.To)
+	}
+	return out
+}
+
+func (d *deliveries) all() []mailserver.Message {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]mailserver.Message(nil), d.msgs...)
+}
+
+func headerID(raw []byte) string {
+	m, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return "unparsable: " + err.Error()
+	}
+	return m.Header.Get("Message-Id")
+}
+
+func startServer(t *testing.T, opts mailserver.Options) *mailserver.Server {
+	t.Helper()
+	opts.Logger = discard
+	s, err := mailserver.Start(opts)
+	if err != nil {
+		t.Fatalf("mailserver.Start: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func testConfig(t *testing.T, smtpAddr string) sender.Config {
+	return sender.Config{
+		URL:            "smtp://" + smtpAddr,
+		Helo:           "host.example.org",
+		Logger:         testLogger(t),
+		MinBackoff:     5 * time.Millisecond,
+		MaxBackoff:     100 * time.Millisecond,
+		CommandTimeout: 10 * time.Second,
+		BatchSize:      4,
+	}
+}
+
+// failures collects OnFailed calls.
+type failures struct {
+	mu    sync.Mutex
+	calls []failed
+}
+
+type failed struct {
+	msg store.OutMessage
+	err error
+}
+
+func (f *failures) record(m store.OutMessage, err error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, failed{m, err})
+	f.mu.Unlock()
+}
+
+func (f *failures) list() []failed {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := append([]failed(nil), f.calls...)
+	slices.SortFunc(out, func(a, b failed) int { return cmp.Compare(a.msg.ID, b.msg.ID) })
+	return out
+}
+
+func runSender(t *testing.T, cfg sender.Config, ob sender.Outbox) *sender.Sender {
+	t.Helper()
+	s, err := sender.New(cfg, ob, time.Now)
+	if err != nil {
+		t.Fatalf("sender.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run returned %v, want nil", err)
+			}
+		case <-time.After(waitLong):
+			t.Errorf("Run did not return within %v of its context ending", waitLong)
+		}
+	})
+	return s
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", waitLong, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,370 @@
+package sender
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// Outbox is the queue of outgoing mail. *store.Store implements it.
+type Outbox interface {
+	// ClaimDue marks up to limit messages that are due at now as being
+	// sent and returns them, earliest due first.
+	ClaimDue(ctx context.Context, now time.Time, limit int) ([]store.OutMessage, error)
+	// MarkSent records that the server accepted a claimed message.
+	MarkSent(ctx context.Context, id int64, now time.Time) error
+	// MarkRetry makes a claimed message due again at next, after a
+	// temporary failure described by errText.
+	MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error
+	// MarkFailed records that a claimed message cannot be sent.
+	MarkFailed(ctx context.Context, id int64, errText string) error
+	// NextAttempt returns when the earliest message waiting to be sent is
+	// due; ok is false when none is waiting.
+	NextAttempt(ctx context.Context) (t time.Time, ok bool, err error)
+}
+
+var _ Outbox = (*store.Store)(nil)
+
+// Stats describe what a sender has done so far.
+type Stats struct {
+	// Sent counts messages the server accepted (for at least one
+	// recipient); Retried counts attempts that failed for now (4xx,
+	// network); Failed counts messages given up on (5xx). Refused counts
+	// recipients refused for good in messages that were sent to others.
+	Sent, Retried, Failed, Refused uint64
+	// Connects counts connections that were ready to send (after TLS and
+	// AUTH); ConnectFailures counts those that were not.
+	Connects, ConnectFailures uint64
+	// Drains counts completed passes over the due messages.
+	Drains uint64
+	// LastError is the latest error, "" if none.
+	LastError string
+}
+
+// Sender drains an Outbox. Create it with New and run it with Run.
+type Sender struct {
+	cfg    Config
+	ep     endpoint
+	tls    *tls.Config
+	outbox Outbox
+	clock  func() time.Time
+	log    *slog.Logger
+	kick   chan struct{}
+
+	// Only Run's goroutine touches these.
+	failures   int      // consecutive failures of the server or the outbox
+	unrecorded []record // results the outbox failed to record
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// record is a result to write to the outbox.
+type record struct {
+	what string
+	id   int64
+	save func(ctx context.Context) error
+	// after runs once save has succeeded (OnFailed).
+	after func()
+}
+
+// New checks cfg and returns a Sender for outbox. clock gives the time
+// used for the outbox (due times, sent times); nil means time.Now.
+func New(cfg Config, outbox Outbox, clock func() time.Time) (*Sender, error) {
+	if outbox == nil {
+		return nil, errors.New("sender: an outbox is required")
+	}
+	if clock == nil {
+		clock = time.Now
+	}
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	ep, err := parseURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	var tc *tls.Config
+	if cfg.TLSConfig != nil {
+		tc = cfg.TLSConfig.Clone()
+	} else {
+		tc = &tls.Config{}
+	}
+	if tc.ServerName == "" {
+		tc.ServerName = ep.host
+	}
+	if tc.MinVersion == 0 {
+		tc.MinVersion = tls.VersionTLS12
+	}
+	s := &Sender{
+		cfg:    cfg,
+		ep:     ep,
+		tls:    tc,
+		outbox: outbox,
+		clock:  clock,
+		kick:   make(chan struct{}, 1),
+	}
+	s.log = cfg.Logger.With("component", "sender", "server", ep.addr)
+	return s, nil
+}
+
+// Kick wakes the sender to look for due messages now: call it after
+// committing a transaction that enqueued mail (store.OutboxSignal does the
+// same). Kicks coalesce, and are ignored while the sender waits out a
+// backoff after the server failed: new mail does not make a down server
+// come back sooner. It never blocks.
+func (s *Sender) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns a snapshot of the sender's counters. It is safe to call
+// from any goroutine.
+func (s *Sender) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+func (s *Sender) update(f func(*Stats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
+}
+
+// Run sends due messages until ctx ends, and then returns nil. It sleeps
+// until the next message is due, a Kick, or the end of a backoff. Call it
+// once.
+func (s *Sender) Run(ctx context.Context) error {
+	s.log.Info("sending mail", "security", s.ep.security.String(), "auth", s.cfg.Username != "")
+	for ctx.Err() == nil {
+		err := s.flush(ctx)
+		if err == nil {
+			err = s.drain(ctx)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if err != nil {
+			delay := backoff(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
+			s.failures++
+			s.update(func(st *Stats) { st.LastError = err.Error() })
+			s.log.Warn("sending stopped; trying again later", "err", err, "retry_in", delay.Round(time.Millisecond), "failures", s.failures)
+			// Kicks are ignored meanwhile: the server or the outbox is
+			// failing, and new mail does not change that.
+			if !sleep(ctx, delay) {
+				break
+			}
+			continue
+		}
+		s.failures = 0
+		s.update(func(st *Stats) { st.Drains++ })
+		if !s.waitForWork(ctx) {
+			break
+		}
+	}
+	s.log.Info("stopped sending mail")
+	return nil
+}
+
+// waitForWork sleeps until the next message is due or a Kick; it reports
+// false when ctx ended.
+func (s *Sender) waitForWork(ctx context.Context) bool {
+	var timer <-chan time.Time
+	next, ok, err := s.outbox.NextAttempt(ctx)
+	switch {
+	case err != nil:
+		s.log.Warn("cannot read the outbox; looking again later", "err", err)
+		t := time.NewTimer(s.cfg.MinBackoff)
+		defer t.Stop()
+		timer = t.C
+	case ok:
+		t := time.NewTimer(max(next.Sub(s.clock()), 0))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.kick:
+	case <-timer:
+	}
+	return true
+}
+
+// drain sends every due message, over one connection. It returns an error
+// when the server cannot be reached or the outbox fails; the messages it
+// had claimed are then released for a later attempt.
+func (s *Sender) drain(ctx context.Context) error {
+	// Connect only when something is due.
+	next, ok, err := s.outbox.NextAttempt(ctx)
+	if err != nil {
+		return fmt.Errorf("read the outbox: %w", err)
+	}
+	if !ok || next.After(s.clock()) {
+		return nil
+	}
+	// Connect before claiming: while the server is down, messages stay
+	// as they are instead of collecting failed attempts.
+	c, err := s.connect(ctx)
+	if err != nil {
+		s.update(func(st *Stats) { st.ConnectFailures++ })
+		return err
+	}
+	s.update(func(st *Stats) { st.Connects++ })
+	defer func() {
+		if c != nil {
+			c.quit()
+		}
+	}()
+	for {
+		msgs, err := s.outbox.ClaimDue(ctx, s.clock(), s.cfg.BatchSize)
+		if err != nil {
+			return fmt.Errorf("claim due messages: %w", err)
+		}
+		if len(msgs) == 0 {
+			return nil
+		}
+		for i, m := range msgs {
+			if ctx.Err() != nil {
+				s.release(ctx, msgs[i:], "not attempted: the sender is stopping", 0)
+				return ctx.Err()
+			}
+			if c == nil {
+				// The connection broke on an earlier message: one new
+				// try, and if the server is gone, the rest of the batch
+				// waits as long as the next connection will.
+				if c, err = s.connect(ctx); err != nil {
+					s.update(func(st *Stats) { st.ConnectFailures++ })
+					delay := backoff(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
+					s.release(ctx, msgs[i:], "not attempted: "+err.Error(), delay)
+					return err
+				}
+				s.update(func(st *Stats) { st.Connects++ })
+			}
+			res := c.send(ctx, m)
+			s.apply(ctx, m, res)
+			if res.broken {
+				c.close()
+				c = nil
+			}
+		}
+		if err := s.flush(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// release makes claimed messages that were not attempted due again, after
+// delay.
+func (s *Sender) release(ctx context.Context, msgs []store.OutMessage, why string, delay time.Duration) {
+	next := s.clock().Add(delay)
+	for _, m := range msgs {
+		s.save(ctx, record{what: "release", id: m.ID, save: func(ctx context.Context) error {
+			return s.outbox.MarkRetry(ctx, m.ID, next, why)
+		}})
+	}
+}
+
+// apply records the result of one attempt.
+func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result) {
+	log := s.log.With("id", m.ID, "message_id", m.MessageID, "kind", m.Kind, "game", m.Game, "attempts", m.Attempts+1)
+	switch {
+	case r.sent:
+		s.update(func(st *Stats) {
+			st.Sent++
+			st.Refused += uint64(len(r.refused))
+		})
+		rec := record{what: "mark sent", id: m.ID, save: func(ctx context.Context) error {
+			return s.outbox.MarkSent(ctx, m.ID, s.clock())
+		}}
+		if len(r.refused) > 0 {
+			rerr := &RecipientsError{Refused: r.refused}
+			log.Warn("sent, but some recipients were refused", "err", rerr)
+			rec.after = func() { s.onFailed(m, rerr) }
+		} else {
+			log.Debug("sent", "recipients", len(m.To))
+		}
+		s.save(ctx, rec)
+	case r.permanent:
+		s.update(func(st *Stats) {
+			st.Failed++
+			st.LastError = r.err.Error()
+		})
+		log.Error("the server refused the message for good", "err", r.err)
+		s.save(ctx, record{what: "mark failed", id: m.ID, save: func(ctx context.Context) error {
+			return s.outbox.MarkFailed(ctx, m.ID, r.err.Error())
+		}, after: func() { s.onFailed(m, r.err) }})
+	default:
+		delay := backoff(m.Attempts, s.cfg.MinBackoff, s.cfg.MaxBackoff)
+		next := s.clock().Add(delay)
+		s.update(func(st *Stats) {
+			st.Retried++
+			st.LastError = r.err.Error()
+		})
+		log.Warn("sending failed for now; will retry", "err", r.err, "retry_in", delay.Round(time.Millisecond))
+		s.save(ctx, record{what: "mark retry", id: m.ID, save: func(ctx context.Context) error {
+			return s.outbox.MarkRetry(ctx, m.ID, next, r.err.Error())
+		}})
+	}
+}
+
+func (s *Sender) onFailed(m store.OutMessage, err error) {
+	if s.cfg.OnFailed == nil {
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("OnFailed panicked", "message_id", m.MessageID, "panic", v)
+		}
+	}()
+	s.cfg.OnFailed(m, err)
+}
+
+// recordTimeout bounds one write of a result to the outbox.
+const recordTimeout = 30 * time.Second
+
+// save writes a result to the outbox. What has been sent must be recorded
+// even while Run is stopping, so the write does not end with ctx. A
+// result the outbox cannot take now is kept and written before anything
+// else is sent (flush); until then the message stays claimed, and is not
+// sent again.
+func (s *Sender) save(ctx context.Context, r record) {
+	if err := s.write(ctx, r); err != nil {
+		s.log.Error("cannot record a result in the outbox; keeping it to record later", "what", r.what, "id", r.id, "err", err)
+		s.unrecorded = append(s.unrecorded, r)
+	}
+}
+
+func (s *Sender) write(ctx context.Context, r record) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := r.save(ctx); err != nil {
+		return err
+	}
+	if r.after != nil {
+		r.after()
+	}
+	return nil
+}
+
+// flush writes the results the outbox could not take before.
+func (s *Sender) flush(ctx context.Context) error {
+	for len(s.unrecorded) > 0 {
+		r := s.unrecorded[0]
+		if err := s.write(ctx, r); err != nil {
+			return fmt.Errorf("record earlier results in the outbox (%s of %d): %w", r.what, r.id, err)
+		}
+		s.unrecorded = s.unrecorded[1:]
+	}
+	return nil
+}
