@@ -19,24 +19,47 @@ import (
 // other scripts (Japanese dakuten, Indic vowel signs) change the letter and
 // are kept.
 func NormalizeName(s string) string {
-	s = norm.NFKD.String(cases.Fold().String(s))
+	// Decompose before folding too: some compatibility characters
+	// (U+03D3) decompose into capitals.
+	s = norm.NFKD.String(cases.Fold().String(norm.NFKD.String(s)))
 	var b strings.Builder
 	b.Grow(len(s))
-	dropMarks := false
+	// keepMarks: the last rune kept is a letter whose marks matter. Marks
+	// after anything else (a Latin letter, a digit, a space that was
+	// dropped) go, so that a second pass finds nothing more to drop.
+	keepMarks := false
 	for _, r := range s {
 		switch {
-		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r):
-			if !dropMarks {
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r):
+			if keepMarks {
 				b.WriteRune(r)
 			}
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
+		case unicode.IsLetter(r):
+			b.WriteRune(caseClass(r))
+			keepMarks = !unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic)
+		case unicode.IsDigit(r):
 			b.WriteRune(r)
-			dropMarks = unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic)
+			keepMarks = false
 		default:
-			dropMarks = false
+			keepMarks = false
 		}
 	}
 	return norm.NFC.String(b.String())
+}
+
+// caseClass maps a letter to one fixed member of its case-folding orbit:
+// the lower case of its smallest member. Full case folding alone is not
+// idempotent for every script (it sends lowercase Cherokee to uppercase),
+// and names are compared as keys, so the same name must always give the
+// same key.
+func caseClass(r rune) rune {
+	lowest := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < lowest {
+			lowest = f
+		}
+	}
+	return unicode.ToLower(lowest)
 }
 
 // maxLength bounds EXTEND and GRANT: a longer one is more likely a typo

@@ -1,0 +1,41 @@
+package command
+
+import (
+	"strings"
+	"testing"
+)
+
+var allSets = []Set{Thread, Private, Mafia, Referee, Host, Signup}
+
+func FuzzCommandLine(f *testing.F) {
+	for _, s := range []string{
+		"VOTE Alice", "Alice >> Bob", "vote null.", "*VOTE: Mary Ann*, she lied", "NO KILL tonight",
+		"ADD Bob bob@example.org<mailto:bob@example.org>", "REPLACE Ann WITH <x@y.z>", "REJECT 3 SUSPEND",
+		"EXTEND 1d 6h", "DEADLINE 2025-03-07 18:00 Europe/Berlin", "NEW GAME oak", "JOIN Zoë", "ANNOUNCE hi\nthere",
+		"Lock in your votes", "\u200bVOTE\u00a0Bob", "##vote for bob", "GRANT 99999999999999999999h",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, set := range allSets {
+			cmd, ok, err := ParseLine(line, set)
+			if err != nil && !ok {
+				t.Fatalf("%s %q: an error line must be ok", set, line)
+			}
+			if ok && err == nil && !inSet[set][cmd.Verb] {
+				t.Fatalf("%s %q: verb %q is not in the set", set, line, cmd.Verb)
+			}
+			if ok && err == nil && (cmd.Verb == Kill || cmd.Verb == Inspect || cmd.Verb == Protect || cmd.Verb == Shoot) && cmd.Target == "" {
+				t.Fatalf("%s %q: %s without a target", set, line, cmd.Verb)
+			}
+			res := Parse(line, set)
+			if res.Lines() > strings.Count(line, "\n")+strings.Count(line, "\r")+1 {
+				t.Fatalf("%s %q: more command lines than lines", set, line)
+			}
+		}
+		n := NormalizeName(line)
+		if NormalizeName(n) != n {
+			t.Fatalf("NormalizeName is not idempotent on %q: %q then %q", line, n, NormalizeName(n))
+		}
+	})
+}
