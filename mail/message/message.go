@@ -287,7 +287,10 @@ func (w *walker) walk(e *gomessage.Entity, entErr error, depth int) (*node, erro
 // charset (or a wrong one) and is most likely windows-1252, the legacy
 // charset of most clients that get this wrong.
 func (w *walker) toUTF8(b []byte, charset string) string {
+	// Line ends become "\n"; a CR left alone (decoded from base64 or
+	// quoted-printable, or before a boundary) ends a line too.
 	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	b = bytes.ReplaceAll(b, []byte("\r"), []byte("\n"))
 	if utf8.Valid(b) {
 		return string(b)
 	}
