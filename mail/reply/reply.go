@@ -133,19 +133,15 @@ scan:
 
 	// Mobile clients sign with a line such as "Sent from my iPhone" and no
 	// "-- " above it: move trailing ones into the signature.
-	for {
-		last := -1
-		for j := len(lines) - 1; j >= 0; j-- {
-			if kinds[j] == kNew && !blank(lines[j]) {
-				last = j
-				break
-			}
+	for j := len(lines) - 1; j >= 0; j-- {
+		if kinds[j] != kNew || blank(lines[j]) {
+			continue
 		}
-		if last < 0 || !isMobileSignature(lines[last]) {
+		if !isMobileSignature(lines[j]) {
 			break
 		}
-		kinds[last] = kSig
-		setCut("signature", last)
+		kinds[j] = kSig
+		setCut("signature", j)
 	}
 
 	var newLines, quoted, sig []string
@@ -230,7 +226,8 @@ var (
 	attrDated = regexp.MustCompile(`(?i)^(?:on|am|le|el)\s.+?\s(?:wrote|schrieb|a écrit|escribió|escribio)(?:\s[^:]*)?\s?:$`)
 	// "Host <h@x> wrote:", "Host schrieb:" and the like: only an attribution
 	// when "> " lines follow.
-	attrBare = regexp.MustCompile(`(?i)^.+?\s(?:wrote|schrieb|a écrit|escribió|escribio)(?:\s[^:]*)?\s?:$`)
+	attrBare   = regexp.MustCompile(`(?i)^.+?\s(?:wrote|schrieb|a écrit|escribió|escribio)(?:\s[^:]*)?\s?:$`)
+	datedStart = regexp.MustCompile(`(?i)^(?:on|am|le|el)\s`)
 	// An attribution that has a time, a year or an address in it is one
 	// beyond doubt, even with no "> " lines below it.
 	attrEvidence = regexp.MustCompile(`\d{1,2}[:.h]\d{2}|\d{4}|@`)
@@ -265,7 +262,13 @@ func attribution(lines []string, i int) (n int, strong bool) {
 		return 0, false
 	}
 	joined := ""
-	for k := 0; k < maxJoin && i+k < len(lines); k++ {
+	// Only a dated attribution ("On …", "Am …", "Le …", "El …") is ever
+	// wrapped; anything else is tried as one line.
+	join := 1
+	if datedStart.MatchString(first) {
+		join = maxJoin
+	}
+	for k := 0; k < join && i+k < len(lines); k++ {
 		l := norm(lines[i+k])
 		if l == "" || (k > 0 && isQuoteLine(lines[i+k])) {
 			break
