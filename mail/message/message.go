@@ -283,9 +283,11 @@ func (w *walker) walk(e *gomessage.Entity, entErr error, depth int) (*node, erro
 }
 
 // toUTF8 makes sure text is valid UTF-8. go-message has already converted
-// declared charsets it knows; what is left invalid is mail that declares no
-// charset (or a wrong one) and is most likely windows-1252, the legacy
-// charset of most clients that get this wrong.
+// declared charsets it knows. Text that is still not UTF-8 either declares
+// UTF-8 and has a few bad bytes (they become U+FFFD, the rest stays as
+// written), or declares nothing, US-ASCII or an unknown charset, and is then
+// most likely windows-1252, the legacy charset of most clients that get
+// this wrong.
 func (w *walker) toUTF8(b []byte, charset string) string {
 	// Line ends become "\n"; a CR left alone (decoded from base64 or
 	// quoted-printable, or before a boundary) ends a line too.
@@ -293,6 +295,10 @@ func (w *walker) toUTF8(b []byte, charset string) string {
 	b = bytes.ReplaceAll(b, []byte("\r"), []byte("\n"))
 	if utf8.Valid(b) {
 		return string(b)
+	}
+	if cs := strings.ToLower(charset); cs == "utf-8" || cs == "utf8" {
+		w.msg.Warnings = append(w.msg.Warnings, "text declared as UTF-8 holds invalid bytes; they were replaced")
+		return strings.ToValidUTF8(string(b), "\uFFFD")
 	}
 	if d, err := charmap.Windows1252.NewDecoder().Bytes(b); err == nil {
 		w.msg.Warnings = append(w.msg.Warnings, fmt.Sprintf("text is not valid in charset %q; read as windows-1252", charset))

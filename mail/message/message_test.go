@@ -135,6 +135,12 @@ func TestParseLenient(t *testing.T) {
 		t.Errorf("text %q", m.Text)
 	}
 
+	// Declared UTF-8 with one bad byte: the rest is kept as written.
+	m, err = Parse([]byte("From: a@example.org\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nVOTE Zoë \xff\r\n"))
+	if err != nil || m.Text != "VOTE Zoë \uFFFD" {
+		t.Errorf("bad byte in UTF-8: %v %q", err, m.Text)
+	}
+
 	// An unknown charset is a warning, not a refusal.
 	m, err = Parse([]byte("From: a@example.org\r\nContent-Type: text/plain; charset=x-unknown\r\n\r\nVOTE Bob\r\n"))
 	if err != nil || m.Text != "VOTE Bob" || len(m.Warnings) != 1 {
