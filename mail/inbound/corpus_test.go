@@ -110,3 +110,29 @@ func checkInvariants(t *testing.T, r Report) {
 		t.Errorf("a bounce must be ignored: %+v", v)
 	}
 }
+
+// BenchmarkInspectCorpus reads the whole corpus once per iteration: the cost
+// of taking in a day's worth of varied mail.
+func BenchmarkInspectCorpus(b *testing.B) {
+	files, err := filepath.Glob("testdata/*.msg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var msgs [][]byte
+	size := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs = append(msgs, raw)
+		size += len(raw)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, raw := range msgs {
+			Inspect(raw, testConfig, testDirectory)
+		}
+	}
+}
