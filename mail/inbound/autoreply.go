@@ -20,13 +20,14 @@ const (
 
 // outOfOfficeSubject matches the subjects auto-responders use: Outlook's
 // "Automatic reply:" and the like in the four languages the host reads,
-// "Out of Office:" and "Abwesenheitsnotiz:". A colon is required so that a
-// player's "Out of office next week" is not taken for one.
+// "Out of Office:" and "Abwesenheitsnotiz:". A colon is required, and words
+// a person might start a subject with ("Vacation:", "Absence:") are left
+// out, so that a player's own message is never taken for one.
 var outOfOfficeSubject = regexp.MustCompile(`(?i)^\s*(?:` +
-	`automatic reply|auto(?:matic)?[- ]?reply|auto(?:matic)? response|autoresponse|out of (?:the )?office|ooo|vacation|` +
-	`automatische antwort|abwesenheitsnotiz|abwesend|` +
-	`réponse automatique|reponse automatique|absence|absent\(e\)|` +
-	`respuesta automática|respuesta automatica|fuera de la oficina|ausencia` +
+	`automatic reply|auto[- ]?reply|automatic response|auto[- ]?response|out of (?:the )?office|` +
+	`automatische antwort|abwesenheitsnotiz|` +
+	`réponse automatique|reponse automatique|` +
+	`respuesta automática|respuesta automatica|fuera de la oficina` +
 	`)\s*:`)
 
 // neverAnswer reports why m must get no answer, or nil. The order matters

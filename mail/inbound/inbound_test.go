@@ -298,3 +298,20 @@ func TestInspectNeverPanics(t *testing.T) {
 		}
 	}
 }
+
+func TestOutOfOfficeSubjects(t *testing.T) {
+	auto := []string{"Automatic reply: [oak] Day 2", "AutoReply: x", "Auto-Reply: x", "Out of Office: Re: x",
+		"Automatische Antwort: x", "Abwesenheitsnotiz: x", "Réponse automatique : x", "Respuesta automática: x"}
+	human := []string{"Out of office next week", "Vacation: back Monday, VOTE Bob stands", "Absence: I'll miss Day 3",
+		"Re: Automatic replies are annoying", "[oak] automatic reply: explained"}
+	for _, s := range auto {
+		if !outOfOfficeSubject.MatchString(s) {
+			t.Errorf("%q not taken for an automatic reply", s)
+		}
+	}
+	for _, s := range human {
+		if outOfOfficeSubject.MatchString(s) {
+			t.Errorf("%q taken for an automatic reply", s)
+		}
+	}
+}
