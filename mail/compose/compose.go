@@ -1,0 +1,200 @@
+// Package compose turns what happens in a game into the mail the host sends:
+// complete RFC 5322 messages, one per recipient, ready for the outbox.
+//
+// Every message the host sends is caused by an engine.Event and addressed by
+// its To (engine.Audience): Public is every player (living and dead), every
+// observer and the referee; Mafia is the living Mafiosi; Slot is one player;
+// Referee the referee; Address one address that holds no seat. Compose
+// resolves the audience against the game's state and writes each reader
+// their own copy: their own Reply-To, their own line of state, their own
+// footer of commands and addresses.
+//
+// Conversations. Each reader sees a game as a few conversations: the town
+// thread, their private channel (the referee's channel, for the referee) and,
+// for a Mafioso, the mafia list. Every message carries In-Reply-To and
+// References naming a fixed root for its conversation (<GAME.thread@domain>,
+// <GAME.p.SLOT@domain>, <GAME.mafia@domain>, ...). The root is never sent:
+// Thunderbird and other RFC 5256 clients thread by it anyway, and Gmail
+// joins messages that share a reference and a subject. Gmail also demands
+// the same subject, so the Subject header is constant per conversation
+// ("[GAME] Town thread") and the news is the first line of the body, which
+// is what Gmail, Apple Mail and phones show under the subject in a list.
+// A subject that carried the news would split every message into a
+// conversation of its own.
+//
+// Message-IDs are derived from the game, the sequence numbers of the events
+// in the game's log, the recipient and the kind: composing the same events
+// again gives the same Message-IDs, so a copy resent after a crash is
+// recognised as a duplicate by every mail client.
+//
+// Relays (thread posts, the mafia list) come From the host's own address
+// with the author's game name as display name, as Mailman's munge_from does:
+// the author's address never appears, and DMARC holds.
+package compose
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/templates"
+)
+
+// Kinds of message, the values of X-Mafiamail-Kind (DESIGN.md "What the host
+// sends"), for mail filters.
+const (
+	KindRole    = "role"    // a role message (S3)
+	KindThread  = "thread"  // the town thread: posts, digests, days, votes, closes
+	KindTally   = "tally"   // a tally sent on request
+	KindDawn    = "dawn"    // the dawn report (N9)
+	KindConfirm = "confirm" // a reply to commands, all or some accepted; sign-up and action receipts
+	KindError   = "error"   // a reply whose commands were all refused, or a refused message
+	KindMafia   = "mafia"   // the mafia list
+	KindReferee = "referee" // the referee's channel
+	KindEnd     = "end"     // the game's end (W2)
+	KindPrivate = "private" // other private news: an inspection's answer, a reminder
+)
+
+const (
+	productName = "mafiamail"
+	digestKind  = "digest"
+	// hashDigits is how many hex digits of a SHA-256 name an address or an
+	// outside identifier in a Message-ID: enough to tell a game's readers
+	// apart. A copy's Message-ID only names its own reader.
+	hashDigits = 12
+)
+
+// Message is one outgoing message: complete RFC 5322 bytes with their SMTP
+// envelope.
+type Message struct {
+	// MessageID is the Message-ID the bytes carry, with angle brackets.
+	MessageID string
+	Game      string
+	// Kind is the X-Mafiamail-Kind value.
+	Kind string
+	// From and To are the SMTP envelope: the host's bare address, and the
+	// one recipient of this copy.
+	From string
+	To   []string
+	Raw  []byte
+	// Recipient names the copy's reader: "s3" (seat 3), "ref" (the
+	// referee), "a-…" (an observer or other address).
+	Recipient string
+	Date      time.Time
+	// Contents lists the kinds of news the message carries, in order (see
+	// package templates), for logs.
+	Contents []string
+}
+
+// Directory holds what the game state does not: the tokens of the
+// participants who hold no seat. Players' tokens are engine.Player.Token.
+type Directory struct {
+	// RefereeToken is the referee's token in this game.
+	RefereeToken string
+	// Observers maps an observer's address (any case) to their token; an
+	// observer without one can only be written to, not answer.
+	Observers map[string]string
+}
+
+func (d Directory) observerToken(addr string) string {
+	for a, t := range d.Observers {
+		if strings.EqualFold(a, addr) {
+			return t
+		}
+	}
+	return ""
+}
+
+// Logged is an event with its sequence number in the game's log.
+type Logged struct {
+	Seq   int64
+	Event engine.Event
+}
+
+// Composer writes the host's mail for one host address.
+type Composer struct {
+	host   string
+	local  string
+	domain string
+}
+
+// New returns a Composer for the host's bare address, host@example.org.
+func New(host string) (*Composer, error) {
+	a, err := mail.ParseAddress(host)
+	if err != nil {
+		return nil, fmt.Errorf("compose: host address %q: %w", host, err)
+	}
+	local, domain, ok := strings.Cut(a.Address, "@")
+	if !ok || local == "" || domain == "" {
+		return nil, fmt.Errorf("compose: host address %q has no domain", host)
+	}
+	if strings.Contains(local, "+") {
+		return nil, fmt.Errorf("compose: host address %q must be the bare address, without a +tag", host)
+	}
+	return &Composer{host: strings.ToLower(a.Address), local: strings.ToLower(local), domain: strings.ToLower(domain)}, nil
+}
+
+// Host returns the host's bare address.
+func (c *Composer) Host() string { return c.host }
+
+// Address kinds of DESIGN.md "Addresses".
+func (c *Composer) tagged(tag string) string { return c.local + "+" + tag + "@" + c.domain }
+
+// ThreadAddress is a participant's way into the town thread.
+func (c *Composer) ThreadAddress(game, token string) string {
+	return c.tagged(game + "-t-" + token)
+}
+
+// PrivateAddress is a participant's private channel.
+func (c *Composer) PrivateAddress(game, token string) string {
+	return c.tagged(game + "-p-" + token)
+}
+
+// MafiaAddress is a Mafioso's way into the mafia list.
+func (c *Composer) MafiaAddress(game, token string) string {
+	return c.tagged(game + "-m-" + token)
+}
+
+// SignupAddress is a game's public sign-up address.
+func (c *Composer) SignupAddress(game string) string { return c.tagged(game) }
+
+// msgID builds a Message-ID from dot-separated parts, with brackets.
+func (c *Composer) msgID(parts ...string) string {
+	return "<" + strings.Join(parts, ".") + "@" + c.domain + ">"
+}
+
+// seqPart names the events a message carries: "41", or "41-45".
+func seqPart(first, last int64) string {
+	if first == last {
+		return strconv.FormatInt(first, 10)
+	}
+	return strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
+}
+
+// hashKey is a short stable digest, for addresses and outside identifiers
+// in Message-IDs: it names them without showing them.
+func hashKey(s string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(s))))
+	return hex.EncodeToString(sum[:])[:hashDigits]
+}
+
+// gameZone is where times are shown (D8).
+func gameZone(s *engine.State) *time.Location {
+	if s == nil {
+		z, err := time.LoadLocation("America/New_York")
+		if err != nil {
+			return time.UTC
+		}
+		return z
+	}
+	return s.GameZone()
+}
+
+func moment(s *engine.State, t, now time.Time) templates.Moment {
+	return templates.Moment{T: t, Now: now, Zone: gameZone(s)}
+}

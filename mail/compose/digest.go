@@ -1,0 +1,71 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/templates"
+)
+
+// Digest is the thread's posts and votes of one digest interval (T1).
+type Digest struct {
+	// State is the game now, at the digest's send time.
+	State *engine.State
+	Dir   Directory
+	// Events are the interval's thread events, in log order; those that
+	// Digestible refuses are an error.
+	Events []Logged
+	// Since is when the interval began (zero: not shown).
+	Since time.Time
+	Now   time.Time
+}
+
+// Digest composes one digest for every reader of the thread: the posts
+// and votes in order, ending with the official tally while a vote runs
+// (D15).
+func (c *Composer) Digest(dg Digest) ([]Message, error) {
+	s := dg.State
+	if s == nil {
+		return nil, errors.New("compose: a digest needs the game's state")
+	}
+	if len(dg.Events) == 0 {
+		return nil, errors.New("compose: a digest needs at least one event")
+	}
+	posts, votes := 0, 0
+	for _, l := range dg.Events {
+		if !Digestible(l.Event) {
+			return nil, fmt.Errorf("compose: event %d (%s) does not go into digests", l.Seq, l.Event.Type)
+		}
+		if l.Event.Type == engine.EvThreadPost || l.Event.Type == engine.EvPostRelayed {
+			posts++
+		} else {
+			votes++
+		}
+	}
+	first, last := dg.Events[0].Seq, dg.Events[len(dg.Events)-1].Seq
+	var out []Message
+	for _, d := range deliveries(engine.Event{To: engine.Audience{Public: true}}, s, dg.Dir) {
+		intro := &templates.Section{Kind: digestKind, Count: posts, Total: votes,
+			At: moment(s, dg.Since, dg.Now), When: moment(s, dg.Now, dg.Now)}
+		secs := []*templates.Section{intro}
+		for _, l := range dg.Events {
+			sec, err := c.section(l.Event, s, d)
+			if err != nil {
+				return nil, fmt.Errorf("compose: digest: event %d: %w", l.Seq, err)
+			}
+			secs = append(secs, sec)
+		}
+		m, err := c.finish(draft{
+			game: s.Game, d: d, state: s, now: dg.Now, sections: secs, main: intro,
+			self: selfView(s, d.r, dg.Now), tally: runningTally(s, dg.Now),
+			id: c.msgID(s.Game, seqPart(first, last), d.r.key, "t", digestKind),
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

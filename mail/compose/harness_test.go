@@ -1,0 +1,348 @@
+package compose_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/compose"
+)
+
+const (
+	hostAddr = "host@example.org"
+	refAddr  = "ref@example.org"
+	refToken = "trefereeqqqq"
+)
+
+// t0 is a Tuesday afternoon, far from any weekend (as in the engine's
+// tests): 10:00 in the game's zone.
+var t0 = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+
+var names11 = []string{"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi",
+	"Ivan", "Judy", "Mallory"}
+
+var names25 = []string{"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi",
+	"Ivan", "Judy", "Mallory", "Niaj", "Olivia", "Peggy", "Quentin", "Rupert", "Sybil",
+	"Trent", "Ursula", "Victor", "Walter", "Xena", "Yuri", "Zoë", "Mary-Jo O'Neil"}
+
+// tokenFor makes a participant's token: lowercase base32 letters, as the
+// host's are, and unique per name.
+func tokenFor(name string) string {
+	var b strings.Builder
+	b.WriteString("t")
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' {
+			b.WriteRune(r)
+		}
+	}
+	for b.Len() < 12 {
+		b.WriteString("q")
+	}
+	return b.String()
+}
+
+func addrFor(name string) string {
+	return strings.ToLower(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return -1
+	}, name)) + "@players.example.net"
+}
+
+func seeded(seed uint64) *rand.ChaCha8 {
+	var k [32]byte
+	for i := range 8 {
+		k[i] = byte(seed >> (8 * i))
+	}
+	return rand.NewChaCha8(k)
+}
+
+// sent is one composed message with what caused it.
+type sent struct {
+	compose.Message
+	step string
+	// ended: the game had ended when the message was composed (roles may
+	// then be public, W2).
+	ended bool
+}
+
+// harness drives a real game through the engine and composes every event,
+// as the host does: each command's events as a Batch, with one Reply to
+// the sender for command lines; each clock step as a Batch.
+type harness struct {
+	t     *testing.T
+	c     *compose.Composer
+	s     *engine.State
+	dir   compose.Directory
+	seq   int64
+	now   time.Time
+	rand  *rand.ChaCha8
+	inbox int
+	all   []sent
+	step  string
+	// history is every event logged, in order.
+	history []compose.Logged
+}
+
+func newHarness(t *testing.T, setup engine.Setup, game string, seed uint64) *harness {
+	t.Helper()
+	c, err := compose.New(hostAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, c: c, now: t0, rand: seeded(seed),
+		dir: compose.Directory{RefereeToken: refToken, Observers: map[string]string{}}}
+	s, evs, err := engine.NewGame(game, refAddr, setup, t0)
+	if err != nil {
+		t.Fatalf("NewGame: %v", err)
+	}
+	h.step = "new game"
+	h.batch(nil, evs, nil)
+	h.s = s
+	return h
+}
+
+func (h *harness) logged(evs []engine.Event) []compose.Logged {
+	var out []compose.Logged
+	for _, e := range evs {
+		h.seq++
+		out = append(out, compose.Logged{Seq: h.seq, Event: e})
+	}
+	h.history = append(h.history, out...)
+	return out
+}
+
+func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine.Actor) []compose.Message {
+	h.t.Helper()
+	if len(evs) == 0 {
+		return nil
+	}
+	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir, Sender: sender})
+	if err != nil {
+		h.t.Fatalf("%s: Batch: %v", h.step, err)
+	}
+	h.record(msgs)
+	return msgs
+}
+
+func (h *harness) record(msgs []compose.Message) {
+	for _, m := range msgs {
+		h.all = append(h.all, sent{Message: m, step: h.step, ended: h.s != nil && h.s.Phase == engine.EndedPhase})
+	}
+}
+
+// result is what one command caused.
+type result struct {
+	events []engine.Event
+	err    error
+	msgs   []compose.Message
+	reply  compose.Message
+}
+
+// run applies one command line, composing its events and the reply.
+func (h *harness) run(by engine.Actor, ch engine.Channel, line string, cmd engine.Command) result {
+	h.t.Helper()
+	cmd.By, cmd.Channel = by, ch
+	h.step = fmt.Sprintf("%s %q", actorName(h.s, by), line)
+	before := h.s.Clone()
+	evs, err := engine.Apply(h.s, cmd, engine.Env{Now: h.now, Rand: h.rand})
+	var r result
+	r.events, r.err = evs, err
+	var refusal *engine.Refusal
+	if err != nil && !errors.As(err, &refusal) {
+		h.t.Fatalf("%s: %v", h.step, err)
+	}
+	if cmd.Verb == engine.CmdPost {
+		// Discussion gets no reply; its events go out as they are.
+		if err != nil {
+			h.t.Fatalf("%s: post refused: %v", h.step, err)
+		}
+		r.msgs = h.batch(before, evs, nil)
+		return r
+	}
+	sender := by
+	r.msgs = h.batch(before, evs, &sender)
+	h.inbox++
+	rep, rerr := h.c.Reply(compose.Reply{
+		State: h.s, Dir: h.dir, Sender: by, Channel: ch,
+		Cause:    fmt.Sprintf("<in%d@players.example.net>", h.inbox),
+		Subject:  "Re: [" + h.s.Game + "] Town thread",
+		Received: h.now.Add(-2 * time.Minute), Now: h.now,
+		Lines: []compose.Line{{Text: line, Err: err, Events: evs}},
+	})
+	if rerr != nil {
+		h.t.Fatalf("%s: Reply: %v", h.step, rerr)
+	}
+	h.record([]compose.Message{rep})
+	r.reply = rep
+	return r
+}
+
+// ok runs a command that must be accepted.
+func (h *harness) ok(by engine.Actor, ch engine.Channel, line string, cmd engine.Command) result {
+	h.t.Helper()
+	r := h.run(by, ch, line, cmd)
+	if r.err != nil {
+		h.t.Fatalf("%s: refused: %v", h.step, r.err)
+	}
+	return r
+}
+
+// refused runs a command that must be refused.
+func (h *harness) refused(by engine.Actor, ch engine.Channel, line string, cmd engine.Command) result {
+	h.t.Helper()
+	r := h.run(by, ch, line, cmd)
+	if r.err == nil {
+		h.t.Fatalf("%s: accepted, want a refusal", h.step)
+	}
+	return r
+}
+
+// tick moves the clock to t and composes what it made due.
+func (h *harness) tick(t time.Time) ([]compose.Message, []engine.Event) {
+	h.t.Helper()
+	h.now = t
+	h.step = "tick " + t.Format(time.RFC3339)
+	before := h.s.Clone()
+	evs := engine.Tick(h.s, t)
+	return h.batch(before, evs, nil), evs
+}
+
+// untilClose runs the clock to the next round close, tie extension or
+// dawn, and returns the messages of that step.
+func (h *harness) untilClose() []compose.Message {
+	h.t.Helper()
+	for range 10 {
+		d, ok := engine.NextDeadline(h.s)
+		if !ok {
+			h.t.Fatalf("nothing waits on the clock")
+		}
+		if d.Before(h.now) {
+			d = h.now
+		}
+		msgs, evs := h.tick(d)
+		for _, e := range evs {
+			switch e.Type {
+			case engine.EvRoundClosed, engine.EvTieExtended, engine.EvDawn:
+				return msgs
+			}
+		}
+	}
+	h.t.Fatalf("the clock never closed the round")
+	return nil
+}
+
+func hasKind(msgs []compose.Message, kind string) bool {
+	for _, m := range msgs {
+		if m.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func actorName(s *engine.State, a engine.Actor) string {
+	switch a.Kind {
+	case engine.ByPlayer:
+		if p := s.Player(a.Slot); p != nil {
+			return p.Name
+		}
+	case engine.ByReferee:
+		return "referee"
+	}
+	return a.Address
+}
+
+func (h *harness) slot(name string) int {
+	h.t.Helper()
+	for _, p := range h.s.Players {
+		if p.Name == name {
+			return p.Slot
+		}
+	}
+	h.t.Fatalf("no player %s", name)
+	return 0
+}
+
+func (h *harness) player(name string) engine.Actor { return engine.PlayerActor(h.slot(name)) }
+
+// withRole lists the living players of a role, in seat order.
+func (h *harness) withRole(r engine.Role) []string {
+	var out []string
+	for _, p := range h.s.Players {
+		if p.Alive && p.Role == r {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// town lists the living players who are not Mafia, in seat order.
+func (h *harness) town() []string {
+	var out []string
+	for _, p := range h.s.Players {
+		if p.Alive && p.Role != engine.Mafia {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+func (h *harness) key(name string) string { return fmt.Sprintf("s%d", h.slot(name)) }
+
+// to picks the message of a step that went to reader key.
+func to(t *testing.T, msgs []compose.Message, key string) compose.Message {
+	t.Helper()
+	for _, m := range msgs {
+		if m.Recipient == key {
+			return m
+		}
+	}
+	var keys []string
+	for _, m := range msgs {
+		keys = append(keys, m.Recipient+"/"+m.Kind)
+	}
+	t.Fatalf("no message to %s among %v", key, keys)
+	return compose.Message{}
+}
+
+// toAddr picks the message of a step that went to an address.
+func toAddr(t *testing.T, msgs []compose.Message, addr string) compose.Message {
+	t.Helper()
+	for _, m := range msgs {
+		if len(m.To) == 1 && m.To[0] == addr {
+			return m
+		}
+	}
+	t.Fatalf("no message to %s", addr)
+	return compose.Message{}
+}
+
+// toKind picks the message of a step that went to reader key with a kind.
+func toKind(t *testing.T, msgs []compose.Message, key, kind string) compose.Message {
+	t.Helper()
+	for _, m := range msgs {
+		if m.Recipient == key && m.Kind == kind {
+			return m
+		}
+	}
+	var keys []string
+	for _, m := range msgs {
+		keys = append(keys, m.Recipient+"/"+m.Kind)
+	}
+	t.Fatalf("no %s message to %s among %v", kind, key, keys)
+	return compose.Message{}
+}
+
+// Shorthands for commands.
+func vote(target string) engine.Command { return engine.Command{Verb: engine.CmdVote, Target: target} }
+func verb(v engine.Verb) engine.Command { return engine.Command{Verb: v} }
+func at(v engine.Verb, target string) engine.Command {
+	return engine.Command{Verb: v, Target: target}
+}
+func post(text string) engine.Command { return engine.Command{Verb: engine.CmdPost, Text: text} }

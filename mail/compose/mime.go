@@ -1,0 +1,262 @@
+package compose
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"mime"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-message"
+	gomail "github.com/emersion/go-message/mail"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/templates"
+)
+
+// draft is one reader's copy of a message, before it is laid out and
+// encoded.
+type draft struct {
+	game     string
+	d        delivery
+	state    *engine.State
+	now      time.Time
+	sections []*templates.Section
+	main     *templates.Section
+	headline string
+	self     *templates.Self
+	tally    *templates.Tally
+	// id is the Message-ID, with brackets.
+	id string
+	// kind is the X-Mafiamail-Kind value; empty: derived from the main
+	// section and the conversation.
+	kind string
+	// fromName is the display name of a relay's author; empty: the host.
+	fromName string
+}
+
+// finish lays out a draft and encodes it.
+func (c *Composer) finish(dr draft) (Message, error) {
+	s := dr.state
+	m := &templates.Message{
+		Game:     dr.game,
+		Channel:  dr.d.ch,
+		Reader:   dr.d.r.reader(),
+		Now:      moment(s, dr.now, dr.now),
+		Headline: dr.headline,
+		Self:     dr.self,
+		Sections: dr.sections,
+		Tally:    dr.tally,
+	}
+	if s != nil {
+		m.Footer = c.footer(s, dr.d)
+	} else {
+		m.Footer = templates.Footer{Channel: templates.Host}
+	}
+	kind := dr.kind
+	if kind == "" {
+		kind = headerKind(dr.main.Kind, dr.d)
+	}
+	m.Kind = kind
+	rendered, err := templates.Render(dr.main.Kind, m)
+	if err != nil {
+		return Message{}, fmt.Errorf("compose: %s for %s: %w", dr.main.Kind, dr.d.r.key, err)
+	}
+	var cv conversation
+	if dr.game != "" {
+		cv = c.conversation(dr.game, dr.d)
+	} else {
+		cv = conversation{subject: "[" + productName + "] " + rendered.Subject}
+	}
+	raw, err := c.encode(envelope{
+		id: dr.id, date: dr.now.In(gameZone(s)), game: dr.game, kind: kind,
+		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv,
+	}, rendered)
+	if err != nil {
+		return Message{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
+	}
+	var contents []string
+	for _, sec := range dr.sections {
+		contents = append(contents, sec.Kind)
+		if sec.Reply != nil {
+			for _, l := range sec.Reply.Lines {
+				for _, sub := range l.Sections {
+					contents = append(contents, sub.Kind)
+				}
+			}
+		}
+	}
+	return Message{
+		MessageID: dr.id, Game: dr.game, Kind: kind, From: c.host, To: []string{dr.d.r.addr},
+		Raw: raw, Recipient: dr.d.r.key, Date: dr.now, Contents: contents,
+	}, nil
+}
+
+// headerKind is the X-Mafiamail-Kind of a message, from its main news and
+// its conversation.
+func headerKind(main string, d delivery) string {
+	switch main {
+	case "role":
+		return KindRole
+	case "end":
+		return KindEnd
+	case "dawn":
+		return KindDawn
+	case "tally":
+		if d.ch != templates.Thread {
+			return KindTally
+		}
+	case "refused":
+		return KindError
+	}
+	switch {
+	case d.ch == templates.Thread:
+		return KindThread
+	case d.ch == templates.Mafia:
+		return KindMafia
+	case d.r.referee:
+		return KindReferee
+	}
+	switch main {
+	case "joined", "observer", "action", "extension", "held", "status", "help":
+		return KindConfirm
+	}
+	return KindPrivate
+}
+
+// fromName is the display name on the host's From: the author of a relay
+// (DMARC-safe, as Mailman's munge_from), or the game's host.
+func (c *Composer) fromName(game, author string) string {
+	switch {
+	case game == "":
+		return productName
+	case author != "":
+		return author + " (" + game + ")"
+	}
+	return "Mafia " + game
+}
+
+// envelope is what the header says about a message.
+type envelope struct {
+	id       string
+	date     time.Time
+	game     string
+	kind     string
+	fromName string
+	to       recipient
+	cv       conversation
+}
+
+// encode writes the message: RFC 5322 header, multipart/alternative with a
+// plain text and an HTML part, both UTF-8 and quoted-printable.
+//
+// The header fields are formatted by go-message/mail's Header; the body is
+// written by go-message's Writer with a boundary derived from the
+// Message-ID, so that composing the same message twice gives the same
+// bytes (mail.CreateInlineWriter would pick a random one).
+func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
+	var h gomail.Header
+	// textproto writes fields in the reverse order of Add; collect them in
+	// reading order and add them backwards.
+	type field struct{ k, v string }
+	var fields []field
+	fmtd := func(set func(*gomail.Header), key string) {
+		var t gomail.Header
+		set(&t)
+		if v := t.Get(key); v != "" {
+			fields = append(fields, field{key, v})
+		}
+	}
+	add := func(k, v string) { fields = append(fields, field{k, v}) }
+
+	fmtd(func(t *gomail.Header) { t.SetDate(env.date) }, "Date")
+	fmtd(func(t *gomail.Header) {
+		t.SetAddressList("From", []*gomail.Address{{Name: env.fromName, Address: c.host}})
+	}, "From")
+	toName := env.to.name
+	fmtd(func(t *gomail.Header) {
+		t.SetAddressList("To", []*gomail.Address{{Name: toName, Address: env.to.addr}})
+	}, "To")
+	if env.cv.replyTo != "" {
+		fmtd(func(t *gomail.Header) {
+			t.SetAddressList("Reply-To", []*gomail.Address{{Name: env.cv.replyName, Address: env.cv.replyTo}})
+		}, "Reply-To")
+	}
+	fmtd(func(t *gomail.Header) { t.SetSubject(env.cv.subject) }, "Subject")
+	add("Message-Id", env.id)
+	if env.cv.root != "" {
+		add("In-Reply-To", env.cv.root)
+		add("References", env.cv.root)
+	}
+	if env.cv.list {
+		add("List-Id", env.cv.listID)
+		add("List-Help", "<mailto:"+env.cv.help+"?body=HELP>")
+		if env.cv.post != "" {
+			add("List-Post", "<mailto:"+env.cv.post+">")
+		} else {
+			add("List-Post", "NO")
+		}
+		// RFC 2076; old vacation programs look at Precedence only.
+		add("Precedence", "list")
+	}
+	add("Auto-Submitted", "auto-generated")
+	add("X-Auto-Response-Suppress", "All")
+	add("X-Loop", c.host)
+	if env.game != "" {
+		add("X-Mafiamail-Game", env.game)
+	}
+	add("X-Mafiamail-Kind", env.kind)
+	add("MIME-Version", "1.0")
+	boundary := pickBoundary(env.id, r.Text, r.HTML)
+	add("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary}))
+	for i := len(fields) - 1; i >= 0; i-- {
+		h.Add(fields[i].k, fields[i].v)
+	}
+
+	var b bytes.Buffer
+	w, err := message.CreateWriter(&b, h.Header)
+	if err != nil {
+		return nil, err
+	}
+	for _, part := range []struct{ typ, body string }{{"text/plain", r.Text}, {"text/html", r.HTML}} {
+		var ph message.Header
+		ph.Set("Content-Transfer-Encoding", "quoted-printable")
+		ph.Set("Content-Disposition", "inline")
+		ph.Set("Content-Type", mime.FormatMediaType(part.typ, map[string]string{"charset": "utf-8"}))
+		pw, err := w.CreatePart(ph)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pw.Write([]byte(part.body)); err != nil {
+			return nil, err
+		}
+		if err := pw.Close(); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// pickBoundary derives the multipart boundary from the Message-ID. A body
+// that happens to hold it (a post can be written by anyone who can guess a
+// Message-ID) gets the next candidate.
+func pickBoundary(id string, bodies ...string) string {
+	for n := 0; ; n++ {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", id, n)))
+		b := "mafiamail-" + hex.EncodeToString(sum[:12])
+		clash := false
+		for _, body := range bodies {
+			if strings.Contains(body, b) {
+				clash = true
+			}
+		}
+		if !clash {
+			return b
+		}
+	}
+}

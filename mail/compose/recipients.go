@@ -1,0 +1,246 @@
+package compose
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/templates"
+)
+
+// recipient is one reader of a game's mail.
+type recipient struct {
+	// key names the reader in Message-IDs and roots: "s3", "ref", "a-…".
+	key      string
+	name     string
+	addr     string
+	token    string
+	slot     int
+	referee  bool
+	observer bool
+}
+
+func (r recipient) reader() templates.Reader {
+	return templates.Reader{Name: r.name, Slot: r.slot, Referee: r.referee, Observer: r.observer}
+}
+
+// delivery is one copy of an event: to whom, in which conversation.
+type delivery struct {
+	r  recipient
+	ch templates.Channel
+}
+
+func playerRecipient(p *engine.Player) recipient {
+	return recipient{key: "s" + strconv.Itoa(p.Slot), name: p.Name, addr: p.Address, token: p.Token, slot: p.Slot}
+}
+
+func refereeRecipient(s *engine.State, dir Directory) recipient {
+	return recipient{key: "ref", name: "Referee", addr: s.Referee, token: dir.RefereeToken, referee: true}
+}
+
+// addressRecipient is an observer, or an address that holds no seat (a
+// refused sign-up, a replaced player).
+func addressRecipient(s *engine.State, dir Directory, addr string) recipient {
+	r := recipient{key: "a-" + hashKey(addr), addr: addr}
+	if s != nil {
+		for _, o := range s.Observers {
+			if strings.EqualFold(o, addr) {
+				r.observer = true
+				r.token = dir.observerToken(addr)
+			}
+		}
+	}
+	return r
+}
+
+// playerByAddress finds the seat an address holds now.
+func playerByAddress(s *engine.State, addr string) *engine.Player {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Players {
+		if strings.EqualFold(s.Players[i].Address, addr) {
+			return &s.Players[i]
+		}
+	}
+	return nil
+}
+
+// deliveries resolves an event's audience against the state after it: the
+// readers, each with the conversation their copy belongs to. An empty
+// audience gives none.
+func deliveries(e engine.Event, s *engine.State, dir Directory) []delivery {
+	to := e.To
+	var out []delivery
+	seen := map[string]bool{}
+	add := func(r recipient, ch templates.Channel) {
+		if r.addr == "" || seen[r.key] {
+			return
+		}
+		seen[r.key] = true
+		out = append(out, delivery{r, ch})
+	}
+	if to.Public {
+		for i := range s.Players {
+			add(playerRecipient(&s.Players[i]), templates.Thread)
+		}
+		for _, o := range s.Observers {
+			add(addressRecipient(s, dir, o), templates.Thread)
+		}
+		add(refereeRecipient(s, dir), templates.Thread)
+		return out
+	}
+	if to.Mafia {
+		for i := range s.Players {
+			p := &s.Players[i]
+			if !p.Alive || p.Role != engine.Mafia {
+				continue
+			}
+			// T2: a mafia post goes to the other living Mafiosi; the
+			// author has it already.
+			if e.Type == engine.EvMafiaPost && p.Slot == e.Slot {
+				continue
+			}
+			add(playerRecipient(p), templates.Mafia)
+		}
+	}
+	if to.Slot > 0 {
+		if p := s.Player(to.Slot); p != nil {
+			add(playerRecipient(p), templates.Private)
+		}
+	}
+	if to.Address != "" {
+		add(addressRecipient(s, dir, to.Address), templates.Private)
+	}
+	if to.Referee {
+		add(refereeRecipient(s, dir), templates.Private)
+	}
+	return out
+}
+
+// isSender reports whether r is the participant a.
+func isSender(r recipient, a engine.Actor) bool {
+	switch a.Kind {
+	case engine.ByPlayer:
+		return r.slot == a.Slot
+	case engine.ByReferee:
+		return r.referee
+	default:
+		return a.Address != "" && strings.EqualFold(r.addr, a.Address)
+	}
+}
+
+// conversation is one of a reader's conversations in a game: its fixed
+// root Message-ID, its constant subject, and how its mail is answered.
+type conversation struct {
+	root    string
+	subject string
+	replyTo string // the reader's reply address in it
+	// replyName is the display name of the Reply-To, as the composer
+	// window will show where a plain Reply goes.
+	replyName string
+	// list: the conversation is a list (RFC 2369/2919 fields).
+	list   bool
+	listID string
+	post   string // List-Post: the reader's posting address, or "" for NO
+	help   string // List-Help: where HELP gets an answer
+}
+
+func (c *Composer) conversation(game string, d delivery) conversation {
+	r := d.r
+	var cv conversation
+	help := c.SignupAddress(game)
+	if r.token != "" {
+		help = c.PrivateAddress(game, r.token)
+	}
+	switch d.ch {
+	case templates.Thread:
+		cv.root = c.msgID(game, "thread")
+		cv.subject = "[" + game + "] Town thread"
+		cv.list = true
+		cv.listID = "\"" + game + " town thread\" <thread." + game + "." + c.domain + ">"
+		if r.token != "" {
+			cv.replyTo = c.ThreadAddress(game, r.token)
+			if !r.observer {
+				cv.post = cv.replyTo
+			}
+		} else {
+			cv.replyTo = c.SignupAddress(game)
+		}
+	case templates.Mafia:
+		cv.root = c.msgID(game, "mafia")
+		cv.subject = "[" + game + "] Mafia list"
+		cv.list = true
+		cv.listID = "\"" + game + " mafia list\" <mafia." + game + "." + c.domain + ">"
+		cv.replyTo = c.MafiaAddress(game, r.token)
+		cv.post = cv.replyTo
+	default:
+		switch {
+		case r.referee:
+			cv.root = c.msgID(game, "p", "ref")
+			cv.subject = "[" + game + "] Referee channel"
+		case r.slot > 0:
+			cv.root = c.msgID(game, "p", r.key)
+			cv.subject = "[" + game + "] Private: " + r.name
+		default:
+			cv.root = c.msgID(game, "p", r.key)
+			cv.subject = "[" + game + "] From the host"
+		}
+		if r.token != "" {
+			cv.replyTo = c.PrivateAddress(game, r.token)
+		} else {
+			cv.replyTo = c.SignupAddress(game)
+		}
+	}
+	cv.help = help
+	switch {
+	case d.ch == templates.Thread:
+		cv.replyName = game + " town thread"
+	case d.ch == templates.Mafia:
+		cv.replyName = game + " mafia list"
+	case r.referee:
+		cv.replyName = game + " referee channel"
+	case r.slot > 0 || r.observer:
+		cv.replyName = game + " private channel"
+	default:
+		cv.replyName = game + " sign-up"
+	}
+	return cv
+}
+
+// footer is what the reader needs to answer in a conversation.
+func (c *Composer) footer(s *engine.State, d delivery) templates.Footer {
+	r := d.r
+	f := templates.Footer{Channel: d.ch, Signup: c.SignupAddress(s.Game)}
+	if r.token != "" {
+		f.Thread = c.ThreadAddress(s.Game, r.token)
+		f.Private = c.PrivateAddress(s.Game, r.token)
+	}
+	var p *engine.Player
+	if r.slot > 0 {
+		p = s.Player(r.slot)
+	}
+	if p != nil && p.Alive && p.Role == engine.Mafia && r.token != "" {
+		f.Mafia = c.MafiaAddress(s.Game, r.token)
+	}
+	switch {
+	case r.observer:
+		f.Private = ""
+		f.Commands = templates.ObserverCommands
+	case r.referee:
+	case p != nil:
+		switch d.ch {
+		case templates.Thread:
+			f.Commands = templates.ThreadCommands
+			f.Dead = !p.Alive
+		case templates.Mafia:
+			f.Commands = templates.MafiaCommands
+		default:
+			f.Commands = templates.PrivateCommands(string(p.Role))
+		}
+	default:
+		// An address with no seat: nothing to answer with but a sign-up.
+		f.Thread, f.Private = "", ""
+	}
+	return f
+}

@@ -1,0 +1,272 @@
+package compose
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/templates"
+)
+
+// Reply is the one private answer to a message that held commands
+// (DESIGN.md "Commands"): what was accepted, and for each line refused, why.
+type Reply struct {
+	// State is the game after the message's commands; nil for mail to the
+	// host's own address that concerns no game.
+	State *engine.State
+	Dir   Directory
+	// Sender is who sent the message, as the mail layer authenticated them.
+	// A sign-up (an outsider's JOIN) is answered as the player it made.
+	Sender engine.Actor
+	// Channel is where the message arrived.
+	Channel engine.Channel
+	// Cause identifies the message stably: its Message-ID, or the inbox
+	// key when it has none. The reply's Message-ID derives from it.
+	Cause    string
+	Subject  string
+	Received time.Time
+	Now      time.Time
+	Lines    []Line
+}
+
+// Line is one command line and what became of it.
+type Line struct {
+	// Text is the line as written.
+	Text string
+	// Err is why the line was refused: an *engine.Refusal, or the grammar's
+	// error for a line that could not be read. Nil: accepted.
+	Err error
+	// Events are what the engine emitted while applying the line (those of
+	// a refused line too: a deadline that passed first).
+	Events []engine.Event
+}
+
+// Reply composes the answer to a message with commands. Its sender's own
+// private copies of the events (a tally, a status, a night action's receipt)
+// are inside it; compose the events as a Batch with the same Sender so that
+// they are not sent twice.
+func (c *Composer) Reply(rp Reply) (Message, error) {
+	if len(rp.Lines) == 0 {
+		return Message{}, errors.New("compose: a reply needs at least one command line")
+	}
+	s := rp.State
+	game := ""
+	if s != nil {
+		game = s.Game
+	}
+	to := senderRecipient(s, rp.Dir, rp.Sender)
+	if to.addr == "" {
+		return Message{}, fmt.Errorf("compose: reply to %s: no address to answer", rp.Sender.Kind)
+	}
+	d := delivery{r: to, ch: templates.Private}
+	if game == "" {
+		d.ch = templates.Host
+	}
+	view := &templates.Reply{
+		Received: moment(s, rp.Received, rp.Now),
+		Subject:  strings.TrimSpace(rp.Subject),
+		Where:    where(rp.Channel, game),
+	}
+	for _, ln := range rp.Lines {
+		rl := templates.ReplyLine{Text: strings.TrimSpace(ln.Text), Accepted: ln.Err == nil}
+		if ln.Err != nil {
+			rl.Error = refusalText(ln.Err)
+			view.Refused++
+		} else {
+			view.Accepted++
+		}
+		if s != nil {
+			for _, e := range ln.Events {
+				for _, ed := range deliveries(e, s, rp.Dir) {
+					if ed.r.key != to.key {
+						continue
+					}
+					sec, err := c.section(e, s, ed)
+					if err != nil {
+						return Message{}, fmt.Errorf("compose: reply: %w", err)
+					}
+					// The thread has the public news in full; the reply
+					// only names it.
+					sec.Brief = ed.ch == templates.Thread
+					rl.Sections = append(rl.Sections, sec)
+				}
+			}
+		}
+		view.Lines = append(view.Lines, rl)
+	}
+	kind := KindConfirm
+	if view.Accepted == 0 {
+		kind = KindError
+	}
+	idGame := game
+	if idGame == "" {
+		idGame = productName
+	}
+	sec := &templates.Section{Kind: "reply", Reply: view}
+	return c.finish(draft{
+		game: game, d: d, state: s, now: rp.Now,
+		sections: []*templates.Section{sec}, main: sec, kind: kind,
+		id: c.msgID(idGame, "re", hashKey(rp.Cause), to.key),
+	})
+}
+
+// senderRecipient is whom a reply goes to: the sender's registered address,
+// never the From of the message answered (which may be forged).
+func senderRecipient(s *engine.State, dir Directory, a engine.Actor) recipient {
+	switch {
+	case s == nil:
+	case a.Kind == engine.ByPlayer:
+		if p := s.Player(a.Slot); p != nil {
+			return playerRecipient(p)
+		}
+	case a.Kind == engine.ByReferee:
+		return refereeRecipient(s, dir)
+	}
+	if p := playerByAddress(s, a.Address); p != nil {
+		return playerRecipient(p)
+	}
+	return addressRecipient(s, dir, a.Address)
+}
+
+// where names the channel a message arrived at.
+func where(ch engine.Channel, game string) string {
+	switch ch {
+	case engine.Thread:
+		return "the town thread"
+	case engine.Private:
+		return "your private channel"
+	case engine.MafiaCh:
+		return "the mafia list"
+	case engine.Signup:
+		return "the sign-up address of game " + game
+	}
+	return ""
+}
+
+// refusalText is a refusal as the sender reads it, with the names they may
+// have meant.
+func refusalText(err error) string {
+	var r *engine.Refusal
+	if errors.As(err, &r) {
+		msg := r.Message
+		if len(r.Candidates) > 0 {
+			msg += " (did you mean " + templates.List(r.Candidates) + "?)"
+		}
+		return sentence(msg)
+	}
+	return sentence(err.Error())
+}
+
+// sentence capitalises the first letter and ends with a full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, "!") {
+		s += "."
+	}
+	return s
+}
+
+// Notice tells a participant that a message of theirs was refused as a
+// whole (a failed authentication, a sender that is not theirs, a rate
+// limit): nothing in it was applied.
+type Notice struct {
+	// State is the game the message claimed to be for; nil when none.
+	State *engine.State
+	Dir   Directory
+	// To is the registered address of the participant the message claimed
+	// to come from (the inbound verdict's Notify): never its From.
+	To string
+	// Reason is the inbound verdict's reason code ("auth-failed", ...) and
+	// Explanation its sentence.
+	Reason      string
+	Explanation string
+	Cause       string
+	Subject     string
+	Received    time.Time
+	Now         time.Time
+}
+
+// NotAccepted composes the notice of a refused message.
+func (c *Composer) NotAccepted(n Notice) (Message, error) {
+	if strings.TrimSpace(n.To) == "" {
+		return Message{}, errors.New("compose: a notice needs the address to tell")
+	}
+	s := n.State
+	game := ""
+	var to recipient
+	switch {
+	case s != nil && strings.EqualFold(n.To, s.Referee):
+		game = s.Game
+		to = refereeRecipient(s, n.Dir)
+	case s != nil:
+		game = s.Game
+		if p := playerByAddress(s, n.To); p != nil {
+			to = playerRecipient(p)
+		} else {
+			to = addressRecipient(s, n.Dir, n.To)
+		}
+	default:
+		to = recipient{key: "a-" + hashKey(n.To), addr: n.To}
+	}
+	d := delivery{r: to, ch: templates.Private}
+	if game == "" {
+		d.ch = templates.Host
+	}
+	sec := &templates.Section{
+		Kind: "refused", Variant: n.Reason, Reason: sentence(n.Explanation),
+		Text: strings.TrimSpace(n.Subject), When: moment(s, n.Received, n.Now),
+	}
+	idGame := game
+	if idGame == "" {
+		idGame = productName
+	}
+	return c.finish(draft{
+		game: game, d: d, state: s, now: n.Now, sections: []*templates.Section{sec}, main: sec,
+		kind: KindError, id: c.msgID(idGame, "refused", hashKey(n.Cause), to.key),
+	})
+}
+
+// Failure is a message the SMTP server refused for good (a 5xx), to be
+// reported to the game's referee (DESIGN.md "Guarantees").
+type Failure struct {
+	State *engine.State
+	Dir   Directory
+	// Recipient is the address that could not be reached; Kind and
+	// MessageID describe the message that failed.
+	Recipient string
+	Kind      string
+	MessageID string
+	// Error is the server's answer.
+	Error    string
+	Attempts int
+	Now      time.Time
+}
+
+// DeliveryFailure composes the referee's notice of a failed delivery.
+func (c *Composer) DeliveryFailure(f Failure) (Message, error) {
+	s := f.State
+	if s == nil {
+		return Message{}, errors.New("compose: a delivery failure needs its game")
+	}
+	ref := refereeRecipient(s, f.Dir)
+	view := &templates.Failure{Recipient: f.Recipient, Kind: f.Kind, MessageID: f.MessageID,
+		Error: strings.TrimSpace(f.Error), Attempts: f.Attempts}
+	switch p := playerByAddress(s, f.Recipient); {
+	case p != nil:
+		view.Name = p.Name
+	case strings.EqualFold(f.Recipient, s.Referee):
+		view.Name = "you, the referee"
+	}
+	sec := &templates.Section{Kind: "failure", Failure: view}
+	return c.finish(draft{
+		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: f.Now,
+		sections: []*templates.Section{sec}, main: sec, kind: KindReferee,
+		id: c.msgID(s.Game, "failed", hashKey(f.MessageID+" "+f.Recipient), ref.key),
+	})
+}

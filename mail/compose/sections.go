@@ -1,0 +1,481 @@
+package compose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/templates"
+)
+
+// section turns one event into the news one reader sees of it, or nil when
+// the event carries no news for them. s is the state just after the event.
+func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templates.Section, error) {
+	r := d.r
+	now := e.At
+	mo := func(t time.Time) templates.Moment { return moment(s, t, now) }
+	name := func(slot int) string {
+		if p := s.Player(slot); p != nil {
+			return p.Name
+		}
+		return ""
+	}
+	names := func(slots []int) []string {
+		var out []string
+		for _, sl := range slots {
+			out = append(out, name(sl))
+		}
+		return out
+	}
+	forRef := r.referee && d.ch != templates.Thread
+	sec := &templates.Section{Name: e.Name, Day: e.Day, Round: string(e.Round), At: mo(e.At), Self: r.slot > 0 && r.slot == e.Slot}
+	variant := func(player, referee string) string {
+		if forRef {
+			return referee
+		}
+		return player
+	}
+	switch e.Type {
+	case engine.EvGameCreated:
+		sec.Kind = "created"
+		if e.Setup != nil {
+			sec.Setup = e.Setup.Summary()
+		}
+		sec.Address = c.SignupAddress(s.Game)
+	case engine.EvSetupChanged:
+		sec.Kind = "setup"
+		sec.Setup = e.Text
+		sec.Count, sec.Total = len(s.Players), s.Setup.Players
+	case engine.EvPlayerJoined:
+		sec.Kind = "joined"
+		sec.Variant = variant("", "referee")
+		sec.Count, sec.Total = e.Slot, e.Count
+		if forRef {
+			sec.Address = e.Address
+		}
+	case engine.EvObserverAdmited:
+		sec.Kind = "observer"
+		sec.Variant = variant("", "referee")
+		sec.Address = e.Address
+	case engine.EvDrawCommitted:
+		sec.Kind = "start"
+		sec.Setup = e.Text
+		sec.Text = e.Commitment
+	case engine.EvRolesDrawn:
+		sec.Kind = "draw"
+		for i, role := range e.Roles {
+			n := ""
+			if i < len(e.Names) {
+				n = e.Names[i]
+			}
+			sec.Lines = append(sec.Lines, fmt.Sprintf("%s: %s", n, role))
+		}
+		sec.Target = name(e.Known)
+		sec.Reason = e.Salt
+		sec.Text = e.Commitment
+	case engine.EvRoleAssigned:
+		sec.Kind = "role"
+		sec.Role = c.roleInfo(e, s)
+	case engine.EvDayStarted, engine.EvExtraStarted:
+		sec.Kind = "day"
+		if e.Type == engine.EvExtraStarted {
+			sec.Variant = "extra"
+		}
+		sec.When = mo(roundCloses(s))
+	case engine.EvRunoffStarted:
+		sec.Kind = "runoff"
+		sec.Names = names(e.Candidates)
+		sec.Day = s.Day
+		sec.When = mo(roundCloses(s))
+	case engine.EvVoted, engine.EvUnvoted, engine.EvLocked, engine.EvUnlocked:
+		sec.Kind = "vote"
+		switch {
+		case e.Type == engine.EvUnvoted:
+			sec.Variant = "unvote"
+		case e.Type == engine.EvLocked:
+			sec.Variant = "lock"
+		case e.Type == engine.EvUnlocked:
+			sec.Variant = "unlock"
+		case e.Null:
+			sec.Variant = "null"
+		}
+		sec.Target = name(e.Target)
+	case engine.EvExtensionAsked:
+		sec.Kind = "extension"
+		sec.Variant = variant("asked", "referee-asked")
+		sec.Day = s.Day
+		sec.When = mo(roundCloses(s))
+	case engine.EvExtensionDenied:
+		sec.Kind = "extension"
+		sec.Variant = variant("denied", "referee-denied")
+		sec.When = mo(roundCloses(s))
+	case engine.EvExtended, engine.EvDeadlineSet, engine.EvTieExtended, engine.EvWeekendClose:
+		sec.Kind = "deadline"
+		sec.Span = templates.Span(e.Duration)
+		night := s.Phase == engine.NightPhase
+		if night {
+			sec.When = mo(s.Night.End)
+		} else {
+			sec.When = mo(roundCloses(s))
+		}
+		switch {
+		case e.Type == engine.EvWeekendClose:
+			sec.Variant = "weekend"
+		case e.Type == engine.EvTieExtended:
+			sec.Variant = "tie"
+			sec.Names = names(e.Candidates)
+		case e.Type == engine.EvDeadlineSet && night:
+			sec.Variant = "set-night"
+		case e.Type == engine.EvDeadlineSet:
+			sec.Variant = "set"
+		case night:
+			sec.Variant = "night"
+		case e.Auto:
+			sec.Variant = "auto"
+		case e.Verb == engine.CmdGrant:
+			sec.Variant = "grant"
+		default:
+			sec.Variant = "extend"
+		}
+	case engine.EvMissedVote:
+		sec.Kind = "missed"
+		sec.Missed = []templates.Missed{{Name: e.Name, Count: e.Count}}
+	case engine.EvRoundClosed:
+		sec.Kind = "close"
+		sec.Variant = string(e.Outcome)
+		sec.Target = name(e.Target)
+		sec.Count = e.Count
+		if e.Outcome == engine.Void {
+			sec.Names = names(e.Slots)
+		} else {
+			sec.Names = names(e.Candidates)
+		}
+		if e.Tally != nil {
+			sec.Tally = tallyView(e.Tally, s, true, now)
+		}
+	case engine.EvPlayerDied:
+		sec.Kind = "death"
+		sec.Variant = e.Reason
+	case engine.EvNightStarted:
+		sec.Kind = "night"
+		sec.When = mo(e.Deadline)
+		sec.Span = templates.Span(s.Setup.NightStep)
+	case engine.EvActionTaken, engine.EvDayShot:
+		c.actionSection(sec, e, s, d)
+	case engine.EvInspection:
+		sec.Kind = "inspection"
+		sec.Variant = variant("", "referee")
+		sec.By = e.Name
+		sec.Target = name(e.Target)
+		sec.Text = e.Result
+		sec.Day = s.Day
+	case engine.EvDawn:
+		sec.Kind = "dawn"
+		for _, dth := range e.Deaths {
+			sec.Deaths = append(sec.Deaths, templates.Death{Name: dth.Name, Cause: causeAtDawn(dth.Cause)})
+			if r.slot > 0 && dth.Slot == r.slot {
+				sec.Self = true
+			}
+		}
+		sec.Blocked = e.Blocked
+	case engine.EvGameEnded:
+		sec.Kind = "end"
+		sec.End = endView(e, s)
+	case engine.EvPaused:
+		sec.Kind = "pause"
+	case engine.EvResumed:
+		sec.Kind = "pause"
+		sec.Variant = "resumed"
+		sec.Span = templates.Span(e.Duration)
+	case engine.EvAnnouncement:
+		sec.Kind = "announce"
+		sec.Text = e.Text
+	case engine.EvThreadPost:
+		sec.Kind = "post"
+		sec.Text = e.Text
+		if e.Slot == 0 {
+			sec.Variant = "referee"
+		}
+	case engine.EvPostRelayed:
+		sec.Kind = "post"
+		sec.Variant = "relayed"
+		sec.Text = e.Text
+		sec.Held = e.Held
+	case engine.EvMafiaPost:
+		sec.Kind = "mafia"
+		sec.Text = e.Text
+	case engine.EvPrivateNote:
+		sec.Kind = "note"
+		sec.Text = e.Text
+	case engine.EvSubstituted:
+		sec.Kind = "substitute"
+		sec.Self = false // the substitute learns of it in their role message
+	case engine.EvPostHeld:
+		sec.Kind = "held"
+		sec.Variant = variant("", "referee")
+		sec.Held, sec.Reason = e.Held, e.Reason
+		sec.Text = e.Text
+	case engine.EvPostRejected:
+		sec.Kind = "held"
+		sec.Variant = variant("rejected", "referee-rejected")
+		sec.Held, sec.Reason = e.Held, e.Reason
+	case engine.EvPlayerReplaced:
+		sec.Kind = "replaced"
+		sec.Variant = variant("", "referee")
+		sec.Address = e.Address
+		sec.Text = e.Text
+		sec.Self = false
+	case engine.EvSuspended:
+		sec.Kind = "suspended"
+		sec.Address = e.Address
+		sec.Reason = e.Reason
+	case engine.EvReminder:
+		sec.Kind = "reminder"
+		sec.Day = s.Day
+		if s.Phase == engine.NightPhase {
+			sec.Variant = "night"
+			sec.When = mo(s.Night.End)
+			if p := s.Player(r.slot); p != nil {
+				for _, cmd := range templates.RoleCommands(string(p.Role)) {
+					sec.Lines = append(sec.Lines, cmd.Syntax)
+				}
+			}
+		} else {
+			sec.When = mo(roundCloses(s))
+		}
+	case engine.EvTallyShown:
+		if e.Tally == nil {
+			return nil, fmt.Errorf("compose: %s event without a tally", e.Type)
+		}
+		sec.Kind = "tally"
+		sec.Tally = tallyView(e.Tally, s, false, now)
+	case engine.EvStatusShown:
+		if e.Status == nil {
+			return nil, fmt.Errorf("compose: %s event without a status", e.Type)
+		}
+		sec.Kind = "status"
+		sec.Status = statusView(e.Status, s, now, forRef)
+	case engine.EvHelpShown:
+		sec.Kind = "help"
+		sec.Help = helpView(e, s, r)
+	default:
+		return nil, fmt.Errorf("compose: no message for event type %q", e.Type)
+	}
+	return sec, nil
+}
+
+// actionSection is a night action or a day shot, as its actor, a fellow
+// Mafioso or the referee sees it.
+func (c *Composer) actionSection(sec *templates.Section, e engine.Event, s *engine.State, d delivery) {
+	sec.Kind = "action"
+	sec.By = e.Name
+	if p := s.Player(e.Target); p != nil {
+		sec.Target = p.Name
+	}
+	sec.Reason = string(e.Verb)
+	sec.Day = e.Day
+	actor := d.r.slot > 0 && d.r.slot == e.By
+	sec.Self = actor
+	if v := s.Player(e.By); v != nil {
+		sec.Count = v.Shots
+	}
+	if e.Type == engine.EvDayShot {
+		sec.Reason = string(engine.CmdShoot)
+		switch {
+		case d.r.referee:
+			sec.Variant = "referee-dayshot"
+		default:
+			sec.Variant = "dayshot"
+		}
+		return
+	}
+	if s.Phase == engine.NightPhase {
+		sec.When = moment(s, s.Night.End, e.At)
+	}
+	switch {
+	case d.r.referee:
+		sec.Variant = "referee"
+	case actor:
+	default:
+		sec.Variant = "echo"
+	}
+}
+
+// roundCloses is when the running round closes: its deadline, or Monday
+// 07:00 America/Chicago when the deadline falls in a weekend that may not
+// close (D7). The engine's tally knows, so this asks it.
+func roundCloses(s *engine.State) time.Time {
+	if s.Phase != engine.DayPhase {
+		return s.Deadline
+	}
+	return s.Tally(s.Clock).Deadline
+}
+
+// causeAtDawn says how a player died in the night, without a role (N9).
+func causeAtDawn(c engine.Cause) string {
+	switch c {
+	case engine.ByMafia:
+		return "was killed by the Mafia"
+	case engine.ByVigilante:
+		return "was shot by the Vigilante"
+	case engine.ByMafiaAndVig:
+		return "was killed by the Mafia and shot by the Vigilante"
+	}
+	return "died"
+}
+
+// causeWords says how a player left the game, for lists of players.
+func causeWords(c engine.Cause) string {
+	switch c {
+	case engine.ByVote:
+		return "eliminated by vote"
+	case engine.ByMissedVotes:
+		return "removed for two missed votes"
+	case engine.ByMafia:
+		return "killed by the Mafia"
+	case engine.ByVigilante, engine.ByVigilanteDay:
+		return "shot by the Vigilante"
+	case engine.ByMafiaAndVig:
+		return "killed by the Mafia and the Vigilante"
+	case engine.ByModkill:
+		return "removed by the referee"
+	case "":
+		return "dead"
+	}
+	return "dead (" + string(c) + ")"
+}
+
+// roleInfo is the content of a role message (S3).
+func (c *Composer) roleInfo(e engine.Event, s *engine.State) *templates.RoleInfo {
+	st := s.Setup
+	ri := &templates.RoleInfo{
+		Marker:    engine.SecretMarker(s.Game),
+		Role:      string(e.Role),
+		Side:      string(engine.SideOf(e.Role)),
+		ExactRole: st.InspectorResult == engine.ExactRole,
+		Saves:     st.DoctorSaves,
+		Shots:     st.VigilanteShots,
+		Setup:     st.Summary(),
+		DayLength: templates.Span(st.DayLength),
+		Runoff:    templates.Span(st.RunoffLength),
+		Night:     templates.Span(st.NightLength),
+		NightStep: templates.Span(st.NightStep),
+		Commands:  templates.RoleCommands(string(e.Role)),
+	}
+	if p := s.Player(e.Slot); p != nil {
+		if p.Role == engine.Doctor {
+			ri.Saves = p.Saves
+		}
+		if p.Role == engine.Vigilante {
+			ri.Shots = p.Shots
+		}
+	}
+	for _, m := range e.Mafiosi {
+		if p := s.Player(m); p != nil {
+			ri.Fellows = append(ri.Fellows, p.Name)
+		}
+	}
+	if p := s.Player(e.Known); p != nil {
+		ri.Known = p.Name
+	}
+	// The role messages of the start come before Day 1 opens; one in a
+	// running game is a substitute's (S4).
+	ri.Substitute = s.Phase != engine.SignupPhase
+	return ri
+}
+
+// tallyView turns the engine's tally into the view the templates show.
+func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *templates.Tally {
+	v := &templates.Tally{
+		Day: t.Day, Round: string(t.Round), Final: final,
+		At:         moment(s, t.At, now),
+		Closes:     moment(s, t.Deadline, now),
+		Candidates: t.Candidates,
+		Notes:      t.Notes,
+		Living:     len(t.Votes),
+	}
+	locked := map[string]bool{}
+	for _, tv := range t.Votes {
+		vote := templates.Vote{Name: tv.Name, Target: tv.Target, Null: tv.Null, Locked: tv.Locked}
+		v.Votes = append(v.Votes, vote)
+		if tv.Target == "" {
+			v.NotVoted = append(v.NotVoted, vote)
+		}
+		locked[tv.Name] = tv.Locked
+	}
+	for _, tc := range t.Counts {
+		cnt := templates.Count{Name: tc.Name, Votes: tc.Votes}
+		for _, voter := range tc.Voters {
+			cnt.Voters = append(cnt.Voters, templates.Vote{Name: voter, Target: tc.Name, Locked: locked[voter]})
+		}
+		v.Counts = append(v.Counts, cnt)
+	}
+	return v
+}
+
+func statusView(st *engine.Status, s *engine.State, now time.Time, referee bool) *templates.Status {
+	v := &templates.Status{
+		Referee: referee, Phase: string(st.Phase), Day: st.Day, Round: string(st.Round),
+		Closes: moment(s, st.Deadline, now), Paused: st.Paused, Setup: st.Setup,
+		Fellows: st.Mafiosi, Actions: st.Actions, Held: st.HeldPosts,
+	}
+	for _, pl := range st.Players {
+		sp := templates.StatusPlayer{
+			Name: pl.Name, Role: string(pl.Role), Alive: pl.Alive, Cause: causeWords(pl.Cause),
+			Missed: pl.Missed, Vote: pl.Vote, Locked: pl.Locked, Shots: pl.Shots, Last: pl.LastProtected,
+			Doctor: pl.Role == engine.Doctor, Vig: pl.Role == engine.Vigilante,
+		}
+		if sp.Doctor {
+			sp.Saves = fmt.Sprint(pl.Saves)
+			if pl.Saves == engine.Unlimited {
+				sp.Saves = "unlimited"
+			}
+		}
+		v.Players = append(v.Players, sp)
+	}
+	return v
+}
+
+func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
+	h := &templates.Help{Role: string(e.Role)}
+	switch {
+	case r.referee:
+		h.Commands = templates.RefereeCommands
+	case r.observer:
+		h.Observer = true
+		h.Commands = templates.ObserverCommands
+	case r.slot > 0:
+		h.Thread = templates.ThreadCommands
+		h.Commands = templates.PrivateCommands(string(e.Role))
+	default:
+		h.Outsider = true
+		h.Commands = templates.SignupCommands
+	}
+	return h
+}
+
+// endView is the game's end (W2): every seat with its role, and the draw's
+// proof, checked here before it is published.
+func endView(e engine.Event, s *engine.State) *templates.End {
+	v := &templates.End{Winner: string(e.Winner), Reason: e.Reason, Commitment: e.Commitment, Salt: e.Salt}
+	for i, n := range e.Names {
+		seat := templates.Seat{Name: n}
+		if i < len(e.Roles) {
+			seat.Role = string(e.Roles[i])
+		}
+		if p := s.Player(i + 1); p != nil {
+			seat.Alive = p.Alive
+			seat.Cause = causeWords(p.Cause)
+		}
+		v.Seats = append(v.Seats, seat)
+	}
+	if len(e.Roles) == 0 {
+		v.Seats = nil
+	}
+	if e.Salt != "" && len(e.Roles) > 0 {
+		v.DrawText = strings.TrimRight(engine.DrawText(s.Game, e.Names, e.Roles, e.Salt), "\n")
+		v.Verified = engine.VerifyDraw(e.Commitment, s.Game, e.Names, e.Roles, e.Salt)
+	}
+	return v
+}

@@ -1,0 +1,93 @@
+package templates
+
+// The commands players see, by channel and role. They live here, with the
+// rest of the wording; compose only picks the list that fits the reader.
+
+// ThreadCommands work in the town thread (DESIGN.md "Commands").
+var ThreadCommands = []Command{
+	{"VOTE Name", "vote for a player; a new vote replaces the old one"},
+	{"VOTE NULL", "a placeholder vote; still null at the close, it counts as a missed vote"},
+	{"UNVOTE", "withdraw your vote"},
+	{"LOCK", "lock your vote; the round closes early once everyone not in jeopardy has locked"},
+	{"UNLOCK", "unlock it"},
+	{"EXTEND", "ask the referee for more time"},
+	{"TALLY", "get the official tally privately"},
+	{"HELP", "this list, privately"},
+}
+
+// roleCommands are each role's night commands, for its private channel.
+var roleCommands = map[string][]Command{
+	"Mafia": {
+		{"KILL Name", "name tonight's victim; any living Mafioso may, and the latest one stands"},
+		{"NO KILL", "no victim tonight (the town then votes an extra round)"},
+	},
+	"Inspector": {
+		{"INSPECT Name", "inspect a player tonight; the answer comes at dawn"},
+	},
+	"Doctor": {
+		{"PROTECT Name", "protect a player tonight, yourself allowed, never the same player two nights running"},
+	},
+	"Vigilante": {
+		{"SHOOT Name", "shoot a player, by night or by day"},
+		{"PASS", "no shot tonight"},
+	},
+}
+
+// privateCommands work in every player's private channel.
+var privateCommands = []Command{
+	{"STATUS", "your own position: role, vote, tonight's action"},
+	{"TALLY", "the official tally"},
+	{"EXTEND", "ask the referee for more time"},
+	{"HELP", "your commands"},
+}
+
+// MafiaCommands work on the mafia list, beside discussion.
+var MafiaCommands = []Command{
+	{"KILL Name", "name tonight's victim; every living Mafioso is told"},
+	{"NO KILL", "no victim tonight"},
+}
+
+// RefereeCommands work in the referee's channel (F1, F2).
+var RefereeCommands = []Command{
+	{"ADD Name address", "sign a player up"},
+	{"SETUP classic", "choose a setup (or mafia150, or key=value pairs) before the start"},
+	{"START", "draw the roles and open Day 1"},
+	{"CLOSE", "close the running round, or end the night, now"},
+	{"EXTEND 12h", "extend the running round or night"},
+	{"DEADLINE 2026-12-04 18:00", "set the deadline, in the game's zone"},
+	{"GRANT 12h", "grant the waiting extension requests"},
+	{"DENY", "deny them"},
+	{"WEEKEND CLOSE", "let this round close on the weekend (D7)"},
+	{"REPLACE Name WITH address", "give a seat to a substitute"},
+	{"MODKILL Name", "remove a player from the game"},
+	{"SUSPEND address", "suspend an address from its next game"},
+	{"RELAY n", "post held post n in the thread"},
+	{"REJECT n", "reject held post n (REJECT n SUSPEND also suspends its author)"},
+	{"ADMIT address", "let an observer read the thread"},
+	{"PAUSE", "stop the clock"},
+	{"RESUME", "start it again; deadlines move by the pause"},
+	{"ANNOUNCE", "post the rest of the message as an announcement"},
+	{"STATUS", "every role, tonight's actions, saves and shots left"},
+	{"TALLY", "the official tally"},
+	{"END", "end the game and reveal every role"},
+}
+
+// ObserverCommands work for observers, in any channel.
+var ObserverCommands = []Command{
+	{"TALLY", "the official tally"},
+	{"HELP", "this list"},
+}
+
+// SignupCommands work at a game's sign-up address.
+var SignupCommands = []Command{
+	{"JOIN Name", "sign up under the name you want to play as"},
+	{"HELP", "how to play"},
+}
+
+// RoleCommands returns a role's night commands (none for a Townsperson).
+func RoleCommands(role string) []Command { return roleCommands[role] }
+
+// PrivateCommands returns the commands of a player's private channel.
+func PrivateCommands(role string) []Command {
+	return append(append([]Command(nil), roleCommands[role]...), privateCommands...)
+}

@@ -1,0 +1,92 @@
+package templates
+
+import (
+	"fmt"
+	"strings"
+)
+
+// funcs are the helpers both template sets share.
+var funcs = map[string]any{
+	// plural writes a count with its noun: plural 1 "vote" "votes" is "1 vote".
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return fmt.Sprintf("%d %s", n, one)
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	},
+	// noun picks the singular or plural form without the count.
+	"noun": func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	},
+	// list joins names as people write them: "Alice, Bob and Carol".
+	"list": List,
+	"join": strings.Join,
+	// paras splits text into paragraphs of lines, for HTML.
+	"paras": Paragraphs,
+	"add":   func(a, b int) int { return a + b },
+	"sub":   func(a, b int) int { return a - b },
+	// seq is 0..n-1, to repeat a line n times.
+	"seq":   func(n int) []int { return make([]int, max(n, 0)) },
+	"upper": strings.ToUpper,
+	"lower": strings.ToLower,
+	// indent prefixes every line of text with pad, for quoted text.
+	"indent": func(pad, text string) string {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = pad + l
+		}
+		return strings.Join(lines, "\n")
+	},
+	// cap writes the first letter in upper case.
+	"cap": func(s string) string {
+		if s == "" {
+			return s
+		}
+		return strings.ToUpper(s[:1]) + s[1:]
+	},
+	// nonEmpty reports whether any of the lists has an element.
+	"nonEmpty": func(xs ...[]string) bool {
+		for _, x := range xs {
+			if len(x) > 0 {
+				return true
+			}
+		}
+		return false
+	},
+}
+
+// List joins names as people write them: "Alice", "Alice and Bob",
+// "Alice, Bob and Carol".
+func List(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// Paragraphs splits text into paragraphs (separated by blank lines), each a
+// list of its lines.
+func Paragraphs(text string) [][]string {
+	var out [][]string
+	var cur []string
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			if len(cur) > 0 {
+				out = append(out, cur)
+				cur = nil
+			}
+			continue
+		}
+		cur = append(cur, strings.TrimRight(l, " \t"))
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}

@@ -1,0 +1,266 @@
+// Package templates holds every message the host sends, as text/template
+// (plain text) and html/template (HTML alternative) files embedded in the
+// binary.
+//
+// A message is made of sections, one per piece of news (usually one per
+// engine event), framed by a shared layout: the headline, the reader's own
+// state, the sections, the official tally while a vote runs, and a footer
+// with the reader's commands and reply addresses. Each kind of section has
+// one pair of files, KIND.txt and KIND.html, each defining the templates
+// "KIND" (the body) and "KIND.subject" (one line of news, also used as the
+// message's first line). Files whose names start with "_" hold the shared
+// partials.
+//
+// The templates are written for a phone first: short lines that the mail
+// client wraps, the news in the first line (which is what an inbox list
+// shows), and an HTML alternative in one column with inline styles and no
+// external resources.
+//
+// Text that players may quote back matters as much as text they read: a
+// reply that quotes a message is stripped of its quote by the inbound
+// parser, but the templates never start a line with a command verb and never
+// write ">>", so that a quote that slips through cannot cast a vote.
+package templates
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	htmltemplate "html/template"
+	"io/fs"
+	"sort"
+	"strings"
+	texttemplate "text/template"
+)
+
+//go:embed *.txt *.html
+var files embed.FS
+
+// Rendered is one message, laid out.
+type Rendered struct {
+	// Subject is the message's news in one line, which is also its first
+	// line. Compose decides the Subject header (see mail/compose).
+	Subject string
+	Text    string
+	HTML    string
+}
+
+var (
+	textSet *texttemplate.Template
+	htmlSet *htmltemplate.Template
+	kinds   []string
+)
+
+func init() {
+	var err error
+	textSet, htmlSet, kinds, err = parse(files)
+	if err != nil {
+		// The templates are part of the binary; a broken one is a build
+		// error that the package's tests report first.
+		panic(err)
+	}
+}
+
+func parse(fsys fs.FS) (*texttemplate.Template, *htmltemplate.Template, []string, error) {
+	var ts *texttemplate.Template
+	var hs *htmltemplate.Template
+	tfuncs := texttemplate.FuncMap{
+		"section": func(s *Section) (string, error) { return execText(ts, s.Kind, s) },
+	}
+	hfuncs := htmltemplate.FuncMap{
+		"section": func(s *Section) (htmltemplate.HTML, error) {
+			var b bytes.Buffer
+			if err := hs.ExecuteTemplate(&b, s.Kind, s); err != nil {
+				return "", err
+			}
+			// The nested template escaped everything it wrote.
+			return htmltemplate.HTML(b.String()), nil
+		},
+	}
+	for k, f := range funcs {
+		tfuncs[k] = f
+		hfuncs[k] = f
+	}
+	// Both sets need "subject": a section's subject is text in either.
+	tfuncs["subject"] = func(s *Section) (string, error) { return execText(ts, s.Kind+".subject", s) }
+	hfuncs["subject"] = tfuncs["subject"]
+
+	var err error
+	ts, err = texttemplate.New("").Funcs(tfuncs).Option("missingkey=error").ParseFS(fsys, "*.txt")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("templates: parse text: %w", err)
+	}
+	hs, err = htmltemplate.New("").Funcs(hfuncs).Option("missingkey=error").ParseFS(fsys, "*.html")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("templates: parse html: %w", err)
+	}
+	names, err := fs.Glob(fsys, "*.txt")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var ks []string
+	for _, n := range names {
+		if strings.HasPrefix(n, "_") {
+			continue
+		}
+		k := strings.TrimSuffix(n, ".txt")
+		for _, need := range []string{k, k + ".subject"} {
+			if ts.Lookup(need) == nil {
+				return nil, nil, nil, fmt.Errorf("templates: %s.txt does not define %q", k, need)
+			}
+			if hs.Lookup(need) == nil && need == k {
+				return nil, nil, nil, fmt.Errorf("templates: %s.html does not define %q", k, need)
+			}
+		}
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ts, hs, ks, nil
+}
+
+func execText(t *texttemplate.Template, name string, data any) (string, error) {
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, name, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// Kinds lists every kind of section, each with its pair of files.
+func Kinds() []string { return append([]string(nil), kinds...) }
+
+// Known reports whether kind has templates.
+func Known(kind string) bool {
+	i := sort.SearchStrings(kinds, kind)
+	return i < len(kinds) && kinds[i] == kind
+}
+
+// Render lays out one copy of a message. kind names the section that
+// carries the message's main news: its subject becomes the first line
+// unless the message sets a Headline. data is the *Message.
+func Render(kind string, data any) (Rendered, error) {
+	src, ok := data.(*Message)
+	if !ok || src == nil {
+		return Rendered{}, fmt.Errorf("templates: render %s: data is %T, not *templates.Message", kind, data)
+	}
+	if !Known(kind) {
+		return Rendered{}, fmt.Errorf("templates: no templates for kind %q", kind)
+	}
+	if len(src.Sections) == 0 {
+		return Rendered{}, fmt.Errorf("templates: render %s: a message needs at least one section", kind)
+	}
+	m := *src
+	var main *Section
+	for _, s := range m.Sections {
+		if err := attach(&m, s); err != nil {
+			return Rendered{}, fmt.Errorf("templates: render %s: %w", kind, err)
+		}
+		if main == nil && s.Kind == kind {
+			main = s
+		}
+	}
+	if main == nil {
+		main = m.Sections[0]
+	}
+	m.main = main
+	if m.Headline == "" {
+		h, err := execText(textSet, main.Kind+".subject", main)
+		if err != nil {
+			return Rendered{}, fmt.Errorf("templates: render %s subject: %w", kind, err)
+		}
+		m.Headline = oneLine(h)
+	} else {
+		m.headlineSet = true
+	}
+	var r Rendered
+	r.Subject = m.Headline
+	text, err := execText(textSet, "layout", &m)
+	if err != nil {
+		return Rendered{}, fmt.Errorf("templates: render %s text: %w", kind, err)
+	}
+	r.Text = tidyText(text)
+	var hb bytes.Buffer
+	if err := htmlSet.ExecuteTemplate(&hb, "layout", &m); err != nil {
+		return Rendered{}, fmt.Errorf("templates: render %s html: %w", kind, err)
+	}
+	r.HTML = tidyHTML(hb.String())
+	return r, nil
+}
+
+// attach ties a section, and the sections a reply nests, to the message
+// they are rendered in.
+func attach(m *Message, s *Section) error {
+	if !Known(s.Kind) {
+		return fmt.Errorf("no templates for section kind %q", s.Kind)
+	}
+	s.Msg = m
+	if s.Reply != nil {
+		for _, l := range s.Reply.Lines {
+			for _, sub := range l.Sections {
+				if err := attach(m, sub); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// SelfFirst reports whether the reader's own line comes right below the
+// headline. After a post it comes below the news instead: the first lines
+// of a relay are the author's words, which is what the inbox list shows.
+func (m *Message) SelfFirst() bool {
+	switch m.main.Kind {
+	case "post", "mafia", "digest", "announce":
+		return false
+	}
+	return true
+}
+
+// Main reports whether s is the section whose subject is the headline and
+// comes first: its subject is then not repeated above it.
+func (m *Message) Main(s *Section) bool {
+	return !m.headlineSet && s == m.main && len(m.Sections) > 0 && s == m.Sections[0]
+}
+
+// oneLine folds a rendered subject into one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// tidyText trims the spaces templates leave at the ends of lines, folds runs
+// of blank lines into one, and ends the text with one newline. The
+// signature separator "-- " keeps its space (RFC 3676).
+func tidyText(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	var out []string
+	blank := true // no blank lines at the top
+	for _, l := range lines {
+		if l != "-- " {
+			l = strings.TrimRight(l, " \t")
+		}
+		if l == "" {
+			if blank {
+				continue
+			}
+			blank = true
+		} else {
+			blank = false
+		}
+		out = append(out, l)
+	}
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// tidyHTML drops the blank lines that template actions leave behind.
+func tidyHTML(s string) string {
+	lines := strings.Split(s, "\n")
+	var out []string
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t != "" {
+			out = append(out, strings.TrimRight(l, " \t"))
+		}
+	}
+	return strings.Join(out, "\n") + "\n"
+}

@@ -1,0 +1,406 @@
+package templates
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Channel is the conversation a message belongs to. It decides the wording
+// of the footer: what a plain Reply does and which commands work there.
+type Channel string
+
+// The channels of DESIGN.md "Addresses", seen from the reader's side.
+const (
+	Thread  Channel = "thread"  // the public town thread
+	Private Channel = "private" // a participant's private channel with the host and the referee
+	Mafia   Channel = "mafia"   // the mafia list
+	Host    Channel = "host"    // mail about no game in particular
+)
+
+// Message is everything one copy of one message shows. Compose fills it in
+// for one reader; the templates only lay it out.
+type Message struct {
+	// Kind is the message's kind: the template pair that frames it and the
+	// value of its X-Mafiamail-Kind field.
+	Kind    string
+	Game    string
+	Channel Channel
+	Reader  Reader
+	// Now is when the message is sent; every "time left" is counted from it.
+	Now Moment
+	// Headline, when set, replaces the subject of the first section as the
+	// message's first line.
+	Headline string
+	// Self is the reader's own position, for the line every copy of thread
+	// mail carries (nil: none).
+	Self *Self
+	// Sections are the news, in order: one per event, or per line of a
+	// reply.
+	Sections []*Section
+	// Tally, when set, ends the message: thread mail carries the official
+	// tally while a vote runs (D15).
+	Tally  *Tally
+	Footer Footer
+
+	main        *Section
+	headlineSet bool
+}
+
+// Reader is whom a copy is for.
+type Reader struct {
+	Name     string
+	Slot     int
+	Referee  bool
+	Observer bool
+}
+
+// Player reports whether the reader holds a seat.
+func (r Reader) Player() bool { return r.Slot > 0 }
+
+// Self is the reader's own state, shown near the top of thread mail so that
+// nobody has to search the tally for their own line. It never names a role:
+// a careless quote of it in the thread must not tell one (C5).
+type Self struct {
+	Phase    string // signup, day, night, ended
+	Day      int
+	Round    string
+	Paused   bool
+	Alive    bool
+	Cause    string // how the reader died, in words
+	Vote     string // the reader's vote target, if any
+	Null     bool
+	Locked   bool
+	Missed   int
+	Runoff   []string // the players a runoff allows votes for
+	Closes   Moment   // when the round or the night ends
+	OwesVote bool
+	// OwesAction: the reader still has a night action to send.
+	OwesAction bool
+	// For the referee: requests and held posts waiting for an answer.
+	Asked []string
+	Held  int
+}
+
+// Footer says how to answer: the reader's own reply addresses and the
+// commands of the channel the message arrived in.
+type Footer struct {
+	Channel  Channel
+	Thread   string // the reader's thread address, if they have one
+	Private  string // the reader's private address
+	Mafia    string // the reader's mafia-list address (living Mafiosi only)
+	Signup   string // the game's sign-up address
+	Commands []Command
+	// Dead: the reader is a dead player; their thread posts go to the
+	// referee (C1).
+	Dead bool
+}
+
+// Command is one command with what it does.
+type Command struct {
+	Syntax string
+	What   string
+}
+
+// Section is one piece of news. Only the fields its Kind uses are set; each
+// kind's template documents the ones it reads.
+type Section struct {
+	Kind string
+	// Variant refines the kind: "extra" for the extra round's day start,
+	// "locked" for a LOCK, "referee" for the referee's copy, ...
+	Variant string
+	// Msg is the message the section is part of (set by Render).
+	Msg *Message
+
+	// Self: the reader is the player the section is about.
+	Self   bool
+	Name   string // the player the section is about
+	By     string // the player who acted
+	Target string // the player acted upon
+	Text   string // a post, an announcement, a note
+	Reason string
+	Day    int
+	Round  string
+	At     Moment
+	When   Moment // a deadline or a send time
+	Span   Span   // a length of time
+	Count  int
+	Total  int
+	Held   int
+	Names  []string
+	// Lines are short lines of text: actions, draw lines, refusals.
+	Lines   []string
+	Deaths  []Death
+	Missed  []Missed
+	Blocked int
+	Tally   *Tally
+	Setup   string
+	Role    *RoleInfo
+	Status  *Status
+	Help    *Help
+	End     *End
+	Reply   *Reply
+	Failure *Failure
+	// Address is an address the section names (never a player's own
+	// address in public mail).
+	Address string
+	// Brief: only the subject is shown where the section is nested (a
+	// reply names the public effects of a command; the thread has them).
+	Brief bool
+}
+
+// Death is one death, with its cause in words (N9: never a role).
+type Death struct {
+	Name  string
+	Cause string
+}
+
+// Missed is a player's missed votes after a close (D14).
+type Missed struct {
+	Name  string
+	Count int
+}
+
+// Tally is the official tally (D15), ready to show.
+type Tally struct {
+	Day        int
+	Round      string // opening, runoff, extra
+	Final      bool   // the round has closed
+	At         Moment
+	Closes     Moment
+	Candidates []string
+	Counts     []Count
+	Votes      []Vote
+	NotVoted   []Vote
+	Notes      []string
+	// Living is the number of living players, to show "12 of 14 voted".
+	Living int
+}
+
+// Count is a player with votes on them.
+type Count struct {
+	Name   string
+	Votes  int
+	Voters []Vote
+}
+
+// Vote is one living player's vote.
+type Vote struct {
+	Name   string
+	Target string
+	Null   bool
+	Locked bool
+}
+
+// Voted reports whether the vote names a player.
+func (v Vote) Voted() bool { return v.Target != "" }
+
+// Cast lists the votes cast, null ones included, in seat order.
+func (t *Tally) Cast() []Vote {
+	var out []Vote
+	for _, v := range t.Votes {
+		if v.Target != "" || v.Null {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Voted is how many living players have a non-null vote.
+func (t *Tally) Voted() int { return t.Living - len(t.NotVoted) }
+
+// RoleInfo is what a role message tells its player (S3).
+type RoleInfo struct {
+	// Marker is the verbatim line of engine.SecretMarker (C2).
+	Marker string
+	Role   string
+	Side   string // Town or Mafia
+	// Fellows are the other Mafiosi, for a Mafioso.
+	Fellows []string
+	// Known is the Mafioso a classic Inspector is told.
+	Known string
+	// ExactRole: inspections name the role, not only Mafia or not.
+	ExactRole bool
+	Shots     int
+	Saves     int // -1: unlimited
+	Setup     string
+	DayLength Span
+	Runoff    Span
+	Night     Span
+	NightStep Span
+	// Substitute: the reader takes over a seat in a running game (S4).
+	Substitute bool
+	Commands   []Command
+}
+
+// Status is a STATUS answer: a player's own, or the referee's whole view (F2).
+type Status struct {
+	Referee bool
+	Phase   string
+	Day     int
+	Round   string
+	Closes  Moment
+	Paused  bool
+	Setup   string
+	Players []StatusPlayer
+	Fellows []string
+	Actions []string
+	Held    int
+}
+
+// StatusPlayer is one line of a status.
+type StatusPlayer struct {
+	Name   string
+	Role   string
+	Alive  bool
+	Cause  string
+	Missed int
+	Vote   string
+	Locked bool
+	Saves  string
+	Shots  int
+	Last   string // the Doctor's last protection
+	Doctor bool
+	Vig    bool
+}
+
+// Help is a HELP answer.
+type Help struct {
+	Role     string
+	Commands []Command
+	Thread   []Command
+	Observer bool
+	Outsider bool
+}
+
+// End is the game's end (W2).
+type End struct {
+	Winner     string
+	Reason     string
+	Seats      []Seat
+	Commitment string
+	Salt       string
+	// DrawText is the exact text the commitment hashes.
+	DrawText string
+	Verified bool
+}
+
+// Seat is one player's seat at the end.
+type Seat struct {
+	Name  string
+	Role  string
+	Alive bool
+	Cause string
+}
+
+// Reply is the answer to a message that held commands.
+type Reply struct {
+	Received Moment
+	Subject  string
+	Where    string // where the message arrived, in words
+	Lines    []ReplyLine
+	Accepted int
+	Refused  int
+}
+
+// ReplyLine is one command line and what became of it: its effects, as
+// sections the sender may see.
+type ReplyLine struct {
+	Text     string
+	Accepted bool
+	Error    string
+	Sections []*Section
+}
+
+// Failure is a message the SMTP server refused for good.
+type Failure struct {
+	Recipient string
+	Name      string
+	Kind      string
+	MessageID string
+	Error     string
+	Attempts  int
+}
+
+// Moment is an instant shown in the game's zone, with the time left from
+// the moment the message is sent (D8: always absolute, with its zone).
+type Moment struct {
+	T    time.Time
+	Now  time.Time
+	Zone *time.Location
+}
+
+// IsZero reports whether no time is set.
+func (m Moment) IsZero() bool { return m.T.IsZero() }
+
+func (m Moment) zone() *time.Location {
+	if m.Zone == nil {
+		return time.UTC
+	}
+	return m.Zone
+}
+
+// String is the absolute time, e.g. "Thu 3 Dec 2026 22:00 EST".
+func (m Moment) String() string {
+	if m.T.IsZero() {
+		return ""
+	}
+	return m.T.In(m.zone()).Format("Mon 2 Jan 2006 15:04 MST")
+}
+
+// Short is the time without the year, e.g. "Thu 3 Dec 22:00 EST", for
+// lines that repeat it.
+func (m Moment) Short() string {
+	if m.T.IsZero() {
+		return ""
+	}
+	return m.T.In(m.zone()).Format("Mon 2 Jan 15:04 MST")
+}
+
+// Left is the time from the send time to the moment, in words: "in 13 h
+// 20 min", "now", "2 h ago".
+func (m Moment) Left() string {
+	if m.T.IsZero() {
+		return ""
+	}
+	d := m.T.Sub(m.Now).Round(time.Minute)
+	switch {
+	case d == 0:
+		return "now"
+	case d > 0:
+		return "in " + Span(d).String()
+	}
+	return Span(-d).String() + " ago"
+}
+
+// Span is a length of time.
+type Span time.Duration
+
+// String is the length in words, to the minute: "12 h", "1 day 12 h",
+// "1 h 30 min", "45 min".
+func (s Span) String() string {
+	d := time.Duration(s).Round(time.Minute)
+	if d < time.Minute {
+		return "less than a minute"
+	}
+	days := int(d / (24 * time.Hour))
+	d -= time.Duration(days) * 24 * time.Hour
+	h := int(d / time.Hour)
+	d -= time.Duration(h) * time.Hour
+	mins := int(d / time.Minute)
+	var parts []string
+	switch {
+	case days == 1:
+		parts = append(parts, "1 day")
+	case days > 1:
+		parts = append(parts, fmt.Sprintf("%d days", days))
+	}
+	if h > 0 {
+		parts = append(parts, fmt.Sprintf("%d h", h))
+	}
+	// Beside days, minutes are noise.
+	if mins > 0 && days == 0 {
+		parts = append(parts, fmt.Sprintf("%d min", mins))
+	}
+	return strings.Join(parts, " ")
+}
