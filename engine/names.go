@@ -4,18 +4,82 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
-// NormalizeName reduces a name to what D1 compares: lower case, with spaces
-// and punctuation removed. "Mary-Jo O'Neil" and "maryjo oneil" are one name.
+// NormalizeName reduces a name to what D1 compares: case folded, spaces
+// and punctuation dropped, and accents dropped from Latin, Greek and
+// Cyrillic letters, so "Mary-Jo O'Neil" is "maryjo oneil" and "José" can be
+// typed "jose". Marks on other scripts (Japanese dakuten, Indic vowel signs)
+// change the letter and are kept. The mail layer's grammar uses this same
+// function, so both agree on what the same name is.
 func NormalizeName(s string) string {
+	if ascii(s) {
+		var b strings.Builder
+		b.Grow(len(s))
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			switch {
+			case 'A' <= c && c <= 'Z':
+				b.WriteByte(c + 'a' - 'A')
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+				b.WriteByte(c)
+			}
+		}
+		return b.String()
+	}
+	// Decompose before folding too: some compatibility characters
+	// (U+03D3) decompose into capitals.
+	s = norm.NFKD.String(cases.Fold().String(norm.NFKD.String(s)))
 	var b strings.Builder
+	b.Grow(len(s))
+	// keepMarks: the last rune kept is a letter whose marks matter. Marks
+	// after anything else (a Latin letter, a digit, a space that was
+	// dropped) go, so that a second pass finds nothing more to drop.
+	keepMarks := false
 	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(unicode.ToLower(r))
+		switch {
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r):
+			if keepMarks {
+				b.WriteRune(r)
+			}
+		case unicode.IsLetter(r):
+			b.WriteRune(caseClass(r))
+			keepMarks = !unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic)
+		case unicode.IsDigit(r):
+			b.WriteRune(r)
+			keepMarks = false
+		default:
+			keepMarks = false
 		}
 	}
-	return b.String()
+	return norm.NFC.String(b.String())
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// caseClass maps a letter to one fixed member of its case-folding orbit:
+// the lower case of its smallest member. Full case folding alone is not
+// idempotent for every script (it sends lowercase Cherokee to uppercase),
+// and names are compared as keys, so the same name must always give the
+// same key.
+func caseClass(r rune) rune {
+	lowest := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < lowest {
+			lowest = f
+		}
+	}
+	return unicode.ToLower(lowest)
 }
 
 // resolve finds the player a name means among the given slots (D1): an exact

@@ -48,6 +48,17 @@ func TestD1_VoteSyntaxAndNames(t *testing.T) {
 		}
 		_ = evs
 	}
+	// Accents need not be typed, and the same name always has one key.
+	g.s.Players[5].Name = "José Ñúñez"
+	g.vote("Dave", "jose nunez")
+	if g.p("José Ñúñez").Slot != g.s.Player(4).Vote {
+		t.Errorf("accented name not matched")
+	}
+	for _, n := range []string{"José Ñúñez", "Mary-Jo O'Neil", "ǅemal", "Ωmega"} {
+		if k := NormalizeName(n); NormalizeName(k) != k {
+			t.Errorf("NormalizeName(%q) = %q is not stable", n, k)
+		}
+	}
 	// An unknown or ambiguous name lists candidates and leaves the vote as it was.
 	before := g.s.Player(4).Vote
 	r := g.refused(AmbiguousName, "Dave", Thread, CmdVote, "ma")

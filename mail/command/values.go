@@ -7,60 +7,13 @@ import (
 	"strings"
 	"time"
 	_ "time/tzdata" // deadlines name zones; hosts without a zoneinfo database still read them
-	"unicode"
 
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
+	"github.com/mafiamail/mafiamail/engine"
 )
 
-// NormalizeName is the form in which two names are the same name (D1): case
-// folded, spaces and punctuation dropped, and accents dropped from Latin,
-// Greek and Cyrillic letters so that "José" can be typed as "jose". Marks on
-// other scripts (Japanese dakuten, Indic vowel signs) change the letter and
-// are kept.
-func NormalizeName(s string) string {
-	// Decompose before folding too: some compatibility characters
-	// (U+03D3) decompose into capitals.
-	s = norm.NFKD.String(cases.Fold().String(norm.NFKD.String(s)))
-	var b strings.Builder
-	b.Grow(len(s))
-	// keepMarks: the last rune kept is a letter whose marks matter. Marks
-	// after anything else (a Latin letter, a digit, a space that was
-	// dropped) go, so that a second pass finds nothing more to drop.
-	keepMarks := false
-	for _, r := range s {
-		switch {
-		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r):
-			if keepMarks {
-				b.WriteRune(r)
-			}
-		case unicode.IsLetter(r):
-			b.WriteRune(caseClass(r))
-			keepMarks = !unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic)
-		case unicode.IsDigit(r):
-			b.WriteRune(r)
-			keepMarks = false
-		default:
-			keepMarks = false
-		}
-	}
-	return norm.NFC.String(b.String())
-}
-
-// caseClass maps a letter to one fixed member of its case-folding orbit:
-// the lower case of its smallest member. Full case folding alone is not
-// idempotent for every script (it sends lowercase Cherokee to uppercase),
-// and names are compared as keys, so the same name must always give the
-// same key.
-func caseClass(r rune) rune {
-	lowest := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		if f < lowest {
-			lowest = f
-		}
-	}
-	return unicode.ToLower(lowest)
-}
+// NormalizeName is the form in which two names are the same name (D1). It
+// is the rules engine's own, so that the grammar and the engine agree.
+func NormalizeName(s string) string { return engine.NormalizeName(s) }
 
 // maxLength bounds EXTEND and GRANT: a longer one is more likely a typo
 // ("120h" for "12h") than a wish.
