@@ -62,7 +62,7 @@ func (tx *Tx) AppendEvents(ctx context.Context, game string, after int64, cause 
 			Game: game, Seq: last + int64(i) + 1, Type: e.Type, Version: e.Version,
 			Payload: e.Payload, At: fromNanos(toNanos(e.At)), Cause: cause,
 		}
-		_, err := tx.tx.ExecContext(ctx, `INSERT INTO events
+		_, err := tx.q.ExecContext(ctx, `INSERT INTO events
 			(game, seq, type, version, payload, created_at, cause) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			ev.Game, ev.Seq, ev.Type, ev.Version, string(ev.Payload), toNanos(ev.At), ev.Cause)
 		if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY) {
@@ -154,7 +154,7 @@ func (tx *Tx) SaveSnapshot(ctx context.Context, game string, seq int64, state []
 	if seq < 1 || seq > last {
 		return fmt.Errorf("store: snapshot of %s at event %d: the log has events 1..%d", game, seq, last)
 	}
-	_, err = tx.tx.ExecContext(ctx, `INSERT INTO snapshots (game, seq, state, hash, created_at)
+	_, err = tx.q.ExecContext(ctx, `INSERT INTO snapshots (game, seq, state, hash, created_at)
 		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (game) DO UPDATE SET seq = excluded.seq, state = excluded.state,
 			hash = excluded.hash, created_at = excluded.created_at`,

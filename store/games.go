@@ -64,7 +64,7 @@ func (tx *Tx) CreateGame(ctx context.Context, id, status string, now time.Time) 
 	if !ValidGameID(id) {
 		return fmt.Errorf("store: invalid game id %q: want 2-20 lower-case letters and digits", id)
 	}
-	_, err := tx.tx.ExecContext(ctx,
+	_, err := tx.q.ExecContext(ctx,
 		`INSERT INTO games (id, status, created_at, updated_at) VALUES (?, ?, ?, ?)`,
 		id, status, toNanos(now), toNanos(now))
 	if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) {
@@ -90,7 +90,7 @@ func (tx *Tx) SetGameDeadline(ctx context.Context, id string, deadline, now time
 }
 
 func (tx *Tx) updateGame(ctx context.Context, id, set string, args ...any) error {
-	res, err := tx.tx.ExecContext(ctx, "UPDATE games SET "+set+" WHERE id = ?", append(args, id)...)
+	res, err := tx.q.ExecContext(ctx, "UPDATE games SET "+set+" WHERE id = ?", append(args, id)...)
 	if err != nil {
 		return fmt.Errorf("store: update game %s: %w", id, err)
 	}
@@ -194,7 +194,7 @@ func (tx *Tx) AddParticipant(ctx context.Context, game, name, address, kind stri
 	// A collision in 80 random bits will not happen; retrying costs nothing.
 	for range 3 {
 		p.Token = NewToken()
-		_, err := tx.tx.ExecContext(ctx, `INSERT INTO participants
+		_, err := tx.q.ExecContext(ctx, `INSERT INTO participants
 			(game, token, name, address, kind, status, joined_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			p.Game, p.Token, p.Name, p.Address, p.Kind, p.Status, toNanos(now))
 		if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) {
@@ -224,7 +224,7 @@ func (tx *Tx) SetParticipantStatus(ctx context.Context, game, token, status stri
 }
 
 func (tx *Tx) updateParticipant(ctx context.Context, game, token, set string, args ...any) error {
-	res, err := tx.tx.ExecContext(ctx, "UPDATE participants SET "+set+" WHERE game = ? AND token = ?",
+	res, err := tx.q.ExecContext(ctx, "UPDATE participants SET "+set+" WHERE game = ? AND token = ?",
 		append(args, game, strings.ToLower(token))...)
 	if err != nil {
 		return fmt.Errorf("store: update participant of %s: %w", game, err)

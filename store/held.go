@@ -39,13 +39,13 @@ type HeldPost struct {
 // HoldPost stores a post for the referee and gives it the game's next
 // number.
 func (tx *Tx) HoldPost(ctx context.Context, p HeldPost, now time.Time) (HeldPost, error) {
-	err := tx.tx.QueryRowContext(ctx, `SELECT coalesce(max(number), 0) + 1 FROM held_posts WHERE game = ?`, p.Game).
+	err := tx.q.QueryRowContext(ctx, `SELECT coalesce(max(number), 0) + 1 FROM held_posts WHERE game = ?`, p.Game).
 		Scan(&p.Number)
 	if err != nil {
 		return HeldPost{}, fmt.Errorf("store: hold post in %s: %w", p.Game, err)
 	}
 	inbound := sql.NullInt64{Int64: p.InboundID, Valid: p.InboundID != 0}
-	res, err := tx.tx.ExecContext(ctx, `INSERT INTO held_posts
+	res, err := tx.q.ExecContext(ctx, `INSERT INTO held_posts
 		(game, number, author_token, inbox_id, text, reason, status, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, 'held', ?)`,
 		p.Game, p.Number, p.Author, inbound, p.Text, p.Reason, toNanos(now))
@@ -75,7 +75,7 @@ func (tx *Tx) DecideHeldPost(ctx context.Context, game string, number int, statu
 	if p.Status != Held {
 		return p, fmt.Errorf("store: held post %s/%d is %s: %w", game, number, p.Status, ErrDecided)
 	}
-	if _, err := tx.tx.ExecContext(ctx, `UPDATE held_posts SET status = ?, decided_at = ? WHERE id = ?`,
+	if _, err := tx.q.ExecContext(ctx, `UPDATE held_posts SET status = ?, decided_at = ? WHERE id = ?`,
 		string(status), toNanos(now), p.ID); err != nil {
 		return HeldPost{}, fmt.Errorf("store: decide held post %s/%d: %w", game, number, err)
 	}

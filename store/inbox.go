@@ -87,7 +87,7 @@ func (tx *Tx) RecordInbound(ctx context.Context, m Inbound) (Inbound, Duplicate,
 		return Inbound{}, NotDuplicate, errors.New("store: record inbound: mailbox is required")
 	}
 	hash := MessageIDHash(m.MessageID, m.Raw)
-	res, err := tx.tx.ExecContext(ctx, `INSERT INTO inbox
+	res, err := tx.q.ExecContext(ctx, `INSERT INTO inbox
 		(mailbox, uidvalidity, uid, message_id, msgid_hash, raw, received_at, outcome, game)
 		VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL)
 		ON CONFLICT DO NOTHING`,
@@ -122,7 +122,7 @@ func (tx *Tx) RecordInbound(ctx context.Context, m Inbound) (Inbound, Duplicate,
 // SetInboundOutcome records what became of an inbound message, and for
 // which game (empty for none).
 func (tx *Tx) SetInboundOutcome(ctx context.Context, id int64, outcome Outcome, reason, game string) error {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE inbox SET outcome = ?, reason = ?, game = ? WHERE id = ?`,
+	res, err := tx.q.ExecContext(ctx, `UPDATE inbox SET outcome = ?, reason = ?, game = ? WHERE id = ?`,
 		string(outcome), reason, nullString(game), id)
 	if err != nil {
 		return fmt.Errorf("store: outcome of inbound %d: %w", id, err)

@@ -93,7 +93,7 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 	if err != nil {
 		return 0, fmt.Errorf("store: enqueue %s: %w", id, err)
 	}
-	res, err := tx.tx.ExecContext(ctx, `INSERT INTO outbox
+	res, err := tx.q.ExecContext(ctx, `INSERT INTO outbox
 		(message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt, created_at, cause)
 		VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
 		id, nullString(m.Game), m.Kind, m.From, string(rcpts), m.Raw, toNanos(now), toNanos(now), m.Cause)
@@ -114,7 +114,7 @@ func (tx *Tx) ClaimDue(ctx context.Context, now time.Time, limit int) ([]OutMess
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := tx.tx.QueryContext(ctx, `UPDATE outbox SET status = 'sending'
+	rows, err := tx.q.QueryContext(ctx, `UPDATE outbox SET status = 'sending'
 		WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt <= ?
 			ORDER BY next_attempt, id LIMIT ?)
 		RETURNING `+outCols, toNanos(now), limit)
@@ -148,7 +148,7 @@ func (tx *Tx) MarkFailed(ctx context.Context, id int64, errText string) error {
 }
 
 func (tx *Tx) updateOut(ctx context.Context, id int64, set string, args ...any) error {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE outbox SET `+set+` WHERE id = ?`, append(args, id)...)
+	res, err := tx.q.ExecContext(ctx, `UPDATE outbox SET `+set+` WHERE id = ?`, append(args, id)...)
 	if err != nil {
 		return fmt.Errorf("store: update outbox %d: %w", id, err)
 	}

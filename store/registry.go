@@ -28,7 +28,7 @@ type PlayerRecord struct {
 // count.
 func (tx *Tx) RecordBounce(ctx context.Context, address, reason string, now time.Time) (int, error) {
 	var n int
-	err := tx.tx.QueryRowContext(ctx, `INSERT INTO players (address, bounces, last_bounce_at, last_bounce)
+	err := tx.q.QueryRowContext(ctx, `INSERT INTO players (address, bounces, last_bounce_at, last_bounce)
 		VALUES (?, 1, ?, ?)
 		ON CONFLICT (address) DO UPDATE SET bounces = bounces + 1,
 			last_bounce_at = excluded.last_bounce_at, last_bounce = excluded.last_bounce
@@ -42,7 +42,7 @@ func (tx *Tx) RecordBounce(ctx context.Context, address, reason string, now time
 // ResetBounces sets an address's bounce count back to zero, e.g. once mail
 // to it gets through again.
 func (tx *Tx) ResetBounces(ctx context.Context, address string) error {
-	_, err := tx.tx.ExecContext(ctx, `UPDATE players SET bounces = 0 WHERE address = ?`, NormalizeAddress(address))
+	_, err := tx.q.ExecContext(ctx, `UPDATE players SET bounces = 0 WHERE address = ?`, NormalizeAddress(address))
 	if err != nil {
 		return fmt.Errorf("store: reset bounces of %s: %w", address, err)
 	}
@@ -83,7 +83,7 @@ type Suspension struct {
 // Suspend suspends an address from its next game.
 func (tx *Tx) Suspend(ctx context.Context, address, reason, game string, now time.Time) (Suspension, error) {
 	s := Suspension{Address: NormalizeAddress(address), Reason: reason, Game: game, CreatedAt: fromNanos(toNanos(now))}
-	res, err := tx.tx.ExecContext(ctx, `INSERT INTO suspensions (address, reason, game, created_at) VALUES (?, ?, ?, ?)`,
+	res, err := tx.q.ExecContext(ctx, `INSERT INTO suspensions (address, reason, game, created_at) VALUES (?, ?, ?, ?)`,
 		s.Address, s.Reason, nullString(game), toNanos(now))
 	if err != nil {
 		return Suspension{}, fmt.Errorf("store: suspend %s: %w", address, err)
@@ -97,7 +97,7 @@ func (tx *Tx) Suspend(ctx context.Context, address, reason, game string, now tim
 // ConsumeSuspension marks a suspension served in a game (the one the
 // address was kept out of).
 func (tx *Tx) ConsumeSuspension(ctx context.Context, id int64, game string, now time.Time) error {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE suspensions SET consumed_by = ?, consumed_at = ?
+	res, err := tx.q.ExecContext(ctx, `UPDATE suspensions SET consumed_by = ?, consumed_at = ?
 		WHERE id = ? AND consumed_by IS NULL`, game, toNanos(now), id)
 	if err != nil {
 		return fmt.Errorf("store: consume suspension %d: %w", id, err)

@@ -53,10 +53,12 @@ type Store struct {
 	read *sql.DB
 	reader
 
-	mu     sync.Mutex // serializes Update
-	lock   *fileLock
-	outbox chan struct{}
-	closed bool
+	mu        sync.Mutex // serializes Update, guards stmts and toPrepare
+	stmts     map[string]*sql.Stmt
+	toPrepare map[string]bool
+	lock      *fileLock
+	outbox    chan struct{}
+	closed    bool
 }
 
 // Options tunes Open. The zero value is the production setting.
@@ -196,6 +198,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	for _, st := range s.stmts {
+		st.Close()
+	}
 	err := s.closeDBs()
 	if s.lock != nil {
 		s.lock.release()
@@ -240,13 +245,16 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", classify(err))
 	}
-	tx := &Tx{reader: reader{q: sqlTx}, tx: sqlTx}
+	tx := &Tx{reader: reader{q: cachedTx{tx: sqlTx, s: s}}, tx: sqlTx}
 	committed := false
 	defer func() {
 		if !committed {
 			if rerr := sqlTx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
 				s.log.Error("rollback failed", "err", rerr)
 			}
+		}
+		if len(s.toPrepare) > 0 {
+			s.prepareNew()
 		}
 	}()
 	if err := fn(tx); err != nil {
@@ -272,6 +280,66 @@ type Tx struct {
 	reader
 	tx       *sql.Tx
 	enqueued bool
+}
+
+// cachedTx runs a write transaction's statements as statements prepared
+// once on the writer connection: parsing SQL is a good part of the CPU
+// time of a small transaction. A statement is prepared after the first
+// transaction that uses it, since the one writer connection is busy during
+// a transaction. Only Update uses it, holding s.mu.
+type cachedTx struct {
+	tx *sql.Tx
+	s  *Store
+}
+
+func (c cachedTx) stmt(ctx context.Context, query string) *sql.Stmt {
+	if st, ok := c.s.stmts[query]; ok {
+		return c.tx.StmtContext(ctx, st)
+	}
+	if c.s.toPrepare == nil {
+		c.s.toPrepare = map[string]bool{}
+	}
+	c.s.toPrepare[query] = true
+	return nil
+}
+
+func (c cachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return c.tx.ExecContext(ctx, query, args...)
+}
+
+func (c cachedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return c.tx.QueryContext(ctx, query, args...)
+}
+
+func (c cachedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return c.tx.QueryRowContext(ctx, query, args...)
+}
+
+// prepareNew prepares the statements the last transaction ran unprepared.
+// It runs after that transaction ended, holding s.mu, when the writer
+// connection is free.
+func (s *Store) prepareNew() {
+	for query := range s.toPrepare {
+		delete(s.toPrepare, query)
+		st, err := s.writer.PrepareContext(context.Background(), query)
+		if err != nil {
+			s.log.Debug("statement not cached", "err", err)
+			continue
+		}
+		if s.stmts == nil {
+			s.stmts = map[string]*sql.Stmt{}
+		}
+		s.stmts[query] = st
+	}
 }
 
 // queryer is what *sql.DB and *sql.Tx have in common.
