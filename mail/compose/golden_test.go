@@ -73,6 +73,8 @@ func readBack(t *testing.T, raw []byte) parsed {
 			t.Fatalf("read part body: %v", err)
 		}
 		full := typ + "; charset=" + params["charset"]
+		// Quoted-printable carries line ends as CRLF.
+		body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
 		cte := h.Get("Content-Transfer-Encoding")
 		switch typ {
 		case "text/plain":

@@ -1,0 +1,220 @@
+package templates
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+)
+
+func zone(t *testing.T) *time.Location {
+	t.Helper()
+	z, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
+
+// TestEveryKindHasBothFiles: each kind is a pair, KIND.txt and KIND.html,
+// and no file stands alone.
+func TestEveryKindHasBothFiles(t *testing.T) {
+	txt, _ := fs.Glob(files, "*.txt")
+	html, _ := fs.Glob(files, "*.html")
+	base := func(names []string, ext string) map[string]bool {
+		m := map[string]bool{}
+		for _, n := range names {
+			m[strings.TrimSuffix(n, ext)] = true
+		}
+		return m
+	}
+	bt, bh := base(txt, ".txt"), base(html, ".html")
+	for k := range bt {
+		if !bh[k] {
+			t.Errorf("%s.txt has no %s.html", k, k)
+		}
+	}
+	for k := range bh {
+		if !bt[k] {
+			t.Errorf("%s.html has no %s.txt", k, k)
+		}
+	}
+	if len(Kinds()) < 30 {
+		t.Errorf("only %d kinds: %v", len(Kinds()), Kinds())
+	}
+	for _, k := range Kinds() {
+		if !Known(k) {
+			t.Errorf("Known(%q) is false", k)
+		}
+	}
+	if Known("layout") || Known("_layout") || Known("nonsense") {
+		t.Error("Known accepts a name that is no kind")
+	}
+}
+
+// TestMomentShowsAbsoluteTimeWithZone is D8: an absolute time with its zone,
+// and the time left from the send time, across a change to daylight time.
+func TestMomentShowsAbsoluteTimeWithZone(t *testing.T) {
+	z := zone(t)
+	now := time.Date(2026, 12, 3, 13, 40, 0, 0, time.UTC)
+	cases := []struct {
+		at         time.Time
+		full, left string
+	}{
+		{now.Add(13*time.Hour + 20*time.Minute), "Thu 3 Dec 2026 22:00 EST", "in 13 h 20 min"},
+		{now.Add(36 * time.Hour), "Fri 4 Dec 2026 20:40 EST", "in 1 day 12 h"},
+		{now.Add(50 * time.Minute), "Thu 3 Dec 2026 09:30 EST", "in 50 min"},
+		{now.Add(20 * time.Second), "Thu 3 Dec 2026 08:40 EST", "now"},
+		{now.Add(-2 * time.Hour), "Thu 3 Dec 2026 06:40 EST", "2 h ago"},
+		{now.Add(3*24*time.Hour + 5*time.Minute), "Sun 6 Dec 2026 08:45 EST", "in 3 days"},
+		// Daylight time begins on 8 March 2026 in New York.
+		{time.Date(2026, 3, 9, 16, 0, 0, 0, time.UTC), "Mon 9 Mar 2026 12:00 EDT", ""},
+	}
+	for _, c := range cases {
+		m := Moment{T: c.at, Now: now, Zone: z}
+		if got := m.String(); got != c.full {
+			t.Errorf("String(%v) = %q, want %q", c.at, got, c.full)
+		}
+		if c.left != "" {
+			if got := m.Left(); got != c.left {
+				t.Errorf("Left(%v) = %q, want %q", c.at, got, c.left)
+			}
+		}
+	}
+	if (Moment{}).String() != "" || (Moment{}).Left() != "" || !(Moment{}).IsZero() {
+		t.Error("the zero Moment shows something")
+	}
+	if got := (Moment{T: now, Zone: z}).Short(); got != "Thu 3 Dec 08:40 EST" {
+		t.Errorf("Short = %q", got)
+	}
+}
+
+func TestSpan(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		12 * time.Hour:                   "12 h",
+		36 * time.Hour:                   "1 day 12 h",
+		90 * time.Minute:                 "1 h 30 min",
+		45 * time.Minute:                 "45 min",
+		24 * time.Hour:                   "1 day",
+		49*time.Hour + 30*time.Minute:    "2 days 1 h",
+		20 * time.Second:                 "less than a minute",
+		6*time.Hour + 29*time.Second:     "6 h",
+		6*time.Hour + 30*time.Second + 1: "6 h 1 min",
+	} {
+		if got := Span(d).String(); got != want {
+			t.Errorf("Span(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""}, {[]string{"Alice"}, "Alice"}, {[]string{"Alice", "Bob"}, "Alice and Bob"},
+		{[]string{"Alice", "Bob", "Carol"}, "Alice, Bob and Carol"},
+	} {
+		if got := List(c.in); got != c.want {
+			t.Errorf("List(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// message builds a small thread message around sections.
+func message(t *testing.T, secs ...*Section) *Message {
+	z := zone(t)
+	now := time.Date(2026, 12, 3, 13, 40, 0, 0, time.UTC)
+	return &Message{Game: "dec26", Channel: Thread, Reader: Reader{Name: "Alice", Slot: 1},
+		Now: Moment{T: now, Now: now, Zone: z}, Sections: secs,
+		Footer: Footer{Channel: Thread, Thread: "host+dec26-t-abcdefghij@example.org",
+			Private: "host+dec26-p-abcdefghij@example.org", Commands: ThreadCommands}}
+}
+
+// TestHTMLEscapesEverything: what players write reaches the HTML part as
+// text, never as markup; the text part keeps it as written.
+func TestHTMLEscapesEverything(t *testing.T) {
+	evil := `<script>alert("x")</script> & <a href="javascript:x">y</a>`
+	m := message(t, &Section{Kind: "post", Name: `Bob"><img src=x>`, Text: evil})
+	r, err := Render("post", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<script", "<img", `<a href="javascript`} {
+		if strings.Contains(r.HTML, bad) {
+			t.Errorf("the HTML part holds %q:\n%s", bad, r.HTML)
+		}
+	}
+	if !strings.Contains(r.HTML, "&lt;script&gt;") {
+		t.Errorf("the post is not shown as text in the HTML part:\n%s", r.HTML)
+	}
+	if !strings.Contains(r.Text, evil) {
+		t.Errorf("the text part changed the post:\n%s", r.Text)
+	}
+	if r.Subject != `Bob"><img src=x> writes` {
+		t.Errorf("Subject = %q", r.Subject)
+	}
+}
+
+// TestHTMLIsSelfContained: no external resources, one column, a viewport
+// for phones.
+func TestHTMLIsSelfContained(t *testing.T) {
+	m := message(t, &Section{Kind: "vote", Name: "Alice", Target: "Bob"})
+	r, err := Render("vote", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<img", "<link", "<script", "url(", "http://", "https://", "<style"} {
+		if strings.Contains(r.HTML, bad) {
+			t.Errorf("the HTML part holds %q", bad)
+		}
+	}
+	if !strings.Contains(r.HTML, `name="viewport"`) || !strings.Contains(r.HTML, "max-width:560px") {
+		t.Errorf("the HTML part is not laid out for phones:\n%s", r.HTML)
+	}
+}
+
+// TestLayout: the headline comes first, the signature separator keeps its
+// space, and no blank line runs double.
+func TestLayout(t *testing.T) {
+	m := message(t, &Section{Kind: "vote", Name: "Alice", Target: "Bob"}, &Section{Kind: "vote", Variant: "lock", Name: "Alice", Target: "Bob"})
+	m.Headline = "Two votes"
+	r, err := Render("vote", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Text, "Two votes\n\n") || r.Subject != "Two votes" {
+		t.Errorf("the headline does not lead:\n%s", r.Text)
+	}
+	if !strings.Contains(r.Text, "\n-- \n") {
+		t.Errorf("no signature separator:\n%q", r.Text)
+	}
+	if strings.Contains(r.Text, "\n\n\n") || strings.Contains(r.Text, " \n") && !strings.Contains(r.Text, "-- \n") {
+		t.Errorf("untidy text:\n%q", r.Text)
+	}
+	if !strings.Contains(r.Text, "▸ Alice votes Bob\n▸ Alice locks their vote on Bob\n") {
+		t.Errorf("bodiless sections are not listed tightly:\n%s", r.Text)
+	}
+}
+
+func TestRenderRefusesBadInput(t *testing.T) {
+	if _, err := Render("vote", "not a message"); err == nil {
+		t.Error("Render took a string")
+	}
+	if _, err := Render("nonsense", message(t, &Section{Kind: "vote"})); err == nil {
+		t.Error("Render took an unknown kind")
+	}
+	if _, err := Render("vote", message(t)); err == nil {
+		t.Error("Render took a message without sections")
+	}
+	if _, err := Render("vote", message(t, &Section{Kind: "nonsense"})); err == nil {
+		t.Error("Render took a section of an unknown kind")
+	}
+}
+
+func TestTidyText(t *testing.T) {
+	got := tidyText("\n\nHead  \n\n\n\nbody\t\n-- \nfoot\n\n")
+	if want := "Head\n\nbody\n-- \nfoot\n"; got != want {
+		t.Errorf("tidyText = %q, want %q", got, want)
+	}
+}
