@@ -27,7 +27,12 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 	suffix := make([]byte, 6)
 	rand.Read(suffix)
 	tmp := filepath.Join(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-"+hex.EncodeToString(suffix))
-	defer os.Remove(tmp)
+	defer func() {
+		// Checking the copy may have opened it in WAL mode.
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(tmp + suffix)
+		}
+	}()
 
 	// VACUUM INTO must run on a connection that may write (it writes the
 	// new file), so neither the writer, which it would hold up, nor the

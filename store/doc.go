@@ -9,9 +9,9 @@
 // synchronous=FULL: when Update returns nil the transaction is on disk, and
 // a crash at any instant leaves every transaction either wholly there or
 // wholly absent. Reads use a separate pool of query_only connections and
-// never block the writer. A lock file (flock) keeps a second process from
-// opening the same database for writing; the kernel drops it when the
-// process dies, however it dies.
+// never block the writer. A lock file beside the database (PATH.lock, held
+// with flock) keeps a second process from opening it for writing; the
+// kernel drops the lock when the process dies, however it dies.
 //
 // Exactly-once processing of mail. The watcher handles each inbound message
 // in one Update: RecordInbound, the events the message caused

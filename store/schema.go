@@ -80,7 +80,7 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // probe finds the schema version of the database at path without changing
 // it: 0 for a database that does not exist yet. It returns ErrCorrupt for a
 // damaged or foreign file and ErrNewerSchema for a newer one.
-func probe(ctx context.Context, dbPath string) (int, error) {
+func probe(ctx context.Context, dbPath string) (version int, err error) {
 	fresh, err := looksFresh(dbPath)
 	if err != nil {
 		return 0, err
@@ -92,10 +92,12 @@ func probe(ctx context.Context, dbPath string) (int, error) {
 	// A read-only connection cannot write the database. In WAL mode it
 	// still creates empty -wal and -shm files if they are missing; remove
 	// those again so that a refused database is left exactly as found.
+	// Only then: a database that is accepted may have a writer by now,
+	// and its WAL must never be touched.
 	walExisted := exists(dbPath + "-wal")
 	shmExisted := exists(dbPath + "-shm")
 	defer func() {
-		if !walExisted {
+		if err != nil && !walExisted {
 			removeIfEmpty(dbPath + "-wal")
 			if !shmExisted && !exists(dbPath+"-wal") {
 				os.Remove(dbPath + "-shm")
@@ -111,7 +113,7 @@ func probe(ctx context.Context, dbPath string) (int, error) {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 
-	var appID, version, tables int
+	var appID, tables int
 	err = db.QueryRowContext(ctx, `SELECT
 		(SELECT application_id FROM pragma_application_id),
 		(SELECT user_version FROM pragma_user_version),

@@ -229,8 +229,9 @@ func (s *Store) OutboxSignal() <-chan struct{} { return s.outbox }
 
 // Update runs fn in one write transaction (BEGIN IMMEDIATE) and commits it
 // if fn returns nil; otherwise, or if fn panics, nothing fn did is kept.
-// Calls are serialized: there is one writer. When Update returns nil the
-// transaction is durable (synchronous=FULL).
+// Calls are serialized: there is one writer, and fn must not call Update
+// itself. When Update returns nil the transaction is durable
+// (synchronous=FULL).
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if s.readOnly {
 		return fmt.Errorf("store: update: %w", ErrReadOnly)
@@ -353,10 +354,21 @@ type queryer interface {
 type reader struct{ q queryer }
 
 // Time columns hold nanoseconds since the Unix epoch: exact, sortable, and
-// free of time zone questions.
-func toNanos(t time.Time) int64 { return t.UnixNano() }
+// free of time zone questions. The zero time.Time, which has no such
+// representation, is stored as 0 and read back as the zero time.
+func toNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
 
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
 
 // nullNanos maps the zero time to NULL.
 func nullNanos(t time.Time) sql.NullInt64 {

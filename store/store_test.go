@@ -1118,3 +1118,26 @@ func TestBackupWhileWriting(t *testing.T) {
 		}
 	}
 }
+
+func TestTimesRoundTripExactly(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	local := time.Date(2026, 7, 4, 23, 59, 59, 999999999, time.FixedZone("EDT", -4*3600))
+	var zero, exact Inbound
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		var err error
+		if zero, _, err = tx.RecordInbound(ctx, Inbound{Mailbox: "INBOX", UIDValidity: 1, UID: 1, Raw: []byte("a")}); err != nil {
+			return err
+		}
+		exact, _, err = tx.RecordInbound(ctx, Inbound{Mailbox: "INBOX", UIDValidity: 1, UID: 2, Raw: []byte("b"), ReceivedAt: local})
+		return err
+	})
+	gotZero, err := s.InboundByID(ctx, zero.ID)
+	if err != nil || !gotZero.ReceivedAt.IsZero() {
+		t.Errorf("zero time read back as %v (%v)", gotZero.ReceivedAt, err)
+	}
+	gotExact, err := s.InboundByID(ctx, exact.ID)
+	if err != nil || !gotExact.ReceivedAt.Equal(local) || gotExact.ReceivedAt.Location() != time.UTC {
+		t.Errorf("%v read back as %v (%v), want the same instant in UTC", local, gotExact.ReceivedAt, err)
+	}
+}
