@@ -1,0 +1,48 @@
+package host
+
+import (
+	"time"
+)
+
+// Clock maps real time to game time. In production the two are the same;
+// for demos and tests game time runs Speed times faster, measured from
+// Anchor, so that a 36-hour day passes in seconds while every rule still
+// sees the hours it expects.
+type Clock struct {
+	Anchor time.Time
+	Speed  float64
+	// Real is the wall clock; nil means time.Now.
+	Real func() time.Time
+}
+
+func (c Clock) real() time.Time {
+	if c.Real != nil {
+		return c.Real()
+	}
+	return time.Now()
+}
+
+func (c Clock) speed() float64 {
+	if c.Speed <= 1 {
+		return 1
+	}
+	return c.Speed
+}
+
+// Now is the current game time.
+func (c Clock) Now() time.Time {
+	r := c.real()
+	if c.speed() == 1 {
+		return r.UTC()
+	}
+	return c.Anchor.Add(time.Duration(float64(r.Sub(c.Anchor)) * c.speed())).UTC()
+}
+
+// Until is the real time left until game time t.
+func (c Clock) Until(t time.Time) time.Duration {
+	d := t.Sub(c.Now())
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(float64(d) / c.speed())
+}

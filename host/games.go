@@ -1,0 +1,72 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// game is one game as the host keeps it in memory: the engine's state, the
+// sequence number of the last stored event it reflects, and the referee's
+// participant row.
+type game struct {
+	state   *engine.State
+	seq     int64
+	referee store.Participant
+	// observers maps each observer's address to their token.
+	observers map[string]string
+}
+
+// dir is what the composer needs beyond the state: the referee's token and
+// the observers'.
+func (g *game) dir() compose.Directory {
+	return compose.Directory{RefereeToken: g.referee.Token, Observers: g.observers}
+}
+
+func (g *game) clone() *game {
+	c := *g
+	c.state = g.state.Clone()
+	c.observers = make(map[string]string, len(g.observers))
+	for a, t := range g.observers {
+		c.observers[a] = t
+	}
+	return &c
+}
+
+// foldJSON is the store's fold for engine games: state JSON in, events
+// folded, state JSON out. It is what rebuilds every game on start, and what
+// checks snapshots against the log.
+func foldJSON(id string, state []byte, evs []store.Event) ([]byte, error) {
+	s := &engine.State{}
+	if state != nil {
+		if err := json.Unmarshal(state, s); err != nil {
+			return nil, fmt.Errorf("decode state of %s: %w", id, err)
+		}
+	}
+	for _, se := range evs {
+		e, err := engine.UnmarshalEvent(se.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("event %d of %s: %w", se.Seq, id, err)
+		}
+		if err := s.Fold(e); err != nil {
+			return nil, fmt.Errorf("fold event %d of %s: %w", se.Seq, id, err)
+		}
+	}
+	return json.Marshal(s)
+}
+
+// toStore encodes engine events for the log.
+func toStore(evs []engine.Event) ([]store.NewEvent, error) {
+	out := make([]store.NewEvent, 0, len(evs))
+	for _, e := range evs {
+		b, err := engine.MarshalEvent(e)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", e.Type, err)
+		}
+		out = append(out, store.NewEvent{Type: string(e.Type), Version: e.V, Payload: b, At: e.At})
+	}
+	return out, nil
+}

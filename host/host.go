@@ -1,0 +1,363 @@
+// Package host runs games: it takes each inbound message through
+// authentication and the rules engine, and each deadline through the
+// engine's clock, and commits what they cause — the inbox row, the events
+// and the outgoing mail — in one store transaction.
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/inbound"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// Options configure a Host.
+type Options struct {
+	// Address is the host's bare address, host@example.org.
+	Address string
+	// Referees may create games with NEW GAME.
+	Referees []string
+	// AuthServID is the trusted authserv-id (empty for none).
+	AuthServID string
+	// MaxMessageBytes and MaxCommandLines limit one message.
+	MaxMessageBytes int
+	MaxCommandLines int
+	// PerSenderPerHour limits how many messages one address may send.
+	PerSenderPerHour int
+	// Setup is the setup of a new game until its referee sends SETUP.
+	Setup engine.Setup
+	// Clock is game time; its zero value is real time.
+	Clock Clock
+	Store *store.Store
+	Log   *slog.Logger
+}
+
+// Host hosts every game of one mailbox.
+type Host struct {
+	opts  Options
+	st    *store.Store
+	log   *slog.Logger
+	proc  *inbound.Processor
+	mail  *compose.Composer
+	clock Clock
+
+	// mu serialises processing: one message or one tick at a time, as the
+	// store has one writer and each step must see the last one's state.
+	mu    sync.Mutex
+	games map[string]*game
+	// wake tells the clock loop that a deadline may have moved.
+	wake chan struct{}
+}
+
+// New opens the host on its store, rebuilding every game from its events.
+func New(ctx context.Context, opts Options) (*Host, error) {
+	if opts.Store == nil {
+		return nil, errors.New("host: a store is required")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Setup.Players == 0 {
+		opts.Setup = engine.Classic()
+	}
+	h := &Host{opts: opts, st: opts.Store, log: opts.Log, clock: opts.Clock,
+		games: map[string]*game{}, wake: make(chan struct{}, 1)}
+	var limiter *inbound.Limiter
+	if opts.PerSenderPerHour > 0 {
+		limiter = inbound.NewLimiter(time.Hour/time.Duration(opts.PerSenderPerHour), max(10, opts.PerSenderPerHour/4))
+	}
+	proc, err := inbound.NewProcessor(inbound.Config{HostAddress: opts.Address, AuthServID: opts.AuthServID,
+		MaxSize: opts.MaxMessageBytes, MaxCommands: opts.MaxCommandLines}, Directory{Store: opts.Store}, limiter, opts.Log)
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	h.proc = proc
+	if h.mail, err = compose.New(opts.Address); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	if err := h.load(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// load rebuilds every game from the store, checking snapshots against the log.
+func (h *Host) load(ctx context.Context) error {
+	rebuilt, err := h.st.RebuildAll(ctx, foldJSON, true)
+	if err != nil {
+		return fmt.Errorf("host: rebuild games: %w", err)
+	}
+	for _, rb := range rebuilt {
+		s := &engine.State{}
+		if err := json.Unmarshal(rb.State, s); err != nil {
+			return fmt.Errorf("host: decode game %s: %w", rb.Game, err)
+		}
+		g := &game{state: s, seq: rb.Seq, observers: map[string]string{}}
+		ps, err := h.st.Participants(ctx, rb.Game)
+		if err != nil {
+			return fmt.Errorf("host: participants of %s: %w", rb.Game, err)
+		}
+		for _, p := range ps {
+			switch {
+			case p.Kind == store.KindReferee:
+				g.referee = p
+			case p.Kind == store.KindObserver && p.Status == store.StatusActive:
+				g.observers[p.Address] = p.Token
+			}
+		}
+		h.games[rb.Game] = g
+	}
+	h.log.Info("games loaded", "games", len(rebuilt))
+	return nil
+}
+
+// Now is the host's game time.
+func (h *Host) Now() time.Time { return h.clock.Now() }
+
+// Game returns a copy of a game's state, for status displays and tests.
+func (h *Host) Game(id string) (*engine.State, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	g, ok := h.games[id]
+	if !ok {
+		return nil, false
+	}
+	return g.state.Clone(), true
+}
+
+// GameIDs lists the games, sorted.
+func (h *Host) GameIDs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make([]string, 0, len(h.games))
+	for id := range h.games {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Directory lets inbound authenticate a token against a store: the host's
+// own, or a read-only view of it for `mafiamail parse`.
+type Directory struct{ Store *store.Store }
+
+// Participant returns the active participant a token belongs to.
+func (d Directory) Participant(gameID, token string) (inbound.Participant, bool) {
+	p, err := d.Store.ActiveParticipantByToken(context.Background(), gameID, token)
+	if err != nil {
+		return inbound.Participant{}, false
+	}
+	return inbound.Participant{Name: p.Name, Address: p.Address, Referee: p.Kind == store.KindReferee}, true
+}
+
+// work is one transaction in the making: the games it touched (copies, so
+// that a failed commit leaves the live games as they were), their new
+// events, and the mail it causes.
+type work struct {
+	h     *Host
+	tx    *store.Tx
+	now   time.Time
+	cause string
+	// inboxID is the inbound message being processed, 0 for a deadline.
+	inboxID int64
+	games   map[string]*game
+	order   []string
+	evs     map[string][]engine.Event
+	// sender is whose message caused the events: their private copies go
+	// in the reply instead.
+	sender *engine.Actor
+	// reply is the answer to the message, composed once the events are in.
+	reply *compose.Reply
+	out   []compose.Message
+}
+
+func (h *Host) transact(ctx context.Context, cause string, fn func(w *work) error) error {
+	w := &work{h: h, now: h.clock.Now(), cause: cause}
+	err := h.st.Update(ctx, func(tx *store.Tx) error {
+		w.tx = tx
+		w.games, w.order, w.evs, w.out = map[string]*game{}, nil, map[string][]engine.Event{}, nil
+		w.sender, w.reply = nil, nil
+		if err := fn(w); err != nil {
+			return err
+		}
+		return w.flush(ctx)
+	})
+	if err != nil {
+		return err
+	}
+	for id, g := range w.games {
+		h.games[id] = g
+	}
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// game returns the working copy of a game, or nil.
+func (w *work) game(id string) *game {
+	if g, ok := w.games[id]; ok {
+		return g
+	}
+	g, ok := w.h.games[id]
+	if !ok {
+		return nil
+	}
+	c := g.clone()
+	w.games[id] = c
+	w.order = append(w.order, id)
+	return c
+}
+
+// record keeps events a game's working copy has already folded.
+func (w *work) record(id string, evs []engine.Event) {
+	w.evs[id] = append(w.evs[id], evs...)
+}
+
+// flush stores the events and composes and enqueues the mail.
+func (w *work) flush(ctx context.Context) error {
+	for _, id := range w.order {
+		evs := w.evs[id]
+		if len(evs) == 0 {
+			continue
+		}
+		g := w.games[id]
+		news, err := toStore(evs)
+		if err != nil {
+			return err
+		}
+		stored, err := w.tx.AppendEvents(ctx, id, g.seq, w.cause, news...)
+		if err != nil {
+			return fmt.Errorf("store events of %s: %w", id, err)
+		}
+		batch := compose.Batch{Dir: g.dir(), Sender: w.sender}
+		if live, ok := w.h.games[id]; ok {
+			batch.Before = live.state
+		}
+		for i, e := range evs {
+			batch.Events = append(batch.Events, compose.Logged{Seq: stored[i].Seq, Event: e})
+		}
+		msgs, err := w.h.mail.Batch(batch)
+		if err != nil {
+			return fmt.Errorf("compose mail of %s: %w", id, err)
+		}
+		w.out = append(w.out, msgs...)
+		prev := g.seq
+		g.seq = stored[len(stored)-1].Seq
+		if g.seq/snapshotEvery != prev/snapshotEvery {
+			// A snapshot spares a long game's restart the fold of its whole
+			// log; the store checks it against the log when it is read.
+			b, err := json.Marshal(g.state)
+			if err != nil {
+				return fmt.Errorf("snapshot %s: %w", id, err)
+			}
+			if err := w.tx.SaveSnapshot(ctx, id, g.seq, b, w.now); err != nil {
+				return err
+			}
+		}
+		if err := w.h.sideEffects(ctx, w, id, evs); err != nil {
+			return err
+		}
+		if err := w.tx.SetGameDeadline(ctx, id, nextDeadline(g.state), w.now); err != nil {
+			return err
+		}
+		if g.state.Phase == engine.EndedPhase {
+			if err := w.tx.SetGameStatus(ctx, id, "ended", w.now); err != nil {
+				return err
+			}
+		}
+	}
+	if w.reply != nil {
+		m, err := w.h.mail.Reply(*w.reply)
+		if err != nil {
+			return fmt.Errorf("compose reply: %w", err)
+		}
+		w.out = append(w.out, m)
+	}
+	real := w.h.clock.real()
+	for _, m := range w.out {
+		om := store.OutMessage{MessageID: m.MessageID, Game: m.Game, Kind: m.Kind, From: m.From, To: m.To,
+			Raw: m.Raw, Cause: w.cause}
+		if _, err := w.tx.Enqueue(ctx, om, real); err != nil {
+			return fmt.Errorf("enqueue %s: %w", m.MessageID, err)
+		}
+	}
+	return nil
+}
+
+// snapshotEvery is how many events go by between snapshots of a game.
+const snapshotEvery = 256
+
+func nextDeadline(s *engine.State) time.Time {
+	t, ok := engine.NextDeadline(s)
+	if !ok {
+		return time.Time{}
+	}
+	return t
+}
+
+// sideEffects keeps the store's tables in step with what the events say:
+// roles, replaced and removed participants, suspensions.
+func (h *Host) sideEffects(ctx context.Context, w *work, id string, evs []engine.Event) error {
+	g := w.games[id]
+	for _, e := range evs {
+		switch e.Type {
+		case engine.EvRolesDrawn:
+			for _, p := range g.state.Players {
+				if err := w.tx.SetRole(ctx, id, p.Token, string(p.Role)); err != nil {
+					return err
+				}
+			}
+		case engine.EvSuspended:
+			if _, err := w.tx.Suspend(ctx, e.Address, e.Reason, id, w.now); err != nil {
+				return err
+			}
+		case engine.EvPostHeld:
+			author := ""
+			if p := g.state.Player(e.Slot); p != nil {
+				author = p.Token
+			}
+			hp, err := w.tx.HoldPost(ctx, store.HeldPost{Game: id, Author: author, InboundID: w.inboxID,
+				Text: e.Text, Reason: e.Reason}, w.now)
+			if err != nil {
+				return err
+			}
+			if hp.Number != e.Held {
+				return fmt.Errorf("held post %d of %s stored as %d", e.Held, id, hp.Number)
+			}
+		case engine.EvPostRelayed, engine.EvPostRejected:
+			status := store.Relayed
+			if e.Type == engine.EvPostRejected {
+				status = store.Rejected
+			}
+			if _, err := w.tx.DecideHeldPost(ctx, id, e.Held, status, w.now); err != nil {
+				return err
+			}
+		case engine.EvPlayerReplaced:
+			old := e.Text
+			ps, err := w.tx.Participants(ctx, id)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				if p.Kind == store.KindPlayer && strings.EqualFold(p.Address, old) && p.Status == store.StatusActive {
+					if err := w.tx.SetParticipantStatus(ctx, id, p.Token, store.StatusReplaced); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

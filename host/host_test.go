@@ -1,0 +1,284 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// harness drives a Host through HandleMessage with mail as players write it,
+// on a real store, with a clock the test moves.
+type harness struct {
+	t    *testing.T
+	path string
+	st   *store.Store
+	h    *Host
+	now  time.Time
+	uid  uint32
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	hs := &harness{t: t, path: filepath.Join(t.TempDir(), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
+	hs.open()
+	t.Cleanup(func() { hs.st.Close() })
+	return hs
+}
+
+func (hs *harness) open() {
+	hs.t.Helper()
+	st, err := store.Open(context.Background(), hs.path, store.Options{})
+	if err != nil {
+		hs.t.Fatal(err)
+	}
+	h, err := New(context.Background(), Options{Address: "host@example.org", Referees: []string{"ref@example.org"},
+		Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st})
+	if err != nil {
+		hs.t.Fatal(err)
+	}
+	hs.st, hs.h = st, h
+}
+
+// restart closes the store and opens a new host on the same database.
+func (hs *harness) restart() {
+	hs.t.Helper()
+	if err := hs.st.Close(); err != nil {
+		hs.t.Fatal(err)
+	}
+	hs.open()
+}
+
+// send delivers a message as the watcher would, under the next UID.
+func (hs *harness) send(from, to, body string) []byte {
+	hs.t.Helper()
+	hs.uid++
+	raw := []byte(fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: game\r\nMessage-ID: <m%d@players.test>\r\n"+
+		"Date: Tue, 01 Dec 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
+		from, to, hs.uid, body))
+	hs.deliver(raw)
+	return raw
+}
+
+func (hs *harness) deliver(raw []byte) {
+	hs.t.Helper()
+	hs.uid++
+	if err := hs.h.HandleMessage(context.Background(), "INBOX", 1, hs.uid, raw); err != nil {
+		hs.t.Fatalf("handle: %v", err)
+	}
+}
+
+func (hs *harness) outbox() []store.OutMessage {
+	hs.t.Helper()
+	ms, err := hs.st.OutMessages(context.Background(), "")
+	if err != nil {
+		hs.t.Fatal(err)
+	}
+	return ms
+}
+
+// mailTo returns the messages queued for an address since index from.
+func (hs *harness) mailTo(addr string, from int) []store.OutMessage {
+	var out []store.OutMessage
+	for _, m := range hs.outbox()[from:] {
+		for _, to := range m.To {
+			if strings.EqualFold(to, addr) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func (hs *harness) token(game, address string) string {
+	hs.t.Helper()
+	ps, err := hs.st.Participants(context.Background(), game)
+	if err != nil {
+		hs.t.Fatal(err)
+	}
+	for _, p := range ps {
+		if strings.EqualFold(p.Address, address) && p.Status == store.StatusActive {
+			return p.Token
+		}
+	}
+	hs.t.Fatalf("no participant %s in %s", address, game)
+	return ""
+}
+
+func (hs *harness) game(id string) *engine.State {
+	hs.t.Helper()
+	s, ok := hs.h.Game(id)
+	if !ok {
+		hs.t.Fatalf("no game %s", id)
+	}
+	return s
+}
+
+var players = []string{"Alice", "Bob", "Carol", "Dave", "Erin"}
+
+func addr(name string) string { return strings.ToLower(name) + "@players.test" }
+
+// setUp creates game g1 with five players and starts it.
+func (hs *harness) setUp() {
+	hs.t.Helper()
+	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
+	if len(hs.mailTo("ref@example.org", 0)) != 1 {
+		hs.t.Fatalf("the referee got no answer to NEW GAME: %+v", hs.outbox())
+	}
+	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
+	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1")
+	for _, p := range players {
+		hs.send(addr(p), "host+g1@example.org", "JOIN "+p)
+	}
+	if n := len(hs.game("g1").Players); n != 5 {
+		hs.t.Fatalf("%d players joined", n)
+	}
+	hs.send("ref@example.org", ref, "START")
+	if s := hs.game("g1"); s.Phase != engine.DayPhase {
+		hs.t.Fatalf("phase %s after START", s.Phase)
+	}
+}
+
+func (hs *harness) thread(name string) string {
+	return "host+g1-t-" + hs.token("g1", addr(name)) + "@example.org"
+}
+
+func TestGameByMail(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	for _, p := range players {
+		roles := 0
+		for _, m := range hs.mailTo(addr(p), 0) {
+			if m.Kind == "role" {
+				roles++
+			}
+		}
+		if roles != 1 {
+			t.Errorf("%s got %d role messages", p, roles)
+		}
+	}
+	before := len(hs.outbox())
+	raw := hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob\n\nBob has been quiet all day.")
+	s := hs.game("g1")
+	if s.Player(1).Vote != 2 {
+		t.Fatalf("Alice's vote: %d", s.Player(1).Vote)
+	}
+	// Every player and the referee hear of it in the thread, and Alice
+	// gets her reply.
+	for _, p := range players {
+		if len(hs.mailTo(addr(p), before)) == 0 {
+			t.Errorf("%s heard nothing of the vote", p)
+		}
+	}
+	// The same message again (a second delivery, another UID) is not
+	// applied twice.
+	n := len(hs.outbox())
+	hs.deliver(raw)
+	if len(hs.outbox()) != n {
+		t.Fatalf("a duplicate message caused mail")
+	}
+	// A forged sender is refused and told at the registered address only.
+	before = len(hs.outbox())
+	hs.send("mallory@evil.test", hs.thread("Carol"), "VOTE Alice")
+	if s := hs.game("g1"); s.Player(3).Vote != 0 {
+		t.Fatal("a forged vote counted")
+	}
+	if len(hs.mailTo("mallory@evil.test", before)) != 0 || len(hs.mailTo(addr("Carol"), before)) != 1 {
+		t.Fatalf("refusal notices: %+v", hs.outbox()[before:])
+	}
+	// A restart rebuilds the same games from the log.
+	want := hs.game("g1")
+	hs.restart()
+	if got := hs.game("g1"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("state after restart differs")
+	}
+}
+
+func TestDeadlinesByClock(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	s := hs.game("g1")
+	dl, _ := engine.NextDeadline(s)
+	hs.now = dl.Add(time.Minute)
+	if err := hs.h.TickDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hs.now = hs.game("g1").Deadline.Add(time.Minute)
+	for range 5 {
+		if err := hs.h.TickDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := engine.NextDeadline(hs.game("g1")); ok && d.After(hs.now) {
+			break
+		}
+	}
+	if s := hs.game("g1"); s.Phase != engine.NightPhase {
+		t.Fatalf("phase %s after the deadline", s.Phase)
+	}
+	// A host that was down past a deadline applies it on start, once.
+	dl, _ = engine.NextDeadline(hs.game("g1"))
+	hs.now = dl.Add(48 * time.Hour)
+	hs.restart()
+	if err := hs.h.TickDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s = hs.game("g1")
+	if s.Phase == engine.NightPhase && s.Day == 1 {
+		t.Fatalf("the missed night end was not applied")
+	}
+	evs, err := hs.st.Events(context.Background(), "g1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dawns := 0
+	for _, e := range evs {
+		if e.Type == string(engine.EvDawn) {
+			dawns++
+		}
+	}
+	if dawns != 1 {
+		t.Fatalf("%d dawns for one night", dawns)
+	}
+}
+
+// TestHeldPostNotice: a dead player's discussion-only post is held (C1),
+// and both the author and the referee are told.
+func TestHeldPostNotice(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
+	victim := ""
+	for _, p := range hs.game("g1").Players {
+		if p.Role != engine.Mafia {
+			victim = p.Name
+		}
+	}
+	hs.send("ref@example.org", ref, "MODKILL "+victim)
+	before := len(hs.outbox())
+	hs.send(addr(victim), hs.thread(victim), "I was town, avenge me!")
+	if s := hs.game("g1"); len(s.Held) != 1 {
+		t.Fatalf("post not held: %+v", s.Held)
+	}
+	if len(hs.mailTo(addr(victim), before)) != 1 || len(hs.mailTo("ref@example.org", before)) != 1 {
+		t.Fatalf("held-post notices: %+v", hs.outbox()[before:])
+	}
+	for _, p := range players {
+		if p != victim && len(hs.mailTo(addr(p), before)) != 0 {
+			t.Fatalf("a held post reached %s", p)
+		}
+	}
+	held, err := hs.st.HeldPosts(context.Background(), "g1", store.Held)
+	if err != nil || len(held) != 1 || held[0].Number != 1 {
+		t.Fatalf("store's held posts: %+v %v", held, err)
+	}
+	hs.send("ref@example.org", ref, "RELAY 1")
+	if held, _ := hs.st.HeldPosts(context.Background(), "g1", store.Relayed); len(held) != 1 {
+		t.Fatalf("relayed post not recorded")
+	}
+}

@@ -1,0 +1,326 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/command"
+	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/inbound"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// HandleMessage processes one message read from a mailbox: it records it
+// (a message seen before, by UID or by Message-ID, is left alone), decides
+// what it means, applies its commands, and commits all that together. When
+// it returns nil the message's outcome is durable and it may be flagged
+// \Seen; on error nothing of it was kept.
+func (h *Host) HandleMessage(ctx context.Context, mailbox string, uidValidity, uid uint32, raw []byte) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	report := h.proc.Process(raw, h.clock.real())
+	return h.transact(ctx, "", func(w *work) error {
+		in, dup, err := w.tx.RecordInbound(ctx, store.Inbound{Mailbox: mailbox, UIDValidity: uidValidity, UID: uid,
+			MessageID: report.MessageID, Raw: raw, ReceivedAt: h.clock.real()})
+		if err != nil {
+			return fmt.Errorf("record inbound: %w", err)
+		}
+		if dup != store.NotDuplicate {
+			h.log.Info("message already processed", "mailbox", mailbox, "uid", uid, "message_id", report.MessageID)
+			return nil
+		}
+		w.cause, w.inboxID = fmt.Sprintf("inbox:%d", in.ID), in.ID
+		outcome, reason, err := h.handle(ctx, w, report)
+		if err != nil {
+			return err
+		}
+		return w.tx.SetInboundOutcome(ctx, in.ID, outcome, reason, report.Route.Game)
+	})
+}
+
+// cause identifies an inbound message stably for the Message-IDs of what
+// answers it: its own Message-ID, or the inbox row without one.
+func (w *work) messageCause(r inbound.Report) string {
+	if r.MessageID != "" {
+		return r.MessageID
+	}
+	return w.cause
+}
+
+// handle applies one report inside a transaction and says what became of it.
+func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Outcome, string, error) {
+	switch r.Verdict.Kind {
+	case inbound.Ignored:
+		if r.Verdict.Bounce && r.Verdict.BouncedAddress != "" {
+			n, err := w.tx.RecordBounce(ctx, r.Verdict.BouncedAddress, r.Verdict.Explanation, w.now)
+			if err != nil {
+				return "", "", err
+			}
+			h.log.Warn("bounce", "address", r.Verdict.BouncedAddress, "count", n)
+		}
+		return store.OutcomeIgnored, r.Verdict.Reason, nil
+	case inbound.Refused:
+		if r.Verdict.Notify != "" {
+			n := compose.Notice{To: r.Verdict.Notify, Reason: r.Verdict.Reason, Explanation: r.Verdict.Explanation,
+				Cause: w.messageCause(r), Subject: r.Subject, Received: w.now, Now: w.now}
+			if g := w.game(r.Route.Game); g != nil {
+				n.State, n.Dir = g.state, g.dir()
+			}
+			m, err := h.mail.NotAccepted(n)
+			if err != nil {
+				return "", "", err
+			}
+			w.out = append(w.out, m)
+		}
+		return store.OutcomeRefused, r.Verdict.Reason, nil
+	}
+	reply := &compose.Reply{Cause: w.messageCause(r), Subject: r.Subject, Received: w.now, Now: w.now}
+	for _, le := range r.Errors {
+		reply.Lines = append(reply.Lines, compose.Line{Text: le.Text, Err: errors.New(le.Message)})
+	}
+	var err error
+	switch r.Route.Kind {
+	case inbound.RouteHost:
+		err = h.hostCommands(ctx, w, r, reply)
+	case inbound.RouteSignup:
+		err = h.signup(ctx, w, r, reply)
+	default:
+		err = h.channel(ctx, w, r, reply)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if len(reply.Lines) == 0 {
+		// No reply: the sender's private copies (a held post's notice) go
+		// out as mail of their own.
+		w.sender = nil
+	} else {
+		if reply.State != nil {
+			reply.Dir = w.games[reply.State.Game].dir()
+		}
+		w.reply = reply
+	}
+	return store.OutcomeApplied, "", nil
+}
+
+// hostCommands handles mail to the bare host address: HELP and NEW GAME.
+func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
+	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
+	for _, c := range r.Commands {
+		switch c.Verb {
+		case command.NewGame:
+			reply.Lines = append(reply.Lines, h.newGame(ctx, w, r, c, reply))
+		default:
+			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw})
+		}
+	}
+	return nil
+}
+
+func (h *Host) isReferee(addr string) bool {
+	for _, a := range h.opts.Referees {
+		if strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(addr)) {
+			return true
+		}
+	}
+	return false
+}
+
+// newGame creates a game for a configured referee.
+func (h *Host) newGame(ctx context.Context, w *work, r inbound.Report, c command.Command, reply *compose.Reply) compose.Line {
+	line := compose.Line{Text: c.Raw}
+	fail := func(format string, args ...any) compose.Line {
+		line.Err = fmt.Errorf(format, args...)
+		return line
+	}
+	if !h.isReferee(r.Sender.Address) {
+		return fail("only a referee named in the host's configuration may create games")
+	}
+	id := strings.ToLower(c.Name)
+	if !engine.ValidGameID(id) {
+		return fail("a game name is 2 to 20 lowercase letters and digits, not %q", c.Name)
+	}
+	if _, exists := h.games[id]; exists || w.games[id] != nil {
+		return fail("a game called %s exists already", id)
+	}
+	st, evs, err := engine.NewGame(id, r.Sender.Address, h.opts.Setup, w.now)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := w.tx.CreateGame(ctx, id, "signup", w.now); err != nil {
+		return fail("cannot create %s: %v", id, err)
+	}
+	ref, err := w.tx.AddParticipant(ctx, id, "Referee", r.Sender.Address, store.KindReferee, w.now)
+	if err != nil {
+		return fail("cannot create %s: %v", id, err)
+	}
+	w.games[id] = &game{state: st, referee: ref, observers: map[string]string{}}
+	w.order = append(w.order, id)
+	w.record(id, evs)
+	line.Events = evs
+	reply.State, reply.Sender = st, engine.Referee
+	w.sender = &reply.Sender
+	return line
+}
+
+// signup handles JOIN at a game's sign-up address.
+func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
+	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
+	reply.Channel = engine.Signup
+	g := w.game(r.Route.Game)
+	if g == nil {
+		reply.Lines = append(reply.Lines, compose.Line{Text: "(whole message)",
+			Err: fmt.Errorf("there is no game called %s", r.Route.Game)})
+		return nil
+	}
+	reply.State = g.state
+	w.sender = &reply.Sender
+	for _, c := range r.Commands {
+		if c.Verb != command.Join {
+			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: errors.New("at a sign-up address only JOIN Name works")})
+			continue
+		}
+		cmd := engine.Command{Verb: engine.CmdJoin, Channel: engine.Signup, Name: c.Name,
+			By: engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}}
+		l, err := h.addSeat(ctx, w, r.Route.Game, g, cmd, c.Raw, r.Sender.Address, store.KindPlayer)
+		if err != nil {
+			return err
+		}
+		reply.Lines = append(reply.Lines, l)
+	}
+	return nil
+}
+
+// addSeat runs a command that gives someone a seat and a token (JOIN, ADD,
+// REPLACE): the engine must accept it before the participant row and its
+// token exist, so a refused sign-up leaves nothing behind.
+func (h *Host) addSeat(ctx context.Context, w *work, id string, g *game, cmd engine.Command, raw, addr, kind string) (compose.Line, error) {
+	line := compose.Line{Text: raw}
+	susp, err := w.tx.ActiveSuspensions(ctx, addr)
+	if err != nil {
+		return line, err
+	}
+	if len(susp) > 0 {
+		cmd.Suspension = susp[0].Reason
+	}
+	env := engine.Env{Now: w.now, Rand: cryptoRand}
+	if _, err := engine.Apply(g.state.Clone(), cmd, env); err != nil {
+		line.Err = err
+		if len(susp) > 0 && cmd.Verb == engine.CmdJoin {
+			// The suspension is served by keeping them out of this game (C3).
+			if err := w.tx.ConsumeSuspension(ctx, susp[0].ID, id, w.now); err != nil {
+				return line, err
+			}
+		}
+		return line, nil
+	}
+	name := cmd.Name
+	if cmd.Verb == engine.CmdReplace {
+		name = cmd.Target
+	}
+	p, err := w.tx.AddParticipant(ctx, id, name, addr, kind, w.now)
+	if err != nil {
+		return line, err
+	}
+	cmd.Token = p.Token
+	evs, err := engine.Apply(g.state, cmd, env)
+	w.record(id, evs)
+	line.Events = evs
+	if err != nil {
+		return line, fmt.Errorf("engine accepted %s on trial and refused it for real: %w", cmd.Verb, err)
+	}
+	return line, nil
+}
+
+// channel handles mail to a participant's thread, private or mafia address.
+func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
+	id := r.Route.Game
+	g := w.game(id)
+	if g == nil {
+		return fmt.Errorf("accepted mail for unknown game %s", id)
+	}
+	p, err := w.tx.ActiveParticipantByToken(ctx, id, r.Route.Token)
+	if err != nil {
+		return fmt.Errorf("participant of %s: %w", id, err)
+	}
+	actor := engine.Referee
+	switch p.Kind {
+	case store.KindReferee:
+	case store.KindObserver:
+		actor = engine.Actor{Kind: engine.ByObserver, Address: p.Address}
+	default:
+		actor = engine.Actor{Kind: engine.ByOutsider, Address: p.Address}
+		for _, pl := range g.state.Players {
+			if pl.Token == p.Token {
+				actor = engine.PlayerActor(pl.Slot)
+			}
+		}
+	}
+	ch := map[inbound.RouteKind]engine.Channel{inbound.RouteThread: engine.Thread,
+		inbound.RoutePrivate: engine.Private, inbound.RouteMafia: engine.MafiaCh}[r.Route.Kind]
+	reply.State, reply.Sender, reply.Channel = g.state, actor, ch
+	w.sender = &reply.Sender
+	env := engine.Env{Now: w.now, Rand: cryptoRand}
+	announced := false
+	for _, c := range r.Commands {
+		cmd := engine.Command{Verb: engine.Verb(c.Verb), By: actor, Channel: ch, Target: c.Target, Voter: c.Voter,
+			Name: c.Name, Address: c.Address, Text: c.Text, Duration: c.Duration, Held: c.Held, Suspend: c.Suspend}
+		switch c.Verb {
+		case command.Deadline:
+			t, err := g.state.ParseGameTime(c.Text)
+			if err != nil {
+				reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err})
+				continue
+			}
+			cmd.Time = t
+		case command.Announce:
+			announced = true
+		case command.Add, command.Replace:
+			if actor.Kind == engine.ByReferee {
+				l, err := h.addSeat(ctx, w, id, g, cmd, c.Raw, c.Address, store.KindPlayer)
+				if err != nil {
+					return err
+				}
+				reply.Lines = append(reply.Lines, l)
+				continue
+			}
+		}
+		evs, err := engine.Apply(g.state, cmd, env)
+		w.record(id, evs)
+		if err == nil && c.Verb == command.Admit {
+			op, aerr := w.tx.AddParticipant(ctx, id, "Observer", c.Address, store.KindObserver, w.now)
+			if aerr != nil {
+				return aerr
+			}
+			g.observers[op.Address] = op.Token
+		}
+		reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs})
+	}
+	// What is not a command is discussion: relayed in the thread and the
+	// mafia list, forwarded to the referee from a private channel.
+	if text := strings.TrimSpace(r.Discussion); text != "" && !announced {
+		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdPost, By: actor, Channel: ch, Text: text}, env)
+		w.record(id, evs)
+		switch {
+		case err != nil:
+			reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Err: err, Events: evs})
+		case len(reply.Lines) > 0 && held(evs):
+			// A held post's notice comes with the reply to the commands;
+			// a relayed post speaks for itself in the thread.
+			reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Events: evs})
+		}
+	}
+	return nil
+}
+
+func held(evs []engine.Event) bool {
+	for _, e := range evs {
+		if e.Type == engine.EvPostHeld {
+			return true
+		}
+	}
+	return false
+}
