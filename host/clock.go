@@ -9,8 +9,11 @@ import (
 // Anchor, so that a 36-hour day passes in seconds while every rule still
 // sees the hours it expects.
 type Clock struct {
+	// Anchor is the real instant at which game time was Start.
 	Anchor time.Time
-	Speed  float64
+	// Start is the game time at Anchor; zero means Anchor itself.
+	Start time.Time
+	Speed float64
 	// Real is the wall clock; nil means time.Now.
 	Real func() time.Time
 }
@@ -32,10 +35,14 @@ func (c Clock) speed() float64 {
 // Now is the current game time.
 func (c Clock) Now() time.Time {
 	r := c.real()
-	if c.speed() == 1 {
+	if c.speed() == 1 && c.Start.IsZero() {
 		return r.UTC()
 	}
-	return c.Anchor.Add(time.Duration(float64(r.Sub(c.Anchor)) * c.speed())).UTC()
+	start := c.Start
+	if start.IsZero() {
+		start = c.Anchor
+	}
+	return start.Add(time.Duration(float64(r.Sub(c.Anchor)) * c.speed())).UTC()
 }
 
 // Until is the real time left until game time t.

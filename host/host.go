@@ -6,9 +6,11 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -38,6 +40,9 @@ type Options struct {
 	Setup engine.Setup
 	// Clock is game time; its zero value is real time.
 	Clock Clock
+	// Rand is the role draw's random source; nil means crypto/rand. A
+	// seeded one makes a demo repeatable.
+	Rand  io.Reader
 	Store *store.Store
 	Log   *slog.Logger
 }
@@ -66,6 +71,9 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Reader
 	}
 	if opts.Setup.Players == 0 {
 		opts.Setup = engine.Classic()

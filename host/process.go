@@ -206,7 +206,7 @@ func (h *Host) addSeat(ctx context.Context, w *work, id string, g *game, cmd eng
 	if len(susp) > 0 {
 		cmd.Suspension = susp[0].Reason
 	}
-	env := engine.Env{Now: w.now, Rand: cryptoRand}
+	env := h.env(w)
 	if _, err := engine.Apply(g.state.Clone(), cmd, env); err != nil {
 		line.Err = err
 		if len(susp) > 0 && cmd.Verb == engine.CmdJoin {
@@ -263,7 +263,7 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 		inbound.RoutePrivate: engine.Private, inbound.RouteMafia: engine.MafiaCh}[r.Route.Kind]
 	reply.State, reply.Sender, reply.Channel = g.state, actor, ch
 	w.sender = &reply.Sender
-	env := engine.Env{Now: w.now, Rand: cryptoRand}
+	env := h.env(w)
 	announced := false
 	for _, c := range r.Commands {
 		cmd := engine.Command{Verb: engine.Verb(c.Verb), By: actor, Channel: ch, Target: c.Target, Voter: c.Voter,
@@ -324,3 +324,5 @@ func held(evs []engine.Event) bool {
 	}
 	return false
 }
+
+func (h *Host) env(w *work) engine.Env { return engine.Env{Now: w.now, Rand: h.opts.Rand} }
