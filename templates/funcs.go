@@ -14,24 +14,14 @@ var funcs = map[string]any{
 		}
 		return fmt.Sprintf("%d %s", n, many)
 	},
-	// noun picks the singular or plural form without the count.
-	"noun": func(n int, one, many string) string {
-		if n == 1 {
-			return one
-		}
-		return many
-	},
 	// list joins names as people write them: "Alice, Bob and Carol".
 	"list": List,
-	"join": strings.Join,
 	// paras splits text into paragraphs of lines, for HTML.
 	"paras": Paragraphs,
 	"add":   func(a, b int) int { return a + b },
 	"sub":   func(a, b int) int { return a - b },
 	// seq is 0..n-1, to repeat a line n times.
-	"seq":   func(n int) []int { return make([]int, max(n, 0)) },
-	"upper": strings.ToUpper,
-	"lower": strings.ToLower,
+	"seq": func(n int) []int { return make([]int, max(n, 0)) },
 	// indent prefixes every line of text with pad, for quoted text.
 	"indent": func(pad, text string) string {
 		lines := strings.Split(text, "\n")
@@ -39,22 +29,6 @@ var funcs = map[string]any{
 			lines[i] = pad + l
 		}
 		return strings.Join(lines, "\n")
-	},
-	// cap writes the first letter in upper case.
-	"cap": func(s string) string {
-		if s == "" {
-			return s
-		}
-		return strings.ToUpper(s[:1]) + s[1:]
-	},
-	// nonEmpty reports whether any of the lists has an element.
-	"nonEmpty": func(xs ...[]string) bool {
-		for _, x := range xs {
-			if len(x) > 0 {
-				return true
-			}
-		}
-		return false
 	},
 }
 
@@ -68,6 +42,15 @@ func List(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// ListOr joins names as alternatives: "Alice or Bob", "Alice, Bob or
+// Carol".
+func ListOr(names []string) string {
+	if len(names) < 2 {
+		return List(names)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // Paragraphs splits text into paragraphs (separated by blank lines), each a

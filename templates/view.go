@@ -271,6 +271,7 @@ type Help struct {
 	Thread   []Command
 	Observer bool
 	Outsider bool
+	Referee  bool
 }
 
 // End is the game's end (W2).

@@ -171,7 +171,7 @@ func (h *harness) run(by engine.Actor, ch engine.Channel, line string, cmd engin
 	rep, rerr := h.c.Reply(compose.Reply{
 		State: h.s, Dir: h.dir, Sender: by, Channel: ch,
 		Cause:    fmt.Sprintf("<in%d@players.example.net>", h.inbox),
-		Subject:  "Re: [" + h.s.Game + "] Town thread",
+		Subject:  subjectFor(h.s, by, ch),
 		Received: h.now.Add(-2 * time.Minute), Now: h.now,
 		Lines: []compose.Line{{Text: line, Err: err, Events: evs}},
 	})
@@ -346,3 +346,21 @@ func at(v engine.Verb, target string) engine.Command {
 	return engine.Command{Verb: v, Target: target}
 }
 func post(text string) engine.Command { return engine.Command{Verb: engine.CmdPost, Text: text} }
+
+// subjectFor is the subject a participant's mail client gives an answer
+// in a channel: Re: and the host's own subject, or their own at sign-up.
+func subjectFor(s *engine.State, by engine.Actor, ch engine.Channel) string {
+	switch {
+	case ch == engine.Signup:
+		return "Sign me up"
+	case ch == engine.Thread:
+		return "Re: [" + s.Game + "] Town thread"
+	case ch == engine.MafiaCh:
+		return "Re: [" + s.Game + "] Mafia list"
+	case by.Kind == engine.ByReferee:
+		return "Re: [" + s.Game + "] Referee channel"
+	case by.Kind == engine.ByPlayer:
+		return "Re: [" + s.Game + "] Private: " + s.Player(by.Slot).Name
+	}
+	return "Re: [" + s.Game + "] From the host"
+}

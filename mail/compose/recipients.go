@@ -200,7 +200,7 @@ func (c *Composer) conversation(game string, d delivery) conversation {
 		cv.replyName = game + " mafia list"
 	case r.referee:
 		cv.replyName = game + " referee channel"
-	case r.slot > 0 || r.observer:
+	case r.token != "" && (r.slot > 0 || r.observer):
 		cv.replyName = game + " private channel"
 	default:
 		cv.replyName = game + " sign-up"

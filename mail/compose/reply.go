@@ -152,7 +152,7 @@ func refusalText(err error) string {
 	if errors.As(err, &r) {
 		msg := r.Message
 		if len(r.Candidates) > 0 {
-			msg += " (did you mean " + templates.List(r.Candidates) + "?)"
+			msg += " (did you mean " + templates.ListOr(r.Candidates) + "?)"
 		}
 		return sentence(msg)
 	}

@@ -441,6 +441,7 @@ func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
 	h := &templates.Help{Role: string(e.Role)}
 	switch {
 	case r.referee:
+		h.Referee = true
 		h.Commands = templates.RefereeCommands
 	case r.observer:
 		h.Observer = true
