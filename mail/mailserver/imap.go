@@ -1,6 +1,8 @@
 package mailserver
 
 import (
+	"time"
+
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 )
@@ -38,4 +40,32 @@ func (s *imapSession) Close() error {
 		s.srv.mu.Unlock()
 	}
 	return s.UserSession.Close()
+}
+
+// idleRecheck bounds how long a change made by another IMAP session (flags,
+// expunges) may wait before an idling client hears of it; new mail is
+// announced at once.
+const idleRecheck = 250 * time.Millisecond
+
+// Idle replaces imapmemserver's IDLE, which can miss mail that arrives
+// between the "+ idling" reply and the moment it starts listening: the
+// update waits in the queue until the next one. Here every delivery wakes
+// idling sessions, and the queue is flushed before each wait.
+func (s *imapSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
+	ticker := time.NewTicker(idleRecheck)
+	defer ticker.Stop()
+	for {
+		// Take the wake-up channel before flushing, so that a delivery
+		// after the flush is never missed.
+		wake := s.srv.wakeChan()
+		if err := s.UserSession.Poll(w, true); err != nil {
+			return err
+		}
+		select {
+		case <-stop:
+			return nil
+		case <-wake:
+		case <-ticker.C:
+		}
+	}
 }

@@ -117,6 +117,9 @@ type Server struct {
 	fault    FaultFunc
 	messages []Message
 	closed   bool
+	// wake is closed, and replaced, whenever mail is delivered, to wake
+	// idling IMAP sessions.
+	wake chan struct{}
 }
 
 // user is one mailbox owner.
@@ -162,6 +165,7 @@ func Start(opts Options) (*Server, error) {
 		log:     opts.Logger.With("component", "mailserver"),
 		users:   map[string]*user{},
 		fault:   opts.Fault,
+		wake:    make(chan struct{}),
 	}
 	for _, d := range opts.ExtraDomains {
 		s.domains[strings.ToLower(d)] = true
@@ -382,6 +386,7 @@ func (s *Server) ResetMailbox(name string) (uidValidity uint32, err error) {
 		}
 	}
 	st, err := u.mem.Status(inbox, &imap.StatusOptions{UIDValidity: true})
+	s.wakeLocked()
 	s.mu.Unlock()
 	if err != nil {
 		return 0, fmt.Errorf("mailserver: status of INBOX of %q: %w", name, err)
@@ -470,7 +475,20 @@ func (s *Server) deliverTo(u *user, from, rcpt, helo, remote string, data []byte
 		}
 	}
 	u.delivered = append(u.delivered, msg)
+	s.wakeLocked()
 	return nil
+}
+
+// wakeChan returns the channel the next delivery closes.
+func (s *Server) wakeChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wake
+}
+
+func (s *Server) wakeLocked() {
+	close(s.wake)
+	s.wake = make(chan struct{})
 }
 
 // record stores a finished transaction and hands it to OnMessage.

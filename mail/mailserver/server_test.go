@@ -409,3 +409,38 @@ func TestDeliverInjectsRawMail(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+func TestOnMessageHookAndReceiveOnlyUsers(t *testing.T) {
+	hooked := make(chan Message, 4)
+	s := start(t, Options{
+		AutoCreateUsers: true, // no AutoCreatePassword: receive-only mailboxes
+		OnMessage:       func(m Message) { hooked <- m },
+	})
+	if err := send(t, s, "", "", "a@b.test", []string{"carol+x@example.org"}, note); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-hooked:
+		if m.Seq != 1 || !m.Delivered || m.To[0] != "carol+x@example.org" || string(m.Data) != note {
+			t.Errorf("hook got %+v", m)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("OnMessage was not called")
+	}
+
+	c, err := imapclient.DialInsecure(s.IMAPAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login("carol", "").Wait(); err == nil {
+		t.Errorf("a receive-only mailbox logged in with an empty password")
+	}
+	if err := s.SetPassword("carol", "carolpw"); err != nil {
+		t.Fatal(err)
+	}
+	cc := login(t, s, "carol", "carolpw", nil)
+	if _, msgs := readInbox(t, cc); len(msgs) != 1 {
+		t.Errorf("carol has %d messages, want 1", len(msgs))
+	}
+}
