@@ -25,6 +25,11 @@ type Batch struct {
 	// the events. Their own private copies are left out: the one Reply to
 	// their message (DESIGN.md "Commands") carries them.
 	Sender *engine.Actor
+	// HoldForDigest leaves out the thread copies of the events Digestible
+	// accepts: the caller gathers them for the next Digest (T1). A host
+	// sets it for games whose digest_interval is not zero; it is the
+	// caller's to set because a post held here and never digested is lost.
+	HoldForDigest bool
 }
 
 // Event composes one event: the messages it causes, one per reader. after
@@ -33,18 +38,16 @@ func (c *Composer) Event(l Logged, after *engine.State, dir Directory) ([]Messag
 	if after == nil {
 		return nil, fmt.Errorf("compose: event %d (%s): no state", l.Seq, l.Event.Type)
 	}
-	return c.compose([]Logged{l}, []*engine.State{after}, dir, nil)
+	return c.compose([]Logged{l}, []*engine.State{after}, dir, nil, false)
 }
 
-// Batch composes a run of events. When the game gathers thread posts into
-// digests (its digest_interval is set), the thread copies of the events
-// Digestible accepts are left out: they go into the next Digest.
+// Batch composes a run of events.
 func (c *Composer) Batch(b Batch) ([]Message, error) {
 	states, err := foldEach(b.Before, b.Events)
 	if err != nil {
 		return nil, err
 	}
-	return c.compose(b.Events, states, b.Dir, b.Sender)
+	return c.compose(b.Events, states, b.Dir, b.Sender, b.HoldForDigest)
 }
 
 // foldEach returns the state just after each event.
@@ -89,18 +92,17 @@ type group struct {
 	items []item
 }
 
-func (c *Composer) compose(events []Logged, states []*engine.State, dir Directory, sender *engine.Actor) ([]Message, error) {
+func (c *Composer) compose(events []Logged, states []*engine.State, dir Directory, sender *engine.Actor, hold bool) ([]Message, error) {
 	var order []*group
 	groups := map[string]*group{}
 	for i, l := range events {
 		s := states[i]
 		e := l.Event
-		digests := s.Setup.DigestInterval > 0
 		for _, d := range deliveries(e, s, dir) {
 			if sender != nil && d.ch != templates.Thread && isSender(d.r, *sender) {
 				continue
 			}
-			if digests && d.ch == templates.Thread && Digestible(e) {
+			if hold && d.ch == templates.Thread && Digestible(e) {
 				continue
 			}
 			sec, err := c.section(e, s, d)

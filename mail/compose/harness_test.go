@@ -122,7 +122,10 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 	if len(evs) == 0 {
 		return nil
 	}
-	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir, Sender: sender})
+	// A game with a digest interval gathers its thread's posts and votes
+	// for digests, as the host does.
+	hold := h.s != nil && h.s.Setup.DigestInterval > 0
+	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir, Sender: sender, HoldForDigest: hold})
 	if err != nil {
 		h.t.Fatalf("%s: Batch: %v", h.step, err)
 	}
