@@ -1141,3 +1141,63 @@ func TestTimesRoundTripExactly(t *testing.T) {
 		t.Errorf("%v read back as %v (%v), want the same instant in UTC", local, gotExact.ReceivedAt, err)
 	}
 }
+
+// A deadline is applied like a message: its events, its mail and the next
+// deadline commit together, so across a crash it fires once.
+func TestDeadlineFiresOnceAcrossACrash(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "clock.db")
+	s := openAt(t, path)
+	mustCreateGame(t, s, "g1")
+	update(t, s, func(ctx context.Context, tx *Tx) error { return tx.SetGameDeadline(ctx, "g1", t0, t0) })
+
+	fire := func(s *Store, now time.Time, crash bool) error {
+		return s.Update(ctx, func(tx *Tx) error {
+			due, err := tx.DueGames(ctx, now)
+			if err != nil || len(due) == 0 {
+				return err
+			}
+			last, err := tx.LastSeq(ctx, "g1")
+			if err != nil {
+				return err
+			}
+			if _, err := tx.AppendEvents(ctx, "g1", last, "deadline",
+				NewEvent{Type: "day_closed", Version: 1, Payload: payload(last), At: now}); err != nil {
+				return err
+			}
+			id := fmt.Sprintf("<close-%d@host>", last)
+			if _, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: "thread", From: "host@example.org",
+				To: []string{"all@example.org"}, Raw: rawMail(id, "Day 1 is over."), Cause: "deadline"}, now); err != nil {
+				return err
+			}
+			if err := tx.SetGameDeadline(ctx, "g1", now.Add(24*time.Hour), now); err != nil {
+				return err
+			}
+			if crash {
+				return errors.New("killed before commit")
+			}
+			return nil
+		})
+	}
+	late := t0.Add(3 * time.Hour) // the host was down past the deadline
+	if err := fire(s, late, true); err == nil {
+		t.Fatal("the simulated crash did not fail the update")
+	}
+	if due, _ := s.DueGames(ctx, late); len(due) != 1 {
+		t.Fatalf("after a crash mid-deadline the game is not due any more: %+v", due)
+	}
+	if err := fire(s, late, false); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openAt(t, path)
+	if err := fire(s, late, false); err != nil { // a restart checks again
+		t.Fatal(err)
+	}
+	evs := mustEvents(t, s, "g1")
+	out, _ := s.OutMessages(ctx, "")
+	g, _ := s.Game(ctx, "g1")
+	if len(evs) != 1 || len(out) != 1 || !g.Deadline.Equal(late.Add(24*time.Hour)) {
+		t.Errorf("after the deadline: %d events, %d messages (want 1 and 1), next deadline %v", len(evs), len(out), g.Deadline)
+	}
+}
