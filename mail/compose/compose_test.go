@@ -32,7 +32,7 @@ func TestInvariantsMafia150(t *testing.T) {
 }
 
 // started returns a classic game that has just started, with an observer.
-func started(t *testing.T) *harness {
+func started(t testing.TB) *harness {
 	t.Helper()
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	h.dir.Observers[observerAddr] = observerToken

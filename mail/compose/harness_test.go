@@ -75,7 +75,7 @@ type sent struct {
 // as the host does: each command's events as a Batch, with one Reply to
 // the sender for command lines; each clock step as a Batch.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	c     *compose.Composer
 	s     *engine.State
 	dir   compose.Directory
@@ -89,7 +89,7 @@ type harness struct {
 	history []compose.Logged
 }
 
-func newHarness(t *testing.T, setup engine.Setup, game string, seed uint64) *harness {
+func newHarness(t testing.TB, setup engine.Setup, game string, seed uint64) *harness {
 	t.Helper()
 	c, err := compose.New(hostAddr)
 	if err != nil {
