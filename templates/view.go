@@ -272,6 +272,8 @@ type Help struct {
 	Observer bool
 	Outsider bool
 	Referee  bool
+	// Host: help from the host's own address, about no game.
+	Host bool
 }
 
 // End is the game's end (W2).

@@ -282,3 +282,30 @@ func TestDigestRefusesOtherEvents(t *testing.T) {
 		t.Error("an empty digest was composed")
 	}
 }
+
+// TestReplyAboutNoGame: mail to the host's own address gets an answer
+// too, HELP included, outside any game's conversations.
+func TestReplyAboutNoGame(t *testing.T) {
+	c, err := compose.New(hostAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Reply(compose.Reply{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
+		Cause: "<hello@example.net>", Subject: "how does this work?", Received: t0, Now: t0,
+		Lines: []compose.Line{{Text: "help"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := readBack(t, rep.Raw)
+	if s, _ := p.header.Subject(); s != "[mafiamail] Your message: done" {
+		t.Errorf("Subject %q", s)
+	}
+	if p.header.Get("X-Mafiamail-Game") != "" || p.header.Get("In-Reply-To") != "" || rep.To[0] != "newbie@example.net" {
+		t.Errorf("a reply about no game carries game fields: %v", p.fields)
+	}
+	for _, want := range []string{"✓ help", "How to play Mafia by mail", "JOIN", "NEW GAME"} {
+		if !strings.Contains(p.text, want) {
+			t.Errorf("the reply lacks %q:\n%s", want, p.text)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -76,6 +77,13 @@ func (c *Composer) Reply(rp Reply) (Message, error) {
 			view.Refused++
 		} else {
 			view.Accepted++
+		}
+		if s == nil && ln.Err == nil {
+			// Mail to the host's own address concerns no game, so no
+			// engine answers its HELP: the host does.
+			if c, ok, err := command.ParseLine(ln.Text, command.Host); ok && err == nil && c.Verb == command.Help {
+				rl.Sections = append(rl.Sections, &templates.Section{Kind: "help", Help: &templates.Help{Host: true}})
+			}
 		}
 		if s != nil {
 			for _, e := range ln.Events {

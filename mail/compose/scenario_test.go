@@ -55,6 +55,14 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	g := newGoldens(t, "classic")
 	g.add("created", to(t, []compose.Message{h.all[0].Message}, "ref"))
+	// Mail to the host's own address, before any game.
+	hostHelp, err := h.c.Reply(compose.Reply{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
+		Cause: "<hello@example.net>", Subject: "How does this work?", Received: h.now.Add(-time.Minute), Now: h.now,
+		Lines: []compose.Line{{Text: "HELP"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.add("reply-host-help", hostHelp)
 
 	names := names11
 	// Sign-ups, a setup change with some players in, an observer.
