@@ -217,6 +217,17 @@ func (m *Message) SelfFirst() bool {
 	return true
 }
 
+// Ended reports whether the message announces the game's end: news in
+// it no longer needs to keep roles for later.
+func (m *Message) Ended() bool {
+	for _, s := range m.Sections {
+		if s.Kind == "end" {
+			return true
+		}
+	}
+	return false
+}
+
 // Main reports whether s is the section whose subject is the headline and
 // comes first: its subject is then not repeated above it.
 func (m *Message) Main(s *Section) bool {

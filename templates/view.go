@@ -94,6 +94,8 @@ type Footer struct {
 	// Dead: the reader is a dead player; their thread posts go to the
 	// referee (C1).
 	Dead bool
+	// Over: the game has ended; there is nothing left to command.
+	Over bool
 }
 
 // Command is one command with what it does.

@@ -30,6 +30,20 @@
 // Relays (thread posts, the mafia list) come From the host's own address
 // with the author's game name as display name, as Mailman's munge_from does:
 // the author's address never appears, and DMARC holds.
+//
+// How a host uses it: compose the events of each engine step as one Batch
+// (with the state before the step), in the transaction that stores them.
+// When the step answers a message with commands, set Batch.Sender and
+// compose the one Reply to that message from the same events: the sender's
+// private copies (a tally, a status, a night action's receipt) are then in
+// the reply and nowhere else. A game with a digest interval composes its
+// batches with HoldForDigest and sends the held posts and votes with
+// Digest at each interval. NotAccepted answers a message refused as a
+// whole; DeliveryFailure tells the referee about mail that could not be
+// delivered.
+//
+// Gmail starts a new conversation after 100 messages; a long game's thread
+// continues in a second conversation with the same subject.
 package compose
 
 import (

@@ -211,7 +211,7 @@ func (c *Composer) conversation(game string, d delivery) conversation {
 // footer is what the reader needs to answer in a conversation.
 func (c *Composer) footer(s *engine.State, d delivery) templates.Footer {
 	r := d.r
-	f := templates.Footer{Channel: d.ch, Signup: c.SignupAddress(s.Game)}
+	f := templates.Footer{Channel: d.ch, Signup: c.SignupAddress(s.Game), Over: s.Phase == engine.EndedPhase}
 	if r.token != "" {
 		f.Thread = c.ThreadAddress(s.Game, r.token)
 		f.Private = c.PrivateAddress(s.Game, r.token)
