@@ -235,6 +235,30 @@ func mailboxState(t *testing.T, imapAddr, mailbox string) map[string]bool {
 	return state
 }
 
+// markAllSeen sets \Seen on every message in INBOX, as another client
+// would.
+func markAllSeen(t *testing.T, imapAddr string) {
+	t.Helper()
+	c, err := imapclient.DialInsecure(imapAddr, nil)
+	if err != nil {
+		t.Fatalf("dial IMAP: %v", err)
+	}
+	defer c.Close()
+	if err := c.Login(hostUser, hostPass).Wait(); err != nil {
+		t.Fatalf("LOGIN: %v", err)
+	}
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatalf("SELECT: %v", err)
+	}
+	store := &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}
+	if err := c.Store(imap.SeqSet{{Start: 1, Stop: 0}}, store, nil).Close(); err != nil {
+		t.Fatalf("STORE: %v", err)
+	}
+	if err := c.Logout().Wait(); err != nil {
+		t.Logf("LOGOUT: %v", err)
+	}
+}
+
 // allSeen reports whether the mailbox holds exactly want messages, all \Seen.
 func allSeen(t *testing.T, imapAddr, mailbox string, want int) bool {
 	st := mailboxState(t, imapAddr, mailbox)

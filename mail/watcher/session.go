@@ -277,6 +277,9 @@ func (s *session) open(ctx context.Context) error {
 // scan offers every unseen message that is due to the handler, in UID
 // order, in batches.
 func (s *session) scan(ctx context.Context) error {
+	if err := s.moveLeftovers(ctx); err != nil {
+		return err
+	}
 	var data *imap.SearchData
 	if err := s.cmd(ctx, "UID SEARCH UNSEEN", func() (err error) {
 		data, err = s.c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
@@ -298,6 +301,33 @@ func (s *session) scan(ctx context.Context) error {
 		due = due[n:]
 	}
 	return nil
+}
+
+// moveLeftovers moves mail that is \Seen but still in the watched mailbox
+// to MoveTo: mail whose MOVE was cut off, by a lost connection or a crash,
+// after \Seen had been set. In a mailbox dedicated to the host, \Seen
+// means processed.
+func (s *session) moveLeftovers(ctx context.Context) error {
+	to := s.w.cfg.MoveTo
+	if to == "" {
+		return nil
+	}
+	var data *imap.SearchData
+	if err := s.cmd(ctx, "UID SEARCH SEEN", func() (err error) {
+		data, err = s.c.UIDSearch(&imap.SearchCriteria{Flag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+		return err
+	}); err != nil {
+		return err
+	}
+	seen := data.AllUIDs()
+	if len(seen) == 0 {
+		return nil
+	}
+	s.w.log.Info("moving processed mail left in the mailbox", "count", len(seen), "folder", to)
+	return s.cmd(ctx, "UID MOVE "+to, func() error {
+		_, err := s.c.Move(imap.UIDSetNum(seen...), to).Wait()
+		return err
+	})
 }
 
 // batch fetches and handles up to BatchSize messages: first their sizes,

@@ -311,24 +311,30 @@ func TestAuthMethods(t *testing.T) {
 // folder is created when missing.
 func TestMovesProcessedMail(t *testing.T) {
 	srv := startServer(t, mailserver.Options{})
+	// Message 0 was processed, but its MOVE was cut off after \Seen.
+	deliver(t, srv, 0)
+	markAllSeen(t, srv.IMAPAddr())
 	deliver(t, srv, 1, 2)
 	rec := &recorder{}
 	cfg := testConfig(t, srv.IMAPAddr())
 	cfg.MoveTo = "Processed"
 	w := runWatcher(t, cfg, rec.handle)
 	waitFor(t, "both handled", func() bool { return rec.count() == 2 })
-	waitFor(t, "both moved", func() bool { return allSeen(t, srv.IMAPAddr(), "Processed", 2) })
+	waitFor(t, "all three moved", func() bool { return allSeen(t, srv.IMAPAddr(), "Processed", 3) })
+	if got, want := rec.ids(), []string{msgID(1), msgID(2)}; !slices.Equal(got, want) {
+		t.Errorf("handled %v, want %v (message 0 was processed before)", got, want)
+	}
 	if st := mailboxState(t, srv.IMAPAddr(), "INBOX"); len(st) != 0 {
 		t.Errorf("INBOX still holds %v", st)
 	}
 
 	deliver(t, srv, 3)
 	waitFor(t, "the third handled", func() bool { return rec.count() == 3 })
-	waitFor(t, "three moved", func() bool { return allSeen(t, srv.IMAPAddr(), "Processed", 3) })
+	waitFor(t, "four moved", func() bool { return allSeen(t, srv.IMAPAddr(), "Processed", 4) })
 	// A reconnection finds the folder there and does not fail on it.
 	srv.DropConnections(hostUser)
 	deliver(t, srv, 4)
-	waitFor(t, "four moved", func() bool { return allSeen(t, srv.IMAPAddr(), "Processed", 4) })
+	waitFor(t, "five moved", func() bool { return allSeen(t, srv.IMAPAddr(), "Processed", 5) })
 	if st := w.Stats(); st.Connects != 2 {
 		t.Errorf("stats %+v: want 2 logins", st)
 	}
@@ -504,4 +510,52 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	if _, err := watcher.New(good, h); err != nil {
 		t.Errorf("New(%+v): %v", good, err)
 	}
+}
+
+// BenchmarkBacklog measures how fast a backlog of unseen mail is handled
+// and marked \Seen over loopback, per message.
+func BenchmarkBacklog(b *testing.B) {
+	const backlog = 200
+	for range b.N {
+		b.StopTimer()
+		srv, err := mailserver.Start(mailserver.Options{Users: map[string]string{hostUser: hostPass}, Logger: discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range backlog {
+			if err := srv.Deliver("p@players.example.net", hostAddr, mailText(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var handled atomic.Int64
+		done := make(chan struct{})
+		w, err := watcher.New(watcher.Config{
+			URL: "imap://" + srv.IMAPAddr(), Username: hostUser, Password: hostPass, Logger: discard,
+			OnCaughtUp: func(s watcher.Stats) {
+				if s.Handled == backlog {
+					select {
+					case <-done:
+					default:
+						close(done)
+					}
+				}
+			},
+		}, func(context.Context, watcher.Message) error { handled.Add(1); return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		b.StartTimer()
+		go func() { w.Run(ctx); close(stopped) }()
+		<-done
+		b.StopTimer()
+		cancel()
+		<-stopped
+		srv.Close()
+		if handled.Load() != backlog {
+			b.Fatalf("handled %d, want %d", handled.Load(), backlog)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*backlog), "µs/msg")
 }
