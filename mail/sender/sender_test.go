@@ -382,3 +382,36 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Errorf("New(%+v): %v", good, err)
 	}
 }
+
+// BenchmarkDrain measures sending a batch of messages over loopback, per
+// message.
+func BenchmarkDrain(b *testing.B) {
+	const batch = 200
+	srv, err := mailserver.Start(mailserver.Options{AutoCreateUsers: true, Logger: discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	for range b.N {
+		b.StopTimer()
+		ob := &memOutbox{}
+		for i := range batch {
+			ob.add(outMsg(i, fmt.Sprintf("p%d@example.org", i%10)))
+		}
+		s, err := sender.New(sender.Config{URL: "smtp://" + srv.SMTPAddr(), Logger: discard, BatchSize: 50}, ob, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		b.StartTimer()
+		go func() { s.Run(ctx); close(stopped) }()
+		for ob.count(store.OutSent) < batch {
+			time.Sleep(100 * time.Microsecond)
+		}
+		b.StopTimer()
+		cancel()
+		<-stopped
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*batch), "µs/msg")
+}

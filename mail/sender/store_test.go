@@ -1,0 +1,112 @@
+package sender_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// The sender drains the real store: messages enqueued before and while it
+// runs (woken by the store's outbox signal) all go out through a server
+// that fails for a while; a rejected one ends failed, with OnFailed.
+func TestDrainsTheStoresOutbox(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Options{Logger: discard})
+	if err != nil {
+		t.Fatalf("store.Open: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+
+	rejected := outMsg(7, "p7@example.org").MessageID
+	var got deliveries
+	var transactions atomic.Int64
+	faults := []mailserver.Fault{mailserver.FaultTempFail, mailserver.FaultShutdown, mailserver.FaultDropAfterDelivery, mailserver.FaultDropBeforeDelivery}
+	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add, Fault: func(m mailserver.Message) mailserver.Fault {
+		if headerID(m.Data) == rejected {
+			return mailserver.FaultReject
+		}
+		if n := transactions.Add(1); n <= 25 {
+			return faults[n%int64(len(faults))]
+		}
+		return mailserver.FaultNone
+	}})
+
+	enqueue := func(from, to int) {
+		t.Helper()
+		err := st.Update(ctx, func(tx *store.Tx) error {
+			for i := from; i <= to; i++ {
+				if _, err := tx.Enqueue(ctx, outMsg(i, fmt.Sprintf("p%d@example.org", i)), time.Now()); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("enqueue %d-%d: %v", from, to, err)
+		}
+	}
+	enqueue(1, 10)
+
+	var fails failures
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.OnFailed = fails.record
+	s := runSender(t, cfg, st)
+	stopKicks := make(chan struct{})
+	kicksDone := make(chan struct{})
+	go func() {
+		defer close(kicksDone)
+		for {
+			select {
+			case <-st.OutboxSignal():
+				s.Kick()
+			case <-stopKicks:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stopKicks)
+		<-kicksDone
+	})
+
+	enqueue(11, 20)
+	sentOrFailed := func() bool {
+		sent, err := st.OutMessages(ctx, store.OutSent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed, err := st.OutMessages(ctx, store.OutFailed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(sent) == 19 && len(failed) == 1
+	}
+	waitFor(t, "19 sent and 1 failed", sentOrFailed)
+
+	delivered := got.delivered()
+	for i := 1; i <= 20; i++ {
+		id := outMsg(i).MessageID
+		if n := len(delivered[id]); (id == rejected) != (n == 0) {
+			t.Errorf("%s delivered %d times", id, n)
+		}
+	}
+	f := fails.list()
+	var se *smtp.SMTPError
+	if len(f) != 1 || f[0].msg.MessageID != rejected || f[0].msg.Game != "g1" || !errors.As(f[0].err, &se) || se.Code != 554 {
+		t.Errorf("OnFailed calls %+v: want one for %s with a 554", f, rejected)
+	}
+	if st := s.Stats(); st.Retried == 0 || st.Sent != 19 || st.Failed != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	var _ sender.Outbox = st
+}
