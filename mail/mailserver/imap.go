@@ -3,6 +3,7 @@ package mailserver
 import (
 	"time"
 
+	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 )
@@ -68,4 +69,38 @@ func (s *imapSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) err
 		case <-ticker.C:
 		}
 	}
+}
+
+// Select and Status report the mailbox's UIDVALIDITY offset by the
+// server's base, so that it changes when the server restarts.
+func (s *imapSession) Select(name string, options *imap.SelectOptions) (*imap.SelectData, error) {
+	data, err := s.UserSession.Select(name, options)
+	if data != nil {
+		data.UIDValidity += s.srv.uidBase
+	}
+	return data, err
+}
+
+func (s *imapSession) Status(name string, options *imap.StatusOptions) (*imap.StatusData, error) {
+	data, err := s.UserSession.Status(name, options)
+	if data != nil && data.UIDValidity != 0 {
+		data.UIDValidity += s.srv.uidBase
+	}
+	return data, err
+}
+
+func (s *imapSession) Append(mailbox string, r imap.LiteralReader, options *imap.AppendOptions) (*imap.AppendData, error) {
+	data, err := s.UserSession.Append(mailbox, r, options)
+	if data != nil && data.UIDValidity != 0 {
+		data.UIDValidity += s.srv.uidBase
+	}
+	return data, err
+}
+
+func (s *imapSession) Copy(numSet imap.NumSet, dest string) (*imap.CopyData, error) {
+	data, err := s.UserSession.Copy(numSet, dest)
+	if data != nil && data.UIDValidity != 0 {
+		data.UIDValidity += s.srv.uidBase
+	}
+	return data, err
 }

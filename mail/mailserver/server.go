@@ -120,6 +120,9 @@ type Server struct {
 	// wake is closed, and replaced, whenever mail is delivered, to wake
 	// idling IMAP sessions.
 	wake chan struct{}
+	// uidBase is added to every UIDVALIDITY the server reports; see
+	// nextUIDBase.
+	uidBase uint32
 }
 
 // user is one mailbox owner.
@@ -135,6 +138,27 @@ type user struct {
 }
 
 const inbox = "INBOX"
+
+var (
+	uidBaseMu   sync.Mutex
+	lastUIDBase uint32
+)
+
+// nextUIDBase is where this server's UIDVALIDITY values start: the time
+// in seconds, and later than any other server of this process. The mail
+// lives in memory, so a restarted server numbers its messages from UID 1
+// again; IMAP requires a new UIDVALIDITY then, or a client (the host's
+// store among them) would take new mail for mail it has already seen.
+func nextUIDBase() uint32 {
+	uidBaseMu.Lock()
+	defer uidBaseMu.Unlock()
+	b := uint32(time.Now().Unix())
+	if b <= lastUIDBase {
+		b = lastUIDBase + 1<<16
+	}
+	lastUIDBase = b
+	return b
+}
 
 // Start listens on both addresses and serves until Close.
 func Start(opts Options) (*Server, error) {
@@ -166,6 +190,7 @@ func Start(opts Options) (*Server, error) {
 		users:   map[string]*user{},
 		fault:   opts.Fault,
 		wake:    make(chan struct{}),
+		uidBase: nextUIDBase(),
 	}
 	for _, d := range opts.ExtraDomains {
 		s.domains[strings.ToLower(d)] = true
@@ -392,7 +417,7 @@ func (s *Server) ResetMailbox(name string) (uidValidity uint32, err error) {
 		return 0, fmt.Errorf("mailserver: status of INBOX of %q: %w", name, err)
 	}
 	s.DropConnections(name)
-	return st.UIDValidity, nil
+	return st.UIDValidity + s.uidBase, nil
 }
 
 // localUser resolves an address of a local domain to its user, creating it

@@ -444,3 +444,33 @@ func TestOnMessageHookAndReceiveOnlyUsers(t *testing.T) {
 		t.Errorf("carol has %d messages, want 1", len(msgs))
 	}
 }
+
+// TestRestartChangesUIDValidity: a restarted server numbers its mail from
+// UID 1 again, so it must report another UIDVALIDITY, or a client that
+// keeps state across the restart (the host) would take new mail for old.
+func TestRestartChangesUIDValidity(t *testing.T) {
+	seen := map[uint32]bool{}
+	for range 3 {
+		srv, err := Start(Options{Users: map[string]string{"host": "pw"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := imapclient.DialInsecure(srv.IMAPAddr(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Login("host", "pw").Wait(); err != nil {
+			t.Fatal(err)
+		}
+		sel, err := c.Select("INBOX", nil).Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[sel.UIDValidity] {
+			t.Fatalf("UIDVALIDITY %d again after a restart", sel.UIDValidity)
+		}
+		seen[sel.UIDValidity] = true
+		c.Close()
+		srv.Close()
+	}
+}
