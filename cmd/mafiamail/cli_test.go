@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// TestCheck logs in to the embedded servers, and reports a wrong password
+// and a refused connection with the step that failed.
+func TestCheck(t *testing.T) {
+	srv, err := mailserver.Start(mailserver.Options{Users: map[string]string{"host": "pw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	write := func(imapPass, smtpURL string) string {
+		path := filepath.Join(t.TempDir(), "m.toml")
+		cfg := fmt.Sprintf(`address = "host@example.org"
+referees = ["ref@example.org"]
+[imap]
+url = "imap://%s"
+username = "host"
+password = %q
+[smtp]
+url = %q
+username = "host"
+password = "pw"
+`, srv.IMAPAddr(), imapPass, smtpURL)
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"check", "--config", write("pw", "smtp://"+srv.SMTPAddr())}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("check of a good account: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "IMAP imap://") || !strings.Contains(out.String(), ": ok, plain") {
+		t.Fatalf("check output:\n%s", out.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	code := run([]string{"check", "--config", write("wrong", "smtp://127.0.0.1:1")}, nil, &out, &errOut)
+	if code != 1 {
+		t.Fatalf("check of a bad account: exit %d", code)
+	}
+	if !strings.Contains(out.String(), `IMAP`) || !strings.Contains(out.String(), `log in as "host"`) ||
+		!strings.Contains(out.String(), "SMTP smtp://127.0.0.1:1 as host: FAILED: connect") {
+		t.Fatalf("check output does not say what failed:\n%s", out.String())
+	}
+}
+
+// TestParseCommand prints the verdict of a message as JSON.
+func TestParseCommand(t *testing.T) {
+	msg := "From: Alice <alice@example.org>\r\nTo: host+g1-t-abcdefghijklmnop@example.org\r\nSubject: vote\r\n" +
+		"Message-ID: <1@example.org>\r\n\r\nVOTE Bob\r\n"
+	var out, errOut bytes.Buffer
+	code := run([]string{"parse", "--address", "host@example.org"}, strings.NewReader(msg), &out, &errOut)
+	if code != 0 {
+		t.Fatalf("parse: exit %d: %s", code, errOut.String())
+	}
+	// Without a database no token is known: the vote is refused, and the
+	// output says why.
+	for _, want := range []string{`"kind": "thread"`, `"kind": "refused"`, `"unknown-address"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("parse output lacks %s:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	help := "From: Alice <alice@example.org>\r\nTo: host@example.org\r\nSubject: help\r\n\r\nhelp\r\n"
+	if code := run([]string{"parse", "--address", "host@example.org"}, strings.NewReader(help), &out, &errOut); code != 0 {
+		t.Fatalf("parse: exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{`"kind": "host"`, `"kind": "accepted"`, `"verb": "HELP"`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("parse output lacks %s:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestGamesCommands lists, shows, exports and backs up a game on a
+// database that a host has open, as a referee would while serve runs.
+func TestGamesCommands(t *testing.T) {
+	ctx := t.Context()
+	db := filepath.Join(t.TempDir(), "games.db")
+	st, err := store.Open(ctx, db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := host.New(ctx, host.Options{Address: "host@example.org", Referees: []string{"ref@example.org"}, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(uid uint32, from, to, body string) {
+		raw := fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from, to, uid, body)
+		if err := h.HandleMessage(ctx, "INBOX", 1, uid, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(1, "ref@example.org", "host@example.org", "NEW GAME club")
+	for i, n := range []string{"Alice", "Bob", "Carol"} {
+		send(uint32(10+i), strings.ToLower(n)+"@example.org", "host+club@example.org", "JOIN "+n)
+	}
+	var out, errOut bytes.Buffer
+	cli := func(args ...string) string {
+		t.Helper()
+		out.Reset()
+		errOut.Reset()
+		if code := run(args, nil, &out, &errOut); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+		}
+		return out.String()
+	}
+	if s := cli("games", "list", "--db", db); !strings.Contains(s, "club") || !strings.Contains(s, "signup") {
+		t.Fatalf("games list:\n%s", s)
+	}
+	s := cli("games", "show", "--db", db, "club")
+	for _, want := range []string{"Game club", "Alice", "Carol", "Outbox:"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("games show lacks %q:\n%s", want, s)
+		}
+	}
+	dir := t.TempDir()
+	cli("games", "export", "--db", db, "--out", dir, "club")
+	mbox, err := os.ReadFile(filepath.Join(dir, "club.mbox"))
+	if err != nil || len(splitMbox(mbox)) == 0 {
+		t.Fatalf("export mbox: %v", err)
+	}
+	evs, err := os.ReadFile(filepath.Join(dir, "club-events.jsonl"))
+	if err != nil || strings.Count(string(evs), "\n") != 4 {
+		t.Fatalf("export events (want 4: created and 3 joins): %q %v", evs, err)
+	}
+	backup := filepath.Join(t.TempDir(), "copy.db")
+	cli("games", "backup", "--db", db, backup)
+	if s := cli("games", "list", "--db", backup); !strings.Contains(s, "club") {
+		t.Fatalf("the backup lacks the game:\n%s", s)
+	}
+}

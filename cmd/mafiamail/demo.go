@@ -1,0 +1,433 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// demoSpeed makes a game hour pass in a fifth of a real second: a night's
+// six-hour mark comes in about a second, and a whole game in well under a
+// minute.
+const demoSpeed = 18000
+
+const demoPassword = "demo"
+
+// cmdDemo plays a whole game with bot players through real mail on the
+// embedded servers and prints how it goes.
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("demo", stderr)
+	setupName := fs.String("setup", "classic", "the setup: classic (11 players) or mafia150 (25)")
+	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "makes the role draw and the bots' choices repeatable")
+	out := fs.String("out", "", "write every participant's mailbox as an mbox file into this folder")
+	speed := fs.Float64("speed", demoSpeed, "how much faster than real time game time runs")
+	verbose := fs.Bool("v", false, "log what the host does")
+	timeout := fs.Duration("timeout", 3*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	setup, ok := engine.BuiltinSetup(*setupName)
+	if !ok {
+		return usageError{fmt.Errorf("unknown setup %q: classic or mafia150", *setupName)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	res, err := runDemo(ctx, demoOptions{setup: setup, seed: *seed, speed: *speed, verbose: *verbose, progress: stdout, logTo: stderr})
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := res.writeMboxes(*out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Mailboxes written to %s (open them in any mail client).\n", *out)
+	}
+	return nil
+}
+
+type demoOptions struct {
+	setup    engine.Setup
+	seed     uint64
+	speed    float64
+	verbose  bool
+	progress io.Writer
+	logTo    io.Writer
+}
+
+// demoResult is how a demo game ended.
+type demoResult struct {
+	state    *engine.State
+	sent     int
+	received map[string][]mailserver.Message
+}
+
+// runDemo starts the mail servers, the host and the bots, and plays until
+// the game ends.
+func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := &demoResult{received: map[string][]mailserver.Message{}}
+	var mu sync.Mutex
+	srv, err := mailserver.Start(mailserver.Options{
+		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: demoPassword,
+		Users:  map[string]string{"host": demoPassword, "referee": demoPassword},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnMessage: func(m mailserver.Message) {
+			if !m.Delivered {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, to := range m.To {
+				res.received[strings.ToLower(to)] = append(res.received[strings.ToLower(to)], m)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+
+	dir, err := os.MkdirTemp("", "mafiamail-demo-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cfg := config.Defaults()
+	cfg.Address, cfg.Referees, cfg.Database = "host@example.org", []string{"referee@example.org"}, filepath.Join(dir, "demo.db")
+	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", demoPassword
+	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", demoPassword
+	cfg.Limits.PerSenderPerHour = 100000 // bots at 18000x write a day's mail in a second
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(o.logTo, &slog.HandlerOptions{Level: level}))
+	// Games start on a Monday morning: a demo should not wait out a weekend (D7).
+	start := WeekendEndAfter(time.Now())
+	clock := host.Clock{Anchor: time.Now(), Start: start, Speed: o.speed}
+	rt, err := startHostWith(ctx, &cfg, clock, log, seededReader(o.seed))
+	if err != nil {
+		return nil, err
+	}
+	runErr := make(chan error, 1)
+	hostDone := make(chan struct{})
+	hostCtx, stopHost := context.WithCancel(ctx)
+	go func() {
+		defer close(hostDone)
+		runErr <- rt.Run(hostCtx)
+	}()
+	// The host stops before its store closes, so nothing is cut short.
+	defer func() {
+		stopHost()
+		<-hostDone
+		rt.Close()
+	}()
+
+	fmt.Fprintf(o.progress, "mafiamail demo: %s, seed %d; IMAP %s, SMTP %s; game time runs %gx\n",
+		o.setup.Summary(), o.seed, srv.IMAPAddr(), srv.SMTPAddr(), o.speed)
+	rng := rand.New(rand.NewPCG(o.seed, 0xde40))
+	table := func() (*engine.State, bool) { return rt.host.Game("demo") }
+	newBot := func(name, addr string) *bot {
+		return &bot{name: name, addr: addr, imapAddr: srv.IMAPAddr(), smtpAddr: srv.SMTPAddr(), password: demoPassword,
+			rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), table: table}
+	}
+	ref := newBot("Referee", "referee@example.org")
+	if err := ref.connect(); err != nil {
+		return nil, err
+	}
+	defer ref.close()
+	var bots []*bot
+	for i := 0; i < o.setup.Players; i++ {
+		name := demoNames[i]
+		b := newBot(name, strings.ToLower(name)+"@example.org")
+		if err := b.connect(); err != nil {
+			return nil, err
+		}
+		defer b.close()
+		bots = append(bots, b)
+	}
+
+	// The referee opens the game.
+	if err := ref.send("host@example.org", "NEW GAME demo"); err != nil {
+		return nil, err
+	}
+	refChannel, err := ref.waitReplyTo(ctx, "-p-")
+	if err != nil {
+		return nil, fmt.Errorf("the referee got no answer to NEW GAME: %w", err)
+	}
+	if err := ref.send(refChannel, "SETUP "+o.setup.Name); err != nil {
+		return nil, err
+	}
+	for _, b := range bots {
+		if err := b.send("host+demo@example.org", "JOIN "+b.name); err != nil {
+			return nil, err
+		}
+	}
+	if err := waitFor(ctx, func() bool {
+		s, ok := table()
+		return ok && len(s.Players) == o.setup.Players
+	}); err != nil {
+		return nil, fmt.Errorf("not everyone could sign up: %w", err)
+	}
+	if err := ref.send(refChannel, "START"); err != nil {
+		return nil, err
+	}
+	errs := make(chan error, len(bots)+1)
+	botCtx, stopBots := context.WithCancel(ctx)
+	defer stopBots()
+	for _, b := range bots {
+		go b.play(botCtx, errs)
+	}
+	go ref.referee(botCtx, refChannel, errs)
+
+	final, err := watchGame(ctx, o.progress, table, errs, runErr)
+	if err != nil {
+		return nil, err
+	}
+	stopBots()
+	// Let the last mail (the end of the game) reach every mailbox.
+	_ = waitFor(ctx, func() bool {
+		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
+			if ms, err := rt.st.OutMessages(ctx, status); err != nil || len(ms) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	res.state = final
+	mu.Lock()
+	for _, ms := range res.received {
+		res.sent += len(ms)
+	}
+	mu.Unlock()
+	if err := checkWinner(final); err != nil {
+		return nil, err
+	}
+	printOutcome(o.progress, final, res.sent)
+	return res, nil
+}
+
+var demoNames = []string{"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy",
+	"Mallory", "Niaj", "Olivia", "Peggy", "Quentin", "Rupert", "Sybil", "Trent", "Ursula", "Victor",
+	"Walter", "Xena", "Yuri", "Zoe", "Zack"}
+
+// WeekendEndAfter is the next Monday 07:00 America/Chicago after t.
+func WeekendEndAfter(t time.Time) time.Time {
+	e := engine.WeekendEnd(t)
+	for !e.After(t) {
+		e = engine.WeekendEnd(e.Add(7 * 24 * time.Hour))
+	}
+	return e
+}
+
+func waitFor(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// waitReplyTo waits for mail whose Reply-To contains tag and returns it.
+func (b *bot) waitReplyTo(ctx context.Context, tag string) (string, error) {
+	for {
+		letters, err := b.read()
+		if err != nil {
+			return "", err
+		}
+		for _, l := range letters {
+			if strings.Contains(l.replyTo, tag) {
+				return l.replyTo, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(30 * time.Millisecond):
+		}
+	}
+}
+
+// referee keeps the demo moving as a referee would: each day, it announces
+// that the round may close on a weekend once everyone has voted (D7).
+func (b *bot) referee(ctx context.Context, channel string, errs chan<- error) {
+	announced := ""
+	for ctx.Err() == nil {
+		if _, err := b.read(); err != nil {
+			if ctx.Err() == nil {
+				errs <- fmt.Errorf("referee reads mail: %w", err)
+			}
+			return
+		}
+		if s, ok := b.table(); ok && s.Phase == engine.DayPhase {
+			key := fmt.Sprintf("%d/%s/%v", s.Day, s.Round, s.Extra)
+			if key != announced && !engine.InWeekend(s.Clock) && !s.WeekendClose {
+				announced = key
+				if err := b.send(channel, "WEEKEND CLOSE"); err != nil && ctx.Err() == nil {
+					errs <- err
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// watchGame prints the game's progress until it ends.
+func watchGame(ctx context.Context, w io.Writer, table func() (*engine.State, bool), errs <-chan error, runErr <-chan error) (*engine.State, error) {
+	last := ""
+	dead := map[int]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			s, _ := table()
+			if s != nil {
+				return nil, fmt.Errorf("the game did not end in time (%s, day %d): %w", s.Phase, s.Day, ctx.Err())
+			}
+			return nil, ctx.Err()
+		case err := <-errs:
+			return nil, err
+		case err := <-runErr:
+			return nil, fmt.Errorf("the host stopped: %w", err)
+		case <-time.After(25 * time.Millisecond):
+		}
+		s, ok := table()
+		if !ok {
+			continue
+		}
+		for _, p := range s.Players {
+			if !p.Alive && !dead[p.Slot] {
+				dead[p.Slot] = true
+				fmt.Fprintf(w, "    † %s (%s)\n", p.Name, causeText(p.Cause))
+			}
+		}
+		now := phaseLine(s)
+		if now != last {
+			last = now
+			fmt.Fprintf(w, "  %s  %s\n", s.Clock.In(s.GameZone()).Format("Mon 2 Jan 15:04 MST"), now)
+		}
+		if s.Phase == engine.EndedPhase {
+			return s, nil
+		}
+	}
+}
+
+func phaseLine(s *engine.State) string {
+	alive := len(s.Living())
+	switch s.Phase {
+	case engine.DayPhase:
+		r := "vote"
+		switch {
+		case s.Round == engine.Runoff:
+			r = "runoff"
+		case s.Extra:
+			r = "extra round"
+		}
+		return fmt.Sprintf("Day %d, %s (%d alive)", s.Day, r, alive)
+	case engine.NightPhase:
+		return fmt.Sprintf("Night %d (%d alive)", s.Day, alive)
+	case engine.EndedPhase:
+		return "Game over"
+	}
+	return string(s.Phase)
+}
+
+func causeText(c engine.Cause) string {
+	switch c {
+	case engine.ByVote:
+		return "voted out"
+	case engine.ByMissedVotes:
+		return "removed for two missed votes"
+	case engine.ByMafia:
+		return "killed by the Mafia"
+	case engine.ByVigilante, engine.ByVigilanteDay:
+		return "shot by the Vigilante"
+	case engine.ByMafiaAndVig:
+		return "killed by the Mafia and the Vigilante"
+	case engine.ByModkill:
+		return "removed by the referee"
+	}
+	return string(c)
+}
+
+// checkWinner checks the winner against the roles of the living (W1).
+func checkWinner(s *engine.State) error {
+	mafia, others := 0, 0
+	for _, p := range s.Players {
+		if p.Alive {
+			if p.Role == engine.Mafia {
+				mafia++
+			} else {
+				others++
+			}
+		}
+	}
+	switch {
+	case s.Winner == engine.Town && mafia == 0:
+	case s.Winner == engine.MafiaWin && (mafia > others || mafia == 1 && others == 1):
+	default:
+		return fmt.Errorf("the game ended with %s winning, but %d Mafia and %d others are alive", s.Winner, mafia, others)
+	}
+	return nil
+}
+
+func printOutcome(w io.Writer, s *engine.State, sent int) {
+	fmt.Fprintf(w, "\n%s wins on day %d.\n", s.Winner, s.Day)
+	byRole := map[engine.Role][]string{}
+	for _, p := range s.Players {
+		n := p.Name
+		if !p.Alive {
+			n += "†"
+		}
+		byRole[p.Role] = append(byRole[p.Role], n)
+	}
+	roles := make([]string, 0, len(byRole))
+	for r := range byRole {
+		roles = append(roles, string(r))
+	}
+	sort.Strings(roles)
+	for _, r := range roles {
+		fmt.Fprintf(w, "  %-12s %s\n", r+":", strings.Join(byRole[engine.Role(r)], ", "))
+	}
+	fmt.Fprintf(w, "%d messages delivered, to players and to the host.\n", sent)
+}
+
+// writeMboxes writes each mailbox's mail as DIR/<address>.mbox.
+func (r *demoResult) writeMboxes(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for addr, msgs := range r.received {
+		var b bytes.Buffer
+		for _, m := range msgs {
+			writeMbox(&b, m.From, m.At, m.Data)
+		}
+		name := strings.NewReplacer("@", "_at_", "/", "_").Replace(addr) + ".mbox"
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// cmdGames looks after games on a database, read-only, so it works while
+// serve runs; backup too, through VACUUM INTO.
+func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return usageError{fmt.Errorf("games list|show|export|backup")}
+	}
+	fs := flags("games "+args[0], os.Stderr)
+	db := fs.String("db", "mafiamail.db", "the host's database")
+	out := fs.String("out", "", "export: the folder to write to")
+	if err := fs.Parse(args[1:]); err != nil {
+		return usageError{err}
+	}
+	st, err := store.OpenReadOnly(ctx, *db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch args[0] {
+	case "list":
+		return listGames(ctx, st, stdout)
+	case "show":
+		if fs.NArg() != 1 {
+			return usageError{fmt.Errorf("games show GAME")}
+		}
+		return showGame(ctx, st, fs.Arg(0), stdout)
+	case "export":
+		if fs.NArg() != 1 || *out == "" {
+			return usageError{fmt.Errorf("games export GAME --out DIR")}
+		}
+		return exportGame(ctx, st, fs.Arg(0), *out, stdout)
+	case "backup":
+		if fs.NArg() != 1 {
+			return usageError{fmt.Errorf("games backup DEST")}
+		}
+		if err := st.Backup(ctx, fs.Arg(0)); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "backed up %s to %s\n", *db, fs.Arg(0))
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown games command %q", args[0])}
+}
+
+// loadGame rebuilds one game's state from its log.
+func loadGame(ctx context.Context, st *store.Store, id string) (*engine.State, []store.Event, error) {
+	evs, err := st.Events(ctx, id, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(evs) == 0 {
+		return nil, nil, fmt.Errorf("no game %q", id)
+	}
+	s := &engine.State{}
+	for _, se := range evs {
+		e, err := engine.UnmarshalEvent(se.Payload)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := s.Fold(e); err != nil {
+			return nil, nil, fmt.Errorf("event %d: %w", se.Seq, err)
+		}
+	}
+	return s, evs, nil
+}
+
+func listGames(ctx context.Context, st *store.Store, w io.Writer) error {
+	games, err := st.Games(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GAME\tPHASE\tDAY\tALIVE\tNEXT DEADLINE")
+	for _, g := range games {
+		s, _, err := loadGame(ctx, st, g.ID)
+		if err != nil {
+			return err
+		}
+		dl := "-"
+		if t, ok := engine.NextDeadline(s); ok {
+			dl = t.In(s.GameZone()).Format("Mon 2 Jan 2006 15:04 MST")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%s\n", g.ID, phaseText(s), s.Day, len(s.Living()), len(s.Players), dl)
+	}
+	return tw.Flush()
+}
+
+func phaseText(s *engine.State) string {
+	p := string(s.Phase)
+	if s.Phase == engine.DayPhase {
+		p += " (" + string(s.Round) + ")"
+	}
+	if s.Paused {
+		p += ", paused"
+	}
+	if s.Phase == engine.EndedPhase && s.Winner != "" {
+		p += ": " + string(s.Winner) + " won"
+	}
+	return p
+}
+
+func showGame(ctx context.Context, st *store.Store, id string, w io.Writer) error {
+	s, evs, err := loadGame(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	zone := s.GameZone()
+	fmtT := func(t time.Time) string { return t.In(zone).Format("Mon 2 Jan 2006 15:04 MST") }
+	fmt.Fprintf(w, "Game %s: %s, day %d, %s\n", s.Game, phaseText(s), s.Day, s.Setup.Summary())
+	fmt.Fprintf(w, "Referee: %s\nEvents: %d\n", s.Referee, len(evs))
+	if t, ok := engine.NextDeadline(s); ok {
+		fmt.Fprintf(w, "Next deadline: %s\n", fmtT(t))
+	}
+	fmt.Fprintln(w, "\nPlayers:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, p := range s.Players {
+		state := "alive"
+		if !p.Alive {
+			state = "dead (" + string(p.Cause) + ")"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\tmissed %d\n", p.Slot, p.Name, p.Role, state, p.Missed)
+	}
+	tw.Flush()
+	if s.Phase == engine.DayPhase {
+		t := s.Tally(time.Now())
+		fmt.Fprintln(w, "\nTally:")
+		for _, c := range t.Counts {
+			fmt.Fprintf(w, "  %s (%d): %s\n", c.Name, c.Votes, strings.Join(c.Voters, ", "))
+		}
+		if len(t.NotVoted) > 0 {
+			fmt.Fprintf(w, "  not voted: %s\n", strings.Join(t.NotVoted, ", "))
+		}
+	}
+	held, err := st.HeldPosts(ctx, id, store.Held)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nHeld posts: %d\n", len(held))
+	for _, h := range held {
+		fmt.Fprintf(w, "  #%d (%s): %.60q\n", h.Number, h.Reason, h.Text)
+	}
+	msgs, err := st.OutMessages(ctx, "")
+	if err != nil {
+		return err
+	}
+	counts := map[store.OutStatus]int{}
+	for _, m := range msgs {
+		if m.Game == id {
+			counts[m.Status]++
+		}
+	}
+	fmt.Fprintf(w, "\nOutbox: %d sent, %d pending, %d sending, %d failed\n",
+		counts[store.OutSent], counts[store.OutPending], counts[store.OutSending], counts[store.OutFailed])
+	for _, m := range msgs {
+		if m.Game == id && m.Status == store.OutFailed {
+			fmt.Fprintf(w, "  failed: %s to %s: %s\n", m.Kind, strings.Join(m.To, ", "), m.LastError)
+		}
+	}
+	return nil
+}
+
+// exportGame writes every mail of a game as an mbox and its event log as
+// JSON lines.
+func exportGame(ctx context.Context, st *store.Store, id, dir string, w io.Writer) error {
+	_, evs, err := loadGame(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var log bytes.Buffer
+	for _, e := range evs {
+		line, err := json.Marshal(struct {
+			Seq     int64           `json:"seq"`
+			Cause   string          `json:"cause"`
+			Payload json.RawMessage `json:"event"`
+		}{e.Seq, e.Cause, e.Payload})
+		if err != nil {
+			return err
+		}
+		log.Write(line)
+		log.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, id+"-events.jsonl"), log.Bytes(), 0o644); err != nil {
+		return err
+	}
+	msgs, err := st.OutMessages(ctx, "")
+	if err != nil {
+		return err
+	}
+	var mbox bytes.Buffer
+	n := 0
+	for _, m := range msgs {
+		if m.Game != id {
+			continue
+		}
+		writeMbox(&mbox, m.From, m.CreatedAt, m.Raw)
+		n++
+	}
+	if err := os.WriteFile(filepath.Join(dir, id+".mbox"), mbox.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %d events and %d messages to %s\n", len(evs), n, dir)
+	return nil
+}
+
+// writeMbox appends one message in mboxrd form: a From_ line, and every
+// line that starts with ">*From " quoted with one more ">".
+func writeMbox(w *bytes.Buffer, from string, at time.Time, raw []byte) {
+	if from == "" {
+		from = "MAILER-DAEMON"
+	}
+	fmt.Fprintf(w, "From %s %s\n", from, at.UTC().Format(time.ANSIC))
+	raw = bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
+	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if bytes.HasPrefix(bytes.TrimLeft(line, ">"), []byte("From ")) {
+			w.WriteByte('>')
+		}
+		w.Write(line)
+	}
+	if !bytes.HasSuffix(raw, []byte("\n")) {
+		w.WriteByte('\n')
+	}
+	w.WriteByte('\n')
+}
