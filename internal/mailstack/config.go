@@ -35,7 +35,11 @@ func (l layout) mailDir() string         { return filepath.Join(l.Dir, "mail") }
 // Postfix's main.cf. Every path points into the stack's folder, so nothing is
 // shared with the system's Postfix or with another stack. Retry intervals are
 // short because tests stop Dovecot on purpose and then wait for the queued
-// mail; the defaults (minutes) would outlast any test timeout.
+// mail; the defaults (minutes) would outlast any test timeout. They are not
+// shorter than 3s, though: the queue manager scans the deferred queue every
+// queue_run_delay and takes any file due within a second; a message it had
+// just deferred, whose delivery agent still holds its lock, would then be
+// found locked and put aside for a whole minute.
 var mainCF = template.Must(template.New("main.cf").Parse(`# Written by mafiamail's internal/mailstack for one test run.
 compatibility_level = 3.6
 queue_directory = {{.Dir}}/postfix/queue
@@ -73,8 +77,8 @@ smtpd_error_sleep_time = 0
 smtpd_soft_error_limit = 100
 smtpd_hard_error_limit = 1000
 queue_run_delay = 1s
-minimal_backoff_time = 1s
-maximal_backoff_time = 2s
+minimal_backoff_time = 3s
+maximal_backoff_time = 4s
 `))
 
 // Postfix's master.cf: the SMTP listener on the stack's port plus the

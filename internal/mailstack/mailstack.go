@@ -24,9 +24,10 @@ import (
 // Generous bounds for a loaded two-core machine: they only matter when
 // something is broken, and a healthy start takes a fraction of a second.
 const (
-	readyTimeout = 60 * time.Second
-	stopTimeout  = 30 * time.Second
-	startTries   = 5
+	readyTimeout   = 60 * time.Second
+	stopTimeout    = 30 * time.Second
+	deliverTimeout = 120 * time.Second
+	startTries     = 5
 )
 
 // Stack is a running Postfix and Dovecot pair. Its methods that can fail end
@@ -413,10 +414,59 @@ func writeFile(path string, data []byte, mode os.FileMode, uid, gid int) error {
 	return nil
 }
 
+// WaitDelivered waits until Postfix's queue is empty: every message it has
+// accepted so far has been handed to Dovecot, which has confirmed it, or has
+// been bounced. Dovecot stores a message before it confirms it, so a message
+// can be in the INBOX while Postfix still waits for the confirmation; a
+// restart of Dovecot then makes Postfix deliver it again, as a real restart
+// would. Tests that need exactly one copy call WaitDelivered first.
+func (s *Stack) WaitDelivered() {
+	s.tb.Helper()
+	deadline := time.Now().Add(deliverTimeout)
+	for {
+		n, err := s.queued()
+		if err != nil {
+			s.tb.Fatalf("mailstack: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("mailstack: %d messages still in Postfix's queue after %v", n, deliverTimeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// queued counts the messages in Postfix's queue: the files in the queues a
+// message passes through before it is delivered or bounced.
+func (s *Stack) queued() (int, error) {
+	n := 0
+	for _, q := range []string{"maildrop", "incoming", "active", "deferred", "hold"} {
+		err := filepath.WalkDir(filepath.Join(s.l.postfixQueueDir(), q), func(path string, d os.DirEntry, err error) error {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // delivered while we looked
+			}
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("count queued mail: %w", err)
+		}
+	}
+	return n, nil
+}
+
 // RestartDovecot stops Dovecot, ending every IMAP session (clients see their
 // connection drop, as in IDLE), and starts it again on the same ports with
 // the same mailboxes; UIDVALIDITY and UIDs survive. Mail that Postfix could
-// not deliver meanwhile is retried within seconds.
+// not deliver meanwhile is retried within about four seconds; see
+// WaitDelivered for mail in transit at the moment of the restart.
 func (s *Stack) RestartDovecot() {
 	s.tb.Helper()
 	s.StopDovecot()
@@ -425,7 +475,8 @@ func (s *Stack) RestartDovecot() {
 
 // StopDovecot stops Dovecot and waits until all its processes are gone, so
 // that tests can observe a client's behaviour while the server is down.
-// Postfix keeps accepting mail and queues it.
+// Postfix keeps accepting mail and queues it. See WaitDelivered for mail in
+// transit at that moment.
 func (s *Stack) StopDovecot() {
 	s.tb.Helper()
 	s.mu.Lock()
