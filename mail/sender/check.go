@@ -27,8 +27,10 @@ func Check(ctx context.Context, cfg Config) (string, error) {
 // noOutbox is the empty outbox of a Check: there is nothing to send.
 type noOutbox struct{}
 
-func (noOutbox) ClaimDue(context.Context, time.Time, int) ([]store.OutMessage, error) { return nil, nil }
-func (noOutbox) MarkSent(context.Context, int64, time.Time) error                    { return nil }
-func (noOutbox) MarkRetry(context.Context, int64, time.Time, string) error           { return nil }
-func (noOutbox) MarkFailed(context.Context, int64, string) error                     { return nil }
-func (noOutbox) NextAttempt(context.Context) (time.Time, bool, error)                { return time.Time{}, false, nil }
+func (noOutbox) ClaimDue(context.Context, time.Time, int) ([]store.OutMessage, error) {
+	return nil, nil
+}
+func (noOutbox) MarkSent(context.Context, int64, time.Time) error          { return nil }
+func (noOutbox) MarkRetry(context.Context, int64, time.Time, string) error { return nil }
+func (noOutbox) MarkFailed(context.Context, int64, string) error           { return nil }
+func (noOutbox) NextAttempt(context.Context) (time.Time, bool, error)      { return time.Time{}, false, nil }
