@@ -52,7 +52,11 @@ the password %q. The referee is %s: send "NEW GAME name" to %s.
 		cfg = c
 	}
 	log := newLogger(stderr, cfg.Log.Format, cfg.Log.Level)
-	rt, err := startHost(ctx, cfg, host.Clock{Speed: cfg.Speed, Anchor: time.Now()}, log)
+	clock, err := serveClock(cfg.Database, cfg.Speed, time.Now())
+	if err != nil {
+		return err
+	}
+	rt, err := startHost(ctx, cfg, clock, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mafiamail/mafiamail/host"
+)
+
+// clockState is the game clock of a database whose game time runs faster
+// than real time, as kept in DATABASE.clock: game time was Start at the real
+// instant Anchor and runs Speed times faster since.
+type clockState struct {
+	Anchor time.Time `json:"anchor"`
+	Start  time.Time `json:"start"`
+	Speed  float64   `json:"speed"`
+}
+
+func (c clockState) clock() host.Clock {
+	return host.Clock{Anchor: c.Anchor, Start: c.Start, Speed: c.Speed}
+}
+
+// clockPath is where serve keeps the game clock of the database at db.
+func clockPath(db string) string { return db + ".clock" }
+
+// serveClock returns the game clock for the database at db. With real time
+// (speed 1 and no clock file) it is the real clock and nothing is written.
+// Otherwise the clock lives in a file beside the database, so that game
+// time goes on across restarts, the time the host was down included, as
+// real time does: anchored afresh at every start, a fast clock would fall
+// back to the real time, and deadlines that passed while the host was down
+// would come again hours of game time later. A change of speed continues
+// from the game time reached.
+func serveClock(db string, speed float64, now time.Time) (host.Clock, error) {
+	path := clockPath(db)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if speed == 1 {
+			return host.Clock{Speed: 1, Anchor: now}, nil
+		}
+		c := clockState{Anchor: now.UTC(), Start: now.UTC(), Speed: speed}
+		return c.clock(), writeClock(path, c)
+	}
+	if err != nil {
+		return host.Clock{}, fmt.Errorf("read the game clock: %w", err)
+	}
+	var saved clockState
+	if err := json.Unmarshal(data, &saved); err != nil || saved.Anchor.IsZero() || saved.Start.IsZero() || saved.Speed < 1 {
+		return host.Clock{}, fmt.Errorf("the game clock %s is damaged; remove it to restart game time from now", path)
+	}
+	if saved.Speed == speed {
+		return saved.clock(), nil
+	}
+	at := saved.clock()
+	at.Real = func() time.Time { return now }
+	c := clockState{Anchor: now.UTC(), Start: at.Now(), Speed: speed}
+	return c.clock(), writeClock(path, c)
+}
+
+// writeClock replaces the clock file atomically: a crash leaves the old
+// clock or the new one, never a part of either.
+func writeClock(path string, c clockState) error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("write the game clock: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write the game clock: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write the game clock: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write the game clock: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write the game clock: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write the game clock: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync() // the rename lasts through a power cut where the file system allows
+		d.Close()
+	}
+	return nil
+}
