@@ -137,6 +137,9 @@ func NextDeadline(s *State) (t time.Time, ok bool) {
 			t, ok = c, true
 		}
 	}
+	if s.Setup.DigestInterval > 0 && s.DigestPending > 0 {
+		consider(s.LastDigest.Add(s.Setup.DigestInterval))
+	}
 	switch s.Phase {
 	case DayPhase:
 		consider(s.closeAt())

@@ -101,6 +101,9 @@ func (t *step) tick() {
 	if s.Paused {
 		return
 	}
+	if s.digestDue(t.now) {
+		t.digest()
+	}
 	switch s.Phase {
 	case DayPhase:
 		switch {
@@ -206,6 +209,7 @@ func (s *State) leaders() ([]int, int) {
 // closeRound closes the running round (D10–D14).
 func (t *step) closeRound() {
 	s := t.s
+	t.digest() // the thread's news goes out before the close
 	top, best := s.leaders()
 	tied := best > 0 && len(top) > 1
 	// D12: a runoff that closes tied goes on once, for the tie extension; the
@@ -293,6 +297,7 @@ func (t *step) checkWin() bool {
 // endGame announces the winner, every role and the draw's proof (W2).
 func (t *step) endGame(w Side, reason string) {
 	s := t.s
+	t.digest()
 	e := Event{Type: EvGameEnded, To: toAll, Winner: w, Reason: reason,
 		Salt: s.Salt, Commitment: s.Commitment}
 	for _, p := range s.Players {
@@ -303,4 +308,18 @@ func (t *step) endGame(w Side, reason string) {
 		e.Roles = nil // never drawn: there is nothing to reveal
 	}
 	t.emit(e)
+}
+
+// digestDue reports whether a digest of the thread's news is due (T1).
+func (s *State) digestDue(now time.Time) bool {
+	return s.Setup.DigestInterval > 0 && s.DigestPending > 0 && !now.Before(s.LastDigest.Add(s.Setup.DigestInterval))
+}
+
+// digest sends the thread's gathered posts and votes, if any (T1). The
+// event has no audience of its own: the mail layer turns it into the
+// digest of the news since the previous one, ending with the tally.
+func (t *step) digest() {
+	if t.s.DigestPending > 0 {
+		t.emit(Event{Type: EvDigest, Count: t.s.DigestPending})
+	}
 }

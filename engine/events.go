@@ -57,6 +57,7 @@ const (
 	EvPlayerReplaced  EventType = "player_replaced"
 	EvSuspended       EventType = "suspended"
 	EvReminder        EventType = "reminder"
+	EvDigest          EventType = "digest" // the thread's posts and votes since the last one go out (T1)
 	EvTallyShown      EventType = "tally"
 	EvStatusShown     EventType = "status"
 	EvHelpShown       EventType = "help"
@@ -204,4 +205,14 @@ func UnmarshalEvent(b []byte) (Event, error) {
 		return e, fmt.Errorf("event version %d is not %d: written by another version of mafiamail", e.V, EventVersion)
 	}
 	return e, nil
+}
+
+// Digestible reports whether an event is thread news that a game with a
+// digest interval gathers into digests (T1) rather than relaying at once.
+func Digestible(e Event) bool {
+	switch e.Type {
+	case EvThreadPost, EvPostRelayed, EvVoted, EvUnvoted, EvLocked, EvUnlocked:
+		return true
+	}
+	return false
 }

@@ -159,6 +159,7 @@ func (s *State) nightAllIn() bool { return len(s.owingAction()) == 0 }
 // when no whack was named (N7).
 func (t *step) resolveNight() {
 	s := t.s
+	t.digest()
 	n := s.Night
 	var doctor *Player
 	if ds := s.livingWith(Doctor); len(ds) > 0 {

@@ -55,6 +55,9 @@ type randomPlayer struct {
 func playRandomGame(t testing.TB, setup Setup, seed uint64) *randomPlayer {
 	rp := &randomPlayer{t: t, rng: rand.New(rand.NewPCG(seed, 0x6d61666961)), seed: seed}
 	rp.now = t0.Add(time.Duration(rp.rng.IntN(7*24)) * time.Hour) // any weekday or weekend
+	if seed%3 == 0 {
+		setup.DigestInterval = time.Duration(1+rp.rng.IntN(4)) * time.Hour // T1
+	}
 	s, evs, err := NewGame("rand", "ref@example.org", setup, rp.now)
 	if err != nil {
 		t.Fatal(err)

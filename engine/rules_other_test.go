@@ -510,3 +510,38 @@ func TestT2_MafiaList(t *testing.T) {
 		t.Fatal("a dead Mafioso wrote to the list")
 	}
 }
+
+func TestT1_Digests(t *testing.T) {
+	setup := Classic()
+	setup.DigestInterval = 2 * time.Hour
+	setup.ReminderBefore = 0
+	g := rigged(t, setup, Mafia, Mafia, Townsperson, Townsperson, Townsperson, Townsperson, Townsperson)
+	if _, ok := NextDeadline(g.s); !ok {
+		t.Fatal("no deadline")
+	}
+	g.ok("Carol", Thread, CmdPost, "Morning all")
+	g.vote("Dave", "Alice")
+	if g.s.DigestPending != 2 {
+		t.Fatalf("pending thread news: %d", g.s.DigestPending)
+	}
+	if d, _ := NextDeadline(g.s); !d.Equal(t0.Add(2 * time.Hour)) {
+		t.Fatalf("next digest at %v, want +2h", d)
+	}
+	evs := g.at(t0.Add(2 * time.Hour))
+	if e := find(evs, EvDigest); e == nil || e.Count != 2 || e.To != (Audience{}) {
+		t.Fatalf("digest: %+v", e)
+	}
+	if g.s.DigestPending != 0 {
+		t.Fatal("pending not reset")
+	}
+	if d, _ := NextDeadline(g.s); !d.Equal(g.s.closeAt()) {
+		t.Fatal("a digest with nothing to send was scheduled")
+	}
+	// The news goes out before the round closes.
+	g.vote("Erin", "Alice")
+	evs = g.ok("ref", Private, CmdClose, "")
+	if len(evs) < 2 || evs[0].Type != EvDigest || find(evs, EvRoundClosed) == nil {
+		t.Fatalf("close without the digest first: %v", evs)
+	}
+	g.checkReplay()
+}

@@ -109,6 +109,11 @@ type State struct {
 	Asked []int `json:"asked"`
 	Night Night `json:"night"`
 
+	// DigestPending counts the thread news since the last digest, and
+	// LastDigest is when it went out (T1).
+	DigestPending int       `json:"digest_pending"`
+	LastDigest    time.Time `json:"last_digest"`
+
 	Held       []HeldPost `json:"held"`
 	Commitment string     `json:"commitment"`
 	Salt       string     `json:"salt"`
@@ -240,6 +245,9 @@ func (s *State) Fold(e Event) error {
 	case EvExtensionDenied:
 		s.Asked = removeInt(s.Asked, e.Slot)
 	case EvDayStarted, EvExtraStarted:
+		if s.LastDigest.IsZero() {
+			s.LastDigest = e.At
+		}
 		s.Phase = DayPhase
 		s.Day = e.Day
 		s.Round = e.Round
@@ -372,6 +380,8 @@ func (s *State) Fold(e Event) error {
 		p.Address, p.Token = e.Address, e.Token
 	case EvSuspended:
 		// Recorded by the host's registry; the game itself is unchanged.
+	case EvDigest:
+		s.DigestPending, s.LastDigest = 0, e.At
 	case EvReminder:
 		if s.Phase == NightPhase {
 			s.Night.Reminded = true
@@ -380,6 +390,9 @@ func (s *State) Fold(e Event) error {
 		}
 	default:
 		return fmt.Errorf("unknown event type %q", e.Type)
+	}
+	if s.Setup.DigestInterval > 0 && Digestible(e) {
+		s.DigestPending++
 	}
 	if s.Phase == NightPhase && s.Night.AllInAt.IsZero() && s.nightAllIn() {
 		s.Night.AllInAt = e.At

@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/compose"
@@ -18,6 +19,32 @@ type game struct {
 	referee store.Participant
 	// observers maps each observer's address to their token.
 	observers map[string]string
+	// digest gathers the thread news of a game with a digest interval
+	// since the last digest went out (T1), and digestSince is when it did.
+	digest      []compose.Logged
+	digestSince time.Time
+}
+
+// gather keeps the thread news of a batch for the next digest and composes
+// a digest wherever the engine said one is due.
+func (g *game) gather(c *compose.Composer, evs []compose.Logged, now time.Time) ([]compose.Message, error) {
+	var out []compose.Message
+	for _, l := range evs {
+		switch {
+		case engine.Digestible(l.Event):
+			g.digest = append(g.digest, l)
+		case l.Event.Type == engine.EvDigest:
+			if len(g.digest) > 0 {
+				msgs, err := c.Digest(compose.Digest{State: g.state, Dir: g.dir(), Events: g.digest, Since: g.digestSince, Now: now})
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, msgs...)
+			}
+			g.digest, g.digestSince = nil, l.Event.At
+		}
+	}
+	return out, nil
 }
 
 // dir is what the composer needs beyond the state: the referee's token and
@@ -29,6 +56,7 @@ func (g *game) dir() compose.Directory {
 func (g *game) clone() *game {
 	c := *g
 	c.state = g.state.Clone()
+	c.digest = append([]compose.Logged(nil), g.digest...)
 	c.observers = make(map[string]string, len(g.observers))
 	for a, t := range g.observers {
 		c.observers[a] = t

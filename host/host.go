@@ -123,6 +123,30 @@ func (h *Host) load(ctx context.Context) error {
 				g.observers[p.Address] = p.Token
 			}
 		}
+		if s.Setup.DigestInterval > 0 && s.DigestPending > 0 {
+			// The news gathered for the next digest is in the log since
+			// the last one.
+			evs, err := h.st.Events(ctx, rb.Game, 0)
+			if err != nil {
+				return fmt.Errorf("host: events of %s: %w", rb.Game, err)
+			}
+			var logged []compose.Logged
+			for _, se := range evs {
+				e, err := engine.UnmarshalEvent(se.Payload)
+				if err != nil {
+					return fmt.Errorf("host: event %d of %s: %w", se.Seq, rb.Game, err)
+				}
+				logged = append(logged, compose.Logged{Seq: se.Seq, Event: e})
+			}
+			g.digestSince = s.LastDigest
+			for _, l := range logged {
+				if l.Event.Type == engine.EvDigest {
+					g.digest = nil
+				} else if engine.Digestible(l.Event) {
+					g.digest = append(g.digest, l)
+				}
+			}
+		}
 		h.games[rb.Game] = g
 	}
 	h.log.Info("games loaded", "games", len(rebuilt))
@@ -249,7 +273,8 @@ func (w *work) flush(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("store events of %s: %w", id, err)
 		}
-		batch := compose.Batch{Dir: g.dir(), Sender: w.sender}
+		hold := g.state.Setup.DigestInterval > 0
+		batch := compose.Batch{Dir: g.dir(), Sender: w.sender, HoldForDigest: hold}
 		if live, ok := w.h.games[id]; ok {
 			batch.Before = live.state
 		}
@@ -261,6 +286,13 @@ func (w *work) flush(ctx context.Context) error {
 			return fmt.Errorf("compose mail of %s: %w", id, err)
 		}
 		w.out = append(w.out, msgs...)
+		if hold {
+			digests, err := g.gather(w.h.mail, batch.Events, w.now)
+			if err != nil {
+				return fmt.Errorf("compose digest of %s: %w", id, err)
+			}
+			w.out = append(w.out, digests...)
+		}
 		prev := g.seq
 		g.seq = stored[len(stored)-1].Seq
 		if g.seq/snapshotEvery != prev/snapshotEvery {

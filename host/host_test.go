@@ -282,3 +282,41 @@ func TestHeldPostNotice(t *testing.T) {
 		t.Fatalf("relayed post not recorded")
 	}
 }
+
+// TestDigests: a game with a digest interval sends the thread's posts and
+// votes as one digest per reader at the interval (T1), also across a restart.
+func TestDigests(t *testing.T) {
+	hs := newHarness(t)
+	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
+	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
+	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1 digest_interval=2h reminder_before=0")
+	for _, p := range players {
+		hs.send(addr(p), "host+g1@example.org", "JOIN "+p)
+	}
+	hs.send("ref@example.org", ref, "START")
+	before := len(hs.outbox())
+	hs.send(addr("Alice"), hs.thread("Alice"), "Good morning, town.")
+	hs.send(addr("Bob"), hs.thread("Bob"), "VOTE Carol")
+	for _, m := range hs.outbox()[before:] {
+		if m.Kind == "thread" {
+			t.Fatalf("thread mail went out at once in a digest game: %s to %v", m.MessageID, m.To)
+		}
+	}
+	hs.restart() // the gathered news survives a restart
+	hs.now = hs.now.Add(2*time.Hour + time.Minute)
+	if err := hs.h.TickDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	digests := 0
+	for _, m := range hs.outbox()[before:] {
+		if strings.Contains(m.MessageID, ".digest@") {
+			digests++
+			if !strings.Contains(string(m.Raw), "Good morning, town.") {
+				t.Fatalf("digest without the post:\n%s", m.Raw)
+			}
+		}
+	}
+	if digests != 6 { // five players and the referee
+		t.Fatalf("%d digests, want one per reader (6)", digests)
+	}
+}

@@ -69,14 +69,7 @@ func foldEach(before *engine.State, events []Logged) ([]*engine.State, error) {
 // Digestible reports whether an event's thread copies may wait for a
 // digest (T1): posts and votes. Everything else the thread hears (days,
 // closes, dawns, deadlines, announcements) goes out at once.
-func Digestible(e engine.Event) bool {
-	switch e.Type {
-	case engine.EvThreadPost, engine.EvPostRelayed, engine.EvVoted, engine.EvUnvoted,
-		engine.EvLocked, engine.EvUnlocked:
-		return true
-	}
-	return false
-}
+func Digestible(e engine.Event) bool { return engine.Digestible(e) }
 
 // item is one section of a message in the making, with the event and state
 // it came from.

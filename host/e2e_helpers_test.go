@@ -1,0 +1,596 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+	gomail "github.com/emersion/go-message/mail"
+	"github.com/emersion/go-smtp"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/mailstack"
+	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// The helpers here run the host as `mafiamail serve` does (store, host,
+// watcher, sender, clock, and the outbox signal that wakes the sender)
+// against a real Postfix and Dovecot from internal/mailstack, with players
+// who read their mail over IMAP and answer through Postfix, as people with a
+// mail client would.
+
+const (
+	// e2eWait bounds every wait for mail or for the game to move on. It
+	// only matters when something is broken: a healthy step takes well
+	// under a second, but the machine may be loaded.
+	e2eWait  = 90 * time.Second
+	e2ePass  = "e2e-secret"
+	e2eGame  = "g1"
+	hostUser = "host"
+)
+
+// e2e is one test's mail servers, host runtime and participants.
+type e2e struct {
+	t     *testing.T
+	stack *mailstack.Stack
+	db    string
+	clock Clock
+	log   *slog.Logger
+	rt    *e2eRuntime
+	ref   *person
+	// players in seat order once they have joined.
+	players []*person
+}
+
+// person is a participant with a mailbox on the Dovecot and a mail client.
+type person struct {
+	e          *e2e
+	name, user string
+	addr       string
+	// The addresses the host's mail told them to answer to.
+	private, thread, mafia string
+	// role is what their role message says.
+	role engine.Role
+	sent int
+}
+
+// newE2E starts Postfix and Dovecot with a mailbox for the host, the
+// referee and each named player, and the host runtime with clock. Where
+// the servers are missing, mailstack.Start skips the test (fails it in CI).
+func newE2E(t *testing.T, clock Clock, names ...string) *e2e {
+	t.Helper()
+	s := mailstack.Start(t, mailstack.Options{})
+	e := &e2e{t: t, stack: s, db: filepath.Join(t.TempDir(), "host.db"), clock: clock, log: testLogger(t)}
+	s.AddUser(hostUser, e2ePass)
+	e.ref = e.newPerson("Referee", "referee")
+	for _, n := range names {
+		e.players = append(e.players, e.newPerson(n, strings.ToLower(n)))
+	}
+	e.rt = e.startRuntime()
+	return e
+}
+
+func (e *e2e) newPerson(name, user string) *person {
+	e.stack.AddUser(user, e2ePass)
+	return &person{e: e, name: name, user: user, addr: e.stack.Address(user)}
+}
+
+func (e *e2e) hostAddr() string { return e.stack.Address(hostUser) }
+
+// e2eRuntime is what hostRuntime.Run runs in cmd/mafiamail/serve.go: the
+// watcher, the sender and the game clock, and the outbox signal that kicks
+// the sender after every commit that queued mail.
+type e2eRuntime struct {
+	st     *store.Store
+	h      *Host
+	w      *watcher.Watcher
+	snd    *sender.Sender
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	errs    []error
+	stopped bool
+}
+
+// startRuntime opens the store and starts the host on it, wired as serve's
+// startHostWith wires it, with the configuration's default limits.
+func (e *e2e) startRuntime() *e2eRuntime {
+	t := e.t
+	t.Helper()
+	ctx := context.Background()
+	lim := config.Defaults().Limits
+	st, err := store.Open(ctx, e.db, store.Options{Logger: e.log})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	h, err := New(ctx, Options{Address: e.hostAddr(), Referees: []string{e.ref.addr},
+		MaxMessageBytes: int(lim.MaxMessageBytes), MaxCommandLines: lim.MaxCommandLines,
+		PerSenderPerHour: lim.PerSenderPerHour, Clock: e.clock, Store: st, Log: e.log})
+	if err != nil {
+		st.Close()
+		t.Fatalf("host.New: %v", err)
+	}
+	rt := &e2eRuntime{st: st, h: h}
+	rt.w, err = watcher.New(watcher.Config{URL: "imap://" + e.stack.IMAPAddr(), Username: hostUser, Password: e2ePass,
+		Mailbox: "INBOX", MinBackoff: 100 * time.Millisecond, Logger: e.log},
+		func(ctx context.Context, m watcher.Message) error {
+			return h.HandleMessage(context.WithoutCancel(ctx), m.Mailbox, m.UIDValidity, m.UID, m.Raw)
+		})
+	if err != nil {
+		st.Close()
+		t.Fatalf("watcher.New: %v", err)
+	}
+	_, domain, _ := strings.Cut(e.hostAddr(), "@")
+	rt.snd, err = sender.New(sender.Config{URL: "smtp://" + e.stack.SMTPAddr(), Helo: domain, Logger: e.log,
+		OnFailed: func(m store.OutMessage, err error) {
+			if ferr := h.DeliveryFailed(context.Background(), m, err); ferr != nil {
+				rt.fail(fmt.Errorf("tell the referee of a failed delivery: %w", ferr))
+			}
+		}}, st, time.Now)
+	if err != nil {
+		st.Close()
+		t.Fatalf("sender.New: %v", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	rt.cancel = cancel
+	for name, run := range map[string]func(context.Context) error{
+		"watcher": rt.w.Run, "sender": rt.snd.Run, "clock": h.RunClock,
+	} {
+		rt.wg.Add(1)
+		go func() {
+			defer rt.wg.Done()
+			if err := run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+				rt.fail(fmt.Errorf("%s: %w", name, err))
+			}
+		}()
+	}
+	rt.wg.Add(1)
+	go func() {
+		defer rt.wg.Done()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-st.OutboxSignal():
+				rt.snd.Kick()
+			}
+		}
+	}()
+	t.Cleanup(func() { rt.stop(t) })
+	return rt
+}
+
+func (rt *e2eRuntime) fail(err error) {
+	rt.mu.Lock()
+	rt.errs = append(rt.errs, err)
+	rt.mu.Unlock()
+}
+
+// stop ends the runtime as a signal ends serve: every loop returns, and
+// only then the store closes. It reports whatever failed meanwhile.
+func (rt *e2eRuntime) stop(t *testing.T) {
+	t.Helper()
+	rt.mu.Lock()
+	if rt.stopped {
+		rt.mu.Unlock()
+		return
+	}
+	rt.stopped = true
+	rt.mu.Unlock()
+	rt.cancel()
+	done := make(chan struct{})
+	go func() { rt.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(e2eWait):
+		t.Fatalf("the host runtime did not stop within %v", e2eWait)
+	}
+	if err := rt.st.Close(); err != nil {
+		t.Errorf("close store: %v", err)
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, err := range rt.errs {
+		t.Errorf("host runtime: %v", err)
+	}
+}
+
+// game is the live game as the host holds it.
+func (e *e2e) game() *engine.State {
+	e.t.Helper()
+	s, ok := e.rt.h.Game(e2eGame)
+	if !ok {
+		e.t.Fatalf("the host has no game %s", e2eGame)
+	}
+	return s
+}
+
+// waitGame waits until the live game satisfies cond.
+func (e *e2e) waitGame(what string, cond func(s *engine.State) bool) *engine.State {
+	e.t.Helper()
+	var s *engine.State
+	waitFor(e.t, what, func() bool {
+		var ok bool
+		s, ok = e.rt.h.Game(e2eGame)
+		return ok && cond(s)
+	})
+	return s
+}
+
+// settle waits until the outbox has nothing left to send and Postfix has
+// handed everything to Dovecot, so that every mailbox holds what was sent.
+func (e *e2e) settle() {
+	e.t.Helper()
+	waitFor(e.t, "the outbox to drain", func() bool {
+		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
+			ms, err := e.rt.st.OutMessages(context.Background(), status)
+			if err != nil {
+				e.t.Fatalf("outbox: %v", err)
+			}
+			if len(ms) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	e.stack.WaitDelivered()
+}
+
+// player returns the player called name.
+func (e *e2e) player(name string) *person {
+	e.t.Helper()
+	for _, p := range e.players {
+		if p.name == name {
+			return p
+		}
+	}
+	e.t.Fatalf("no player %s", name)
+	return nil
+}
+
+// setUpGame plays the opening as people would: the referee creates the
+// game and sets it up from the answers' Reply-To, every player joins at the
+// sign-up address, the referee starts, and each player learns their role
+// and their addresses from the mail they get.
+func (e *e2e) setUpGame(setup string) {
+	t := e.t
+	t.Helper()
+	e.ref.send(e.hostAddr(), "NEW GAME "+e2eGame)
+	created := e.ref.await("the answer to NEW GAME", func(l letter) bool { return l.game == e2eGame && l.replyTo != "" })
+	e.ref.private = created.replyTo
+	e.ref.send(e.ref.private, "SETUP "+setup)
+	e.waitGame("the setup", func(s *engine.State) bool { return s.Setup.Players == len(e.players) })
+	signup := strings.Replace(e.hostAddr(), "@", "+"+e2eGame+"@", 1)
+	for _, p := range e.players {
+		p.send(signup, "JOIN "+p.name)
+	}
+	e.waitGame("every sign-up", func(s *engine.State) bool { return len(s.Players) == len(e.players) })
+	e.ref.send(e.ref.private, "START")
+	s := e.waitGame("the start", func(s *engine.State) bool { return s.Phase == engine.DayPhase })
+	byAddr := map[string]*person{}
+	for _, p := range e.players {
+		byAddr[p.addr] = p
+	}
+	seated := make([]*person, 0, len(e.players))
+	for _, sp := range s.Players {
+		p := byAddr[sp.Address]
+		if p == nil {
+			t.Fatalf("seat %d holds %s, who did not join", sp.Slot, sp.Address)
+		}
+		seated = append(seated, p)
+	}
+	e.players = seated
+	for _, p := range e.players {
+		p.learn()
+	}
+}
+
+var (
+	roleLine     = regexp.MustCompile(`your role is (\w+)\.`)
+	mafiaAddress = regexp.MustCompile(`Mafia list: (\S+@\S+)`)
+)
+
+// learn reads the role message and the first thread mail for what a
+// person needs to play: their role, their private address (the role
+// message's Reply-To), the thread's (a thread message's Reply-To), and for
+// a Mafioso the mafia list's, which the role message names.
+func (p *person) learn() {
+	t := p.e.t
+	t.Helper()
+	var role, thread letter
+	p.awaitAll("the role message and the thread", func(ls []letter) bool {
+		var gotRole, gotThread bool
+		for _, l := range ls {
+			switch l.kind {
+			case "role":
+				role, gotRole = l, true
+			case "thread":
+				if !gotThread {
+					thread, gotThread = l, true
+				}
+			}
+		}
+		return gotRole && gotThread
+	})
+	m := roleLine.FindStringSubmatch(role.text)
+	if m == nil {
+		t.Fatalf("%s's role message names no role:\n%s", p.name, role.text)
+	}
+	p.role = engine.Role(m[1])
+	p.private, p.thread = role.replyTo, thread.replyTo
+	if p.role == engine.Mafia {
+		am := mafiaAddress.FindStringSubmatch(role.text)
+		if am == nil {
+			t.Fatalf("%s's role message names no mafia list:\n%s", p.name, role.text)
+		}
+		p.mafia = am[1]
+	}
+}
+
+// sentMail is a message a person sent: its Message-ID and exact bytes.
+type sentMail struct {
+	id  string
+	raw []byte
+}
+
+// send writes a plain text message to the host through Postfix.
+func (p *person) send(to, body string) sentMail {
+	p.e.t.Helper()
+	p.sent++
+	id := fmt.Sprintf("<%s.%d.%d@players.example.test>", p.user, p.sent, time.Now().UnixNano())
+	raw := []byte(fmt.Sprintf("From: %s <%s>\r\nTo: %s\r\nSubject: Re: [%s]\r\nMessage-ID: %s\r\nDate: %s\r\n"+
+		"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
+		p.name, p.addr, to, e2eGame, id, time.Now().Format(time.RFC1123Z), strings.ReplaceAll(body, "\n", "\r\n")))
+	p.e.submit(p.addr, to, raw)
+	return sentMail{id: id, raw: raw}
+}
+
+// submit hands a message to Postfix, as a mail client would.
+func (e *e2e) submit(from, to string, raw []byte) {
+	e.t.Helper()
+	c, err := smtp.Dial(e.stack.SMTPAddr())
+	if err != nil {
+		e.t.Fatalf("dial Postfix: %v", err)
+	}
+	defer c.Close()
+	if err := c.SendMail(from, []string{to}, bytes.NewReader(raw)); err != nil {
+		e.t.Fatalf("send from %s to %s through Postfix: %v", from, to, err)
+	}
+	if err := c.Quit(); err != nil {
+		e.t.Logf("QUIT: %v", err)
+	}
+}
+
+// mailbox reads the person's whole INBOX from Dovecot.
+func (p *person) mailbox() []letter {
+	p.e.t.Helper()
+	return readMailbox(p.e.t, p.e.stack.IMAPAddr(), p.user)
+}
+
+// await waits for a letter that satisfies cond and returns it.
+func (p *person) await(what string, cond func(letter) bool) letter {
+	p.e.t.Helper()
+	var found letter
+	p.awaitAll(what, func(ls []letter) bool {
+		for _, l := range ls {
+			if cond(l) {
+				found = l
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// awaitAll waits until the whole mailbox satisfies cond.
+func (p *person) awaitAll(what string, cond func([]letter) bool) {
+	p.e.t.Helper()
+	waitFor(p.e.t, p.name+": "+what, func() bool { return cond(p.mailbox()) })
+}
+
+// letter is one message as read from a mailbox, parsed with go-message.
+type letter struct {
+	uid  imap.UID
+	seen bool
+	raw  []byte
+	// err is why the message could not be parsed; the fields below are
+	// then as far as parsing got.
+	err       error
+	header    gomail.Header
+	messageID string
+	kind      string
+	game      string
+	subject   string
+	replyTo   string
+	// text and html are the decoded bodies of the alternatives.
+	text, html string
+	parts      []string // the media types of the parts, in order
+}
+
+// readMailbox fetches every message of user's INBOX without changing flags.
+func readMailbox(t *testing.T, imapAddr, user string) []letter {
+	t.Helper()
+	c, err := imapclient.DialInsecure(imapAddr, nil)
+	if err != nil {
+		t.Fatalf("dial Dovecot: %v", err)
+	}
+	defer c.Close()
+	if err := c.Login(user, e2ePass).Wait(); err != nil {
+		t.Fatalf("login %s: %v", user, err)
+	}
+	sel, err := c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()
+	if err != nil {
+		t.Fatalf("examine %s's INBOX: %v", user, err)
+	}
+	var out []letter
+	if sel.NumMessages > 0 {
+		section := &imap.FetchItemBodySection{Peek: true}
+		msgs, err := c.Fetch(imap.SeqSet{{Start: 1, Stop: 0}}, &imap.FetchOptions{UID: true, Flags: true,
+			BodySection: []*imap.FetchItemBodySection{section}}).Collect()
+		if err != nil {
+			t.Fatalf("fetch %s's INBOX: %v", user, err)
+		}
+		for _, m := range msgs {
+			l := parseLetter(m.FindBodySection(section))
+			l.uid = m.UID
+			for _, f := range m.Flags {
+				if f == imap.FlagSeen {
+					l.seen = true
+				}
+			}
+			out = append(out, l)
+		}
+	}
+	if err := c.Logout().Wait(); err != nil {
+		t.Logf("logout %s: %v", user, err)
+	}
+	return out
+}
+
+// parseLetter reads a message strictly: any error of go-message is kept.
+func parseLetter(raw []byte) letter {
+	l := letter{raw: raw}
+	r, err := gomail.CreateReader(bytes.NewReader(raw))
+	if err != nil {
+		l.err = fmt.Errorf("read header: %w", err)
+		return l
+	}
+	defer r.Close()
+	l.header = r.Header
+	l.kind = r.Header.Get("X-Mafiamail-Kind")
+	l.game = r.Header.Get("X-Mafiamail-Game")
+	if l.messageID, err = r.Header.MessageID(); err != nil {
+		l.err = fmt.Errorf("Message-Id: %w", err)
+	}
+	if l.subject, err = r.Header.Subject(); err != nil && l.err == nil {
+		l.err = fmt.Errorf("Subject: %w", err)
+	}
+	if rt, err := r.Header.AddressList("Reply-To"); err != nil {
+		if l.err == nil {
+			l.err = fmt.Errorf("Reply-To: %w", err)
+		}
+	} else if len(rt) == 1 {
+		l.replyTo = strings.ToLower(rt[0].Address)
+	}
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if l.err == nil {
+				l.err = fmt.Errorf("next part: %w", err)
+			}
+			break
+		}
+		h, ok := p.Header.(*gomail.InlineHeader)
+		if !ok {
+			l.parts = append(l.parts, "attachment")
+			continue
+		}
+		ct, params, err := h.ContentType()
+		if err != nil && l.err == nil {
+			l.err = fmt.Errorf("part Content-Type: %w", err)
+		}
+		body, err := io.ReadAll(p.Body)
+		if err != nil && l.err == nil {
+			l.err = fmt.Errorf("read %s part: %w", ct, err)
+		}
+		if !strings.EqualFold(params["charset"], "utf-8") && l.err == nil {
+			l.err = fmt.Errorf("%s part in charset %q", ct, params["charset"])
+		}
+		l.parts = append(l.parts, ct)
+		switch ct {
+		case "text/plain":
+			l.text = string(body)
+		case "text/html":
+			l.html = string(body)
+		}
+	}
+	return l
+}
+
+// mediaType is the media type of the message's top-level Content-Type.
+func (l letter) mediaType() string {
+	mt, _, err := l.header.ContentType()
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// references returns the References field's message IDs.
+func (l letter) references() []string {
+	ids, err := l.header.MsgIDList("References")
+	if err != nil {
+		return nil
+	}
+	return ids
+}
+
+// blockEnd matches the HTML tags after which a reader sees a new line.
+var (
+	blockEnd = regexp.MustCompile(`(?i)<br\s*/?>|</(p|div|li|tr|td|th|h[1-6]|blockquote|pre|table|ul|ol)>`)
+	anyTag   = regexp.MustCompile(`<[^>]*>`)
+)
+
+// htmlLines renders an HTML body to the lines a reader would see.
+func htmlLines(s string) string {
+	s = blockEnd.ReplaceAllString(s, "$0\n")
+	return html.UnescapeString(anyTag.ReplaceAllString(s, ""))
+}
+
+// testLogger logs to t.Log, and nowhere once the test is over.
+func testLogger(t *testing.T) *slog.Logger {
+	w := &testWriter{t: t}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.done = true
+		w.mu.Unlock()
+	})
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type testWriter struct {
+	t    *testing.T
+	mu   sync.Mutex
+	done bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+// waitFor polls cond until it holds, failing the test after e2eWait.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(e2eWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", e2eWait, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

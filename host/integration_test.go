@@ -1,0 +1,496 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// TestIntegrationDayAndNight plays Day 1 and Night 1 of a seven-player game
+// (two Mafiosi, an Inspector, a Doctor, three Townspeople) through a real
+// Postfix and Dovecot: the host runs as serve runs it, with game time 1800
+// times faster than real time, and the players read their mail over IMAP
+// and answer through Postfix. Afterwards every participant's mailbox is
+// read back from Dovecot and checked: well-formed mail, one conversation
+// per thread by References, the reader's own Reply-To on every copy, and
+// no mail or role a reader should not see.
+func TestIntegrationDayAndNight(t *testing.T) {
+	// Game time starts on a Monday morning, so that no weekend (D7) holds
+	// the day; at 1800x the game would reach Friday evening only after
+	// about three real minutes.
+	now := time.Now()
+	e := newE2E(t, Clock{Anchor: now, Start: mondayMorningAfter(now), Speed: 1800},
+		"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace")
+	// A three-day opening round cannot run out while the votes travel; the
+	// night ends at the first one-hour mark (two real seconds) once every
+	// action is in.
+	e.setUpGame("players=7 mafia=2 inspectors=1 doctors=1 day_length=3d night_step=1h")
+
+	s := e.game()
+	var mafia, town []*person
+	var inspector, doctor *person
+	for i, p := range e.players {
+		if got := s.Players[i].Role; got != p.role {
+			t.Fatalf("%s's role message says %s, the game says %s", p.name, p.role, got)
+		}
+		switch p.role {
+		case engine.Mafia:
+			mafia = append(mafia, p)
+		case engine.Inspector:
+			inspector = p
+		case engine.Doctor:
+			doctor = p
+		case engine.Townsperson:
+			town = append(town, p)
+		}
+	}
+	if len(mafia) != 2 || len(town) != 3 || inspector == nil || doctor == nil {
+		t.Fatalf("roles drawn: %d Mafia, %d Townspeople, Inspector %v, Doctor %v", len(mafia), len(town), inspector != nil, doctor != nil)
+	}
+
+	// Day 1: the town votes out a Townsperson, who votes back; the round
+	// closes early once every player not in jeopardy has locked (D5).
+	accused, accuser := town[0], town[1]
+	slot := func(p *person) int { return e.slotOf(p) }
+	accuser.send(accuser.thread, fmt.Sprintf("VOTE %s\nLOCK\n\n%s has dodged every question today.", accused.name, accused.name))
+	e.waitGame(accuser.name+"'s locked vote", func(s *engine.State) bool {
+		v := s.Player(slot(accuser))
+		return v.Vote == slot(accused) && v.Locked
+	})
+	accused.send(accused.thread, fmt.Sprintf("VOTE %s\n\nThis is a rush, and %s is leading it.", accuser.name, accuser.name))
+	e.waitGame(accused.name+"'s vote", func(s *engine.State) bool { return s.Player(slot(accused)).Vote == slot(accuser) })
+	for _, p := range e.players {
+		if p == accused || p == accuser {
+			continue
+		}
+		p.send(p.thread, "VOTE "+accused.name+"\nLOCK")
+		e.waitGame(p.name+"'s vote", func(s *engine.State) bool {
+			return s.Phase != engine.DayPhase || s.Player(slot(p)).Vote == slot(accused)
+		})
+	}
+	s = e.waitGame("nightfall", func(s *engine.State) bool { return s.Phase == engine.NightPhase })
+	if d := s.Player(slot(accused)); d.Alive || d.Cause != engine.ByVote {
+		t.Fatalf("after the vote %s is alive=%v, cause %q", accused.name, d.Alive, d.Cause)
+	}
+
+	// Night 1: one Mafioso names the victim privately, the other writes to
+	// the mafia list, the Inspector inspects the Mafioso they were not
+	// told of, and the Doctor protects themselves.
+	victim := accuser
+	mafia[0].send(mafia[0].private, "KILL "+victim.name)
+	mafia[1].send(mafia[1].mafia, "Agreed, a quiet one tonight.")
+	known := s.Player(s.Known)
+	var inspected *person
+	for _, m := range mafia {
+		if m.addr != known.Address {
+			inspected = m
+		}
+	}
+	if inspected == nil {
+		t.Fatalf("the Inspector was told of %s, who is not one of the Mafia", known.Name)
+	}
+	inspector.send(inspector.private, "INSPECT "+inspected.name)
+	doctor.send(doctor.private, "PROTECT "+doctor.name)
+	s = e.waitGame("Day 2", func(s *engine.State) bool { return s.Phase == engine.DayPhase && s.Day == 2 })
+	if d := s.Player(slot(victim)); d.Alive || d.Cause != engine.ByMafia {
+		t.Fatalf("after the night %s is alive=%v, cause %q", victim.name, d.Alive, d.Cause)
+	}
+
+	// Let every message reach its mailbox, stop the host, and read what
+	// it sent from its store.
+	e.settle()
+	final := e.game()
+	e.rt.stop(t)
+	st, err := store.Open(context.Background(), e.db, store.Options{Logger: e.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out, err := st.OutMessages(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := st.Participants(context.Background(), e2eGame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.stack.WaitDelivered()
+
+	sentTo := map[string][]string{} // address -> Message-IDs sent to it
+	for _, m := range out {
+		if m.Status != store.OutSent {
+			t.Errorf("outbox message %s to %v is %s: %s", m.MessageID, m.To, m.Status, m.LastError)
+		}
+		for _, to := range m.To {
+			sentTo[strings.ToLower(to)] = append(sentTo[strings.ToLower(to)], strings.Trim(m.MessageID, "<>"))
+		}
+	}
+	tokens := map[string]string{} // address -> token
+	for _, p := range parts {
+		tokens[strings.ToLower(p.Address)] = p.Token
+	}
+
+	readers := []*mailReader{{p: e.ref, referee: true, knows: map[int]bool{}}}
+	for _, sp := range final.Players {
+		r := &mailReader{p: e.player(sp.Name), slot: sp.Slot, role: sp.Role, knows: map[int]bool{sp.Slot: true}}
+		switch sp.Role {
+		case engine.Mafia:
+			for _, m := range mafia {
+				r.knows[slot(m)] = true
+			}
+		case engine.Inspector:
+			r.knows[final.Known] = true
+			r.knows[slot(inspected)] = true
+		}
+		readers = append(readers, r)
+	}
+	roots := map[byte]map[string][]string{} // channel letter -> root -> readers
+	for _, r := range readers {
+		r.token = tokens[r.p.addr]
+		if r.token == "" {
+			t.Fatalf("no token for %s", r.p.addr)
+		}
+		letters := r.p.mailbox()
+		if d := os.Getenv("E2E_DUMP"); d != "" {
+			var b bytes.Buffer
+			for _, l := range letters {
+				b.Write(l.raw)
+				b.WriteString("\n=========== TEXT\n" + l.text + "\n=========== HTML\n" + htmlLines(l.html) + "\n################\n")
+			}
+			os.WriteFile(d+"/"+r.p.user+"-"+string(r.role)+".txt", b.Bytes(), 0o644)
+		}
+		c := mailCheck{t: t, e: e, r: r, final: final, tokens: tokens}
+		c.check(letters, sentTo[r.p.addr])
+		for ch, root := range c.roots {
+			if roots[ch] == nil {
+				roots[ch] = map[string][]string{}
+			}
+			roots[ch][root] = append(roots[ch][root], r.p.name)
+		}
+		if r.referee {
+			continue
+		}
+		// What the day and night must have brought everyone.
+		dawn := false
+		for _, l := range letters {
+			if l.kind == "dawn" && strings.Contains(l.text, victim.name) {
+				dawn = true
+			}
+		}
+		if !dawn {
+			t.Errorf("%s has no dawn report naming %s", r.p.name, victim.name)
+		}
+	}
+	// Everyone's town thread is one conversation, and so is the mafia list.
+	for ch, byRoot := range roots {
+		if ch != 'p' && len(byRoot) != 1 {
+			t.Errorf("the %c conversation has %d roots: %v", ch, len(byRoot), byRoot)
+		}
+	}
+	if got := len(roots['t'][firstKey(roots['t'])]); got != len(readers) {
+		t.Errorf("%d of %d readers have the town thread", got, len(readers))
+	}
+	if got := len(roots['m'][firstKey(roots['m'])]); got != len(mafia) {
+		t.Errorf("%d readers have the mafia list, want the %d Mafiosi: %v", got, len(mafia), roots['m'])
+	}
+	if got := len(roots['p']); got != len(readers) {
+		t.Errorf("%d private conversations for %d readers: one each is wanted", got, len(readers))
+	}
+
+	// Every message the players sent was taken in and is marked \Seen.
+	for _, l := range readMailbox(t, e.stack.IMAPAddr(), hostUser) {
+		if !l.seen {
+			t.Errorf("the host's mail %s is not \\Seen", l.messageID)
+		}
+	}
+}
+
+// mondayMorningAfter is the first Monday 07:00 America/Chicago after t,
+// when a weekend (D7) has just ended.
+func mondayMorningAfter(t time.Time) time.Time {
+	m := engine.WeekendEnd(t)
+	for !m.After(t) {
+		m = engine.WeekendEnd(m.Add(7 * 24 * time.Hour))
+	}
+	return m
+}
+
+func (e *e2e) slotOf(p *person) int {
+	e.t.Helper()
+	for _, sp := range e.game().Players {
+		if strings.EqualFold(sp.Address, p.addr) {
+			return sp.Slot
+		}
+	}
+	e.t.Fatalf("%s holds no seat", p.name)
+	return 0
+}
+
+func firstKey(m map[string][]string) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+// mailReader is a participant whose mailbox is checked, and what they may
+// know: the slots whose roles they are entitled to learn.
+type mailReader struct {
+	p       *person
+	referee bool
+	slot    int
+	role    engine.Role
+	token   string
+	knows   map[int]bool
+}
+
+// mailCheck checks one reader's mailbox.
+type mailCheck struct {
+	t      *testing.T
+	e      *e2e
+	r      *mailReader
+	final  *engine.State
+	tokens map[string]string
+	// roots maps each conversation's channel letter (t, p, m) to its
+	// References root.
+	roots map[byte]string
+}
+
+// What the host may send, by X-Mafiamail-Kind (DESIGN.md).
+var kinds = []string{"role", "thread", "tally", "dawn", "confirm", "error", "mafia", "referee", "end", "private"}
+
+var (
+	// roleWords finds a role named in a line: with a player's name in the
+	// same line, the line tells that player's role (or, for the Town, that
+	// they are not Mafia, which is what an alignment inspection answers).
+	roleWords = map[engine.Role]*regexp.Regexp{
+		engine.Mafia:       regexp.MustCompile(`\bMafi(a|oso|osi)\b`),
+		engine.Townsperson: regexp.MustCompile(`\b(Townsperson|not Mafia)\b`),
+		engine.Inspector:   regexp.MustCompile(`\bInspector\b`),
+		engine.Doctor:      regexp.MustCompile(`\bDoctor\b`),
+		engine.Vigilante:   regexp.MustCompile(`\bVigilante\b`),
+	}
+)
+
+func (c *mailCheck) check(letters []letter, sent []string) {
+	t, r := c.t, c.r
+	t.Helper()
+	who := r.p.name
+	hostAddr := c.e.hostAddr()
+	replyRE := regexp.MustCompile(`^` + regexp.QuoteMeta(hostUser+"+"+e2eGame+"-") + `([tpm])-([a-z0-9]+)@` +
+		regexp.QuoteMeta(c.e.stack.Domain()) + `$`)
+
+	// The mailbox holds exactly what the host sent this reader: each
+	// message once, none missing, none meant for someone else.
+	var ids []string
+	for _, l := range letters {
+		ids = append(ids, l.messageID)
+	}
+	slices.Sort(ids)
+	want := slices.Clone(sent)
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("%s's mailbox holds %d messages, the host sent %d:\nheld %v\nsent %v", who, len(ids), len(want), ids, want)
+	}
+	if len(letters) == 0 {
+		t.Errorf("%s's mailbox is empty", who)
+		return
+	}
+
+	type conv struct {
+		ch      byte
+		subject string
+		listID  string
+		n       int
+	}
+	convs := map[string]*conv{}
+	roles := 0
+	entitledSeen := map[int]bool{}
+	for _, l := range letters {
+		where := fmt.Sprintf("%s's message %s (%s, %q)", who, l.messageID, l.kind, l.subject)
+		if l.err != nil {
+			t.Errorf("%s does not parse: %v", where, l.err)
+			continue
+		}
+		c.wellFormed(where, l)
+
+		// Addressing: from the host, to this reader alone.
+		if from, err := l.header.AddressList("From"); err != nil || len(from) != 1 || !strings.EqualFold(from[0].Address, hostAddr) {
+			t.Errorf("%s: From %v (%v), want the host %s", where, from, err, hostAddr)
+		}
+		if to, err := l.header.AddressList("To"); err != nil || len(to) != 1 || !strings.EqualFold(to[0].Address, r.p.addr) {
+			t.Errorf("%s: To %v (%v), want %s alone", where, to, err, r.p.addr)
+		}
+		if got := l.header.Get("Delivered-To"); !strings.EqualFold(got, r.p.addr) {
+			t.Errorf("%s: Delivered-To %q, want %s", where, got, r.p.addr)
+		}
+		if l.game != e2eGame || !slices.Contains(kinds, l.kind) {
+			t.Errorf("%s: X-Mafiamail-Game %q, X-Mafiamail-Kind %q", where, l.game, l.kind)
+		}
+		if got := l.header.Get("Auto-Submitted"); got != "auto-generated" {
+			t.Errorf("%s: Auto-Submitted %q", where, got)
+		}
+
+		// The conversation: References names its root, In-Reply-To one of
+		// the references, and the Reply-To is the reader's own address in
+		// that conversation.
+		refs := l.references()
+		irt, err := l.header.MsgIDList("In-Reply-To")
+		if len(refs) == 0 || err != nil || len(irt) != 1 || !slices.Contains(refs, irt[0]) {
+			t.Errorf("%s: References %v, In-Reply-To %v (%v)", where, refs, irt, err)
+			continue
+		}
+		m := replyRE.FindStringSubmatch(l.replyTo)
+		if m == nil || m[2] != r.token {
+			t.Errorf("%s: Reply-To %q is not %s's own address in game %s", where, l.replyTo, who, e2eGame)
+			continue
+		}
+		ch := m[1][0]
+		cv := convs[refs[0]]
+		if cv == nil {
+			cv = &conv{ch: ch, subject: l.subject, listID: l.header.Get("List-Id")}
+			convs[refs[0]] = cv
+		}
+		cv.n++
+		if cv.ch != ch || cv.subject != l.subject || cv.listID != l.header.Get("List-Id") {
+			t.Errorf("%s: in conversation %s with Reply-To channel %c, subject %q, List-Id %q; its first message had %c, %q, %q",
+				where, refs[0], ch, l.subject, l.header.Get("List-Id"), cv.ch, cv.subject, cv.listID)
+		}
+
+		// Secrets: no one else's addresses, no mafia list for the town,
+		// no role message but one's own, no role one may not know.
+		for addr, tok := range c.tokens {
+			if addr != r.p.addr && c.contains(l, tok) {
+				t.Errorf("%s carries the secret token of %s", where, addr)
+			}
+		}
+		if r.role != engine.Mafia && (ch == 'm' || l.kind == "mafia" || c.contains(l, "+"+e2eGame+"-m-")) {
+			t.Errorf("%s: mafia list mail reached a %s", where, roleOr(r.role, "referee"))
+		}
+		if l.kind == "role" {
+			roles++
+			want := fmt.Sprintf("You are %s, and your role is %s.", who, r.role)
+			if r.referee || !strings.Contains(l.text, want) {
+				t.Errorf("%s: a role message that does not say %q:\n%s", where, want, l.text)
+			}
+		}
+		if r.referee {
+			continue // the referee knows every role (F2)
+		}
+		for _, body := range []string{l.text, htmlLines(l.html)} {
+			for _, line := range strings.Split(body, "\n") {
+				for _, q := range c.final.Players {
+					if q.Slot == r.slot || !roleWords[q.Role].MatchString(line) || !nameRE(q.Name).MatchString(line) {
+						continue
+					}
+					if r.knows[q.Slot] {
+						entitledSeen[q.Slot] = true
+						continue
+					}
+					t.Errorf("%s tells %s's role (%s): %q", where, q.Name, q.Role, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+	if !r.referee && roles != 1 {
+		t.Errorf("%s got %d role messages, want their own alone", who, roles)
+	}
+	// The detector above must see what the reader may know: the fellow
+	// Mafiosi, the Inspector's known Mafioso and inspection.
+	for slot := range r.knows {
+		if slot != r.slot && !entitledSeen[slot] {
+			t.Errorf("%s was never told the role of %s, which they are entitled to know", who, c.final.Player(slot).Name)
+		}
+	}
+
+	// One conversation per thread: the town thread and one's private
+	// channel, and the mafia list for a Mafioso.
+	c.roots = map[byte]string{}
+	for root, cv := range convs {
+		if prev, dup := c.roots[cv.ch]; dup {
+			t.Errorf("%s has two %c conversations: %s and %s", who, cv.ch, prev, root)
+		}
+		c.roots[cv.ch] = root
+	}
+	wantCh := "pt"
+	if r.role == engine.Mafia {
+		wantCh = "mpt"
+	}
+	var gotCh []byte
+	for ch := range c.roots {
+		gotCh = append(gotCh, ch)
+	}
+	slices.Sort(gotCh)
+	if string(gotCh) != wantCh {
+		t.Errorf("%s's conversations are %q, want %q", who, gotCh, wantCh)
+	}
+}
+
+// wellFormed checks the bytes and MIME structure of a message.
+func (c *mailCheck) wellFormed(where string, l letter) {
+	t := c.t
+	t.Helper()
+	for i, line := range bytes.Split(l.raw, []byte("\r\n")) {
+		if len(line) > 998 {
+			t.Errorf("%s: line %d has %d octets (RFC 5322 allows 998)", where, i+1, len(line))
+		}
+		if bytes.ContainsAny(line, "\r\n") {
+			t.Errorf("%s: line %d holds a bare CR or LF", where, i+1)
+		}
+		for _, b := range line {
+			if b >= 0x80 {
+				t.Errorf("%s: line %d holds 8-bit data", where, i+1)
+				break
+			}
+		}
+	}
+	if _, err := l.header.Date(); err != nil {
+		t.Errorf("%s: Date: %v", where, err)
+	}
+	if l.messageID == "" || l.subject == "" {
+		t.Errorf("%s: Message-Id %q, Subject %q", where, l.messageID, l.subject)
+	}
+	if l.header.Get("MIME-Version") != "1.0" || l.mediaType() != "multipart/alternative" ||
+		!slices.Equal(l.parts, []string{"text/plain", "text/html"}) {
+		t.Errorf("%s: MIME-Version %q, %s with parts %v; want 1.0, multipart/alternative of text/plain and text/html",
+			where, l.header.Get("MIME-Version"), l.mediaType(), l.parts)
+	}
+	if strings.TrimSpace(l.text) == "" || strings.TrimSpace(l.html) == "" || !utf8.ValidString(l.text) || !utf8.ValidString(l.html) {
+		t.Errorf("%s: empty or invalid UTF-8 text (%d bytes) or HTML (%d bytes)", where, len(l.text), len(l.html))
+	}
+}
+
+// contains reports whether s appears in the message's header (unfolded)
+// or its decoded text or HTML.
+func (c *mailCheck) contains(l letter, s string) bool {
+	s = strings.ToLower(s)
+	head, _, _ := bytes.Cut(l.raw, []byte("\r\n\r\n"))
+	unfolded := strings.NewReplacer("\r\n ", " ", "\r\n\t", " ").Replace(string(head))
+	for _, part := range []string{unfolded, l.text, l.html} {
+		if strings.Contains(strings.ToLower(part), s) {
+			return true
+		}
+	}
+	return false
+}
+
+func nameRE(name string) *regexp.Regexp {
+	return regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+}
+
+func roleOr(r engine.Role, alt string) string {
+	if r == "" {
+		return alt
+	}
+	return string(r)
+}
