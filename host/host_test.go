@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -22,6 +24,7 @@ type harness struct {
 	h    *Host
 	now  time.Time
 	uid  uint32
+	log  *slog.Logger
 }
 
 func newHarness(t *testing.T) *harness {
@@ -39,7 +42,7 @@ func (hs *harness) open() {
 		hs.t.Fatal(err)
 	}
 	h, err := New(context.Background(), Options{Address: "host@example.org", Referees: []string{"ref@example.org"},
-		Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st})
+		Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log})
 	if err != nil {
 		hs.t.Fatal(err)
 	}
@@ -318,5 +321,31 @@ func TestDigests(t *testing.T) {
 	}
 	if digests != 6 { // five players and the referee
 		t.Fatalf("%d digests, want one per reader (6)", digests)
+	}
+}
+
+// TestNoSecretsInLogs: tokens are the players' keys; the host's log, at
+// debug level, never shows one.
+func TestNoSecretsInLogs(t *testing.T) {
+	var buf bytes.Buffer
+	hs := &harness{t: t, path: t.TempDir() + "/host.db", now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
+		log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	hs.open()
+	t.Cleanup(func() { hs.st.Close() })
+	hs.setUp()
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob")
+	hs.send("mallory@evil.test", hs.thread("Carol"), "VOTE Alice")
+	hs.restart()
+	ps, err := hs.st.Participants(context.Background(), "g1")
+	if err != nil || len(ps) < 6 {
+		t.Fatalf("participants: %v", err)
+	}
+	if buf.Len() == 0 {
+		t.Fatal("nothing was logged")
+	}
+	for _, p := range ps {
+		if strings.Contains(buf.String(), p.Token) {
+			t.Fatalf("the log shows %s's token", p.Name)
+		}
 	}
 }

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
@@ -144,4 +148,59 @@ func TestGamesCommands(t *testing.T) {
 	if s := cli("games", "list", "--db", backup); !strings.Contains(s, "club") {
 		t.Fatalf("the backup lacks the game:\n%s", s)
 	}
+}
+
+// TestServeStopsOnSignal: serve --embedded exits cleanly on SIGTERM.
+func TestServeStopsOnSignal(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--embedded", "--db", filepath.Join(dir, "g.db"))
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "watching mailbox") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("serve did not start:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("serve did not stop on SIGTERM:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "stopped watching mailbox") {
+		t.Fatalf("no clean stop in the log:\n%s", out.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes to while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -47,8 +47,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	// The first SIGINT or SIGTERM stops taking mail and lets the transaction
+	// in flight finish; after it the signals get their default effect back,
+	// so a second one ends the process at once (safe too: see the store).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	var err error
 	switch args[0] {
 	case "demo":
