@@ -175,6 +175,7 @@ func (c *child) session(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.log.Info(sessionReady)
 	for ctx.Err() == nil {
 		n, err := c.processUnseen(ctx, cl, sel.UIDValidity)
 		if err != nil {
@@ -373,10 +374,32 @@ func dialSMTP(addr string) (*smtp.Client, error) {
 
 // ---------------------------------------------------------------- parent
 
+// sessionReady is what a child logs once it has opened the database and
+// the mailbox: from then on a kill can land in the middle of its work.
+const sessionReady = "session ready"
+
+// lockedBuffer is a child's stderr, read by the test while the child runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // childProc is one run of the child.
 type childProc struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	done   chan struct{}
 	err    error
 }
@@ -385,7 +408,7 @@ func startChild(t *testing.T, env []string) *childProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
@@ -397,6 +420,21 @@ func startChild(t *testing.T, env []string) *childProc {
 		close(p.done)
 	}()
 	return p
+}
+
+// waitReady waits until the child has opened the database and the mailbox.
+func (p *childProc) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(p.stderr.String(), sessionReady) {
+		if p.exitedOnItsOwn() {
+			t.Fatalf("the child exited by itself (%v):\n%s", p.err, p.stderr)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child did not get ready:\n%s", p.stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // exitedOnItsOwn reports a child that stopped before it was told to.
@@ -485,6 +523,10 @@ func TestKillChildProcess(t *testing.T) {
 	proc := startChild(t, env)
 	streaming := true
 	for streaming || kills < minKills {
+		// Each child gets to work before it is killed: on a loaded machine
+		// (the race detector, other tests) its start alone can outlast the
+		// random delay, and then no child would ever get anything done.
+		proc.waitReady(t)
 		time.Sleep(time.Duration(5+random(400)) * time.Millisecond)
 		proc.kill(t)
 		stderrs = append(stderrs, proc.stderr.String())
