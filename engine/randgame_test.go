@@ -10,8 +10,13 @@ import (
 )
 
 // randomGames is how many whole games of each built-in setup the invariant
-// test plays.
-const randomGames = 10000
+// test plays. Under the race detector, which finds nothing to race in
+// these single-goroutine games but makes them ten times slower, it plays
+// racedGames; .ci/run also runs the full count without it.
+const (
+	randomGames = 10000
+	racedGames  = 2000
+)
 
 // TestRandomGames plays whole games with random legal and illegal commands
 // at random times and checks, after every step, that the dead never act, no
@@ -23,6 +28,9 @@ func TestRandomGames(t *testing.T) {
 		t.Run(setup.Name, func(t *testing.T) {
 			t.Parallel()
 			n := randomGames
+			if raceEnabled {
+				n = racedGames
+			}
 			if testing.Short() {
 				n = 500
 			}
