@@ -37,6 +37,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "write every participant's mailbox as an mbox file into this folder")
 	speed := fs.Float64("speed", demoSpeed, "how much faster than real time game time runs")
 	verbose := fs.Bool("v", false, "log what the host does")
+	digest := fs.Duration("digest", -1, "gather the thread into digests at this game-time interval (0: relay each post; default: 2h for mafia150, 0 for classic)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
@@ -44,6 +45,14 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	setup, ok := engine.BuiltinSetup(*setupName)
 	if !ok {
 		return usageError{fmt.Errorf("unknown setup %q: classic or mafia150", *setupName)}
+	}
+	switch {
+	case *digest >= 0:
+		setup.DigestInterval = *digest
+	case setup.Name == "mafia150":
+		// 25 players' votes, each relayed to 26 readers, are most of a
+		// big game's mail: digests are how such a game is best played.
+		setup.DigestInterval = 2 * time.Hour
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -139,8 +148,12 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 		rt.Close()
 	}()
 
-	fmt.Fprintf(o.progress, "mafiamail demo: %s, seed %d; IMAP %s, SMTP %s; game time runs %gx\n",
-		o.setup.Summary(), o.seed, srv.IMAPAddr(), srv.SMTPAddr(), o.speed)
+	digests := "each post relayed at once"
+	if o.setup.DigestInterval > 0 {
+		digests = "thread in digests every " + o.setup.DigestInterval.String()
+	}
+	fmt.Fprintf(o.progress, "mafiamail demo: %s, %s, seed %d; IMAP %s, SMTP %s; game time runs %gx\n",
+		o.setup.Summary(), digests, o.seed, srv.IMAPAddr(), srv.SMTPAddr(), o.speed)
 	rng := rand.New(rand.NewPCG(o.seed, 0xde40))
 	table := func() (*engine.State, bool) { return rt.host.Game("demo") }
 	newBot := func(name, addr string) *bot {
@@ -171,7 +184,11 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the referee got no answer to NEW GAME: %w", err)
 	}
-	if err := ref.send(refChannel, "SETUP "+o.setup.Name); err != nil {
+	setupArgs := o.setup.Name
+	if o.setup.DigestInterval > 0 {
+		setupArgs += " digest_interval=" + o.setup.DigestInterval.String()
+	}
+	if err := ref.send(refChannel, "SETUP "+setupArgs); err != nil {
 		return nil, err
 	}
 	for _, b := range bots {
