@@ -106,14 +106,18 @@ func (d *daemon) exited() bool {
 }
 
 // stop ends the daemon and returns once no process of its group is left,
-// escalating to SIGKILL halfway through timeout. Both masters answer SIGTERM
-// by signalling their workers, but neither waits for them to exit.
+// escalating to SIGKILL halfway through timeout. The masters do not wait for
+// their workers to exit, so neither does the master's exit end the wait.
 func (d *daemon) stop(timeout time.Duration) error {
 	start := time.Now()
 	if !d.exited() {
 		// To the whole group: Dovecot's master would otherwise wait up to
-		// ten seconds for its IMAP processes to end their sessions.
-		_ = syscall.Kill(-d.pid, syscall.SIGTERM)
+		// ten seconds for its IMAP processes to end their sessions. A
+		// Postfix master stopped right after its start may not lead its
+		// group yet.
+		if err := syscall.Kill(-d.pid, syscall.SIGTERM); err != nil {
+			_ = syscall.Kill(d.pid, syscall.SIGTERM)
+		}
 		select {
 		case <-d.done:
 		case <-time.After(timeout / 2):
