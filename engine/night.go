@@ -1,6 +1,9 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // nightAction handles KILL, NO KILL, INSPECT, PROTECT, SHOOT and PASS (N1–N5).
 func (t *step) nightAction(c Command) error {
@@ -142,6 +145,24 @@ func (s *State) owingAction() []int {
 	}
 	return out
 }
+
+// OwesAction reports whether the player in slot still owes tonight's
+// action (N6): a night ends early only once no one does.
+func (s *State) OwesAction(slot int) bool {
+	if s.Phase != NightPhase {
+		return false
+	}
+	for _, o := range s.owingAction() {
+		if o == slot {
+			return true
+		}
+	}
+	return false
+}
+
+// NightEndsAt is when the running night resolves: the first mark after the
+// last required action came in, or its latest end while one is missing.
+func (s *State) NightEndsAt() time.Time { return s.nightEndsAt() }
 
 func (n Night) inspected(slot int) bool {
 	for _, i := range n.Inspects {

@@ -223,6 +223,9 @@ func TestN6_NightLength(t *testing.T) {
 			g.ok("Alice", Private, CmdKill, "Frank")
 			g.ok("Carol", Private, CmdInspect, "Alice")
 			g.ok("Dave", Private, CmdProtect, "Grace")
+			if !g.s.OwesAction(g.slot("Erin")) || g.s.OwesAction(g.slot("Carol")) || g.s.OwesAction(g.slot("Frank")) {
+				t.Fatal("only the Vigilante still owes an action")
+			}
 			if c.allIn >= 0 {
 				if evs := g.at(start.Add(c.allIn)); hasType(evs, EvDawn) && c.allIn != 6*time.Hour {
 					t.Fatal("ended before the vigilante acted")
@@ -232,7 +235,7 @@ func TestN6_NightLength(t *testing.T) {
 				}
 			}
 			end, ok := NextDeadline(g.s)
-			if g.s.Phase == NightPhase && (!ok || !end.Equal(start.Add(c.wantAt))) {
+			if g.s.Phase == NightPhase && (!ok || !end.Equal(start.Add(c.wantAt)) || !g.s.NightEndsAt().Equal(end)) {
 				t.Fatalf("night ends at %v, want +%v", end.Sub(start), c.wantAt)
 			}
 			if evs := g.at(start.Add(c.wantAt - time.Second)); hasType(evs, EvDawn) {

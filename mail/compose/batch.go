@@ -299,31 +299,8 @@ func selfView(s *engine.State, r recipient, now time.Time) *templates.Self {
 			}
 		}
 	case engine.NightPhase:
-		v.Closes = moment(s, s.Night.End, now)
-		v.OwesAction = p.Alive && owesAction(s, p)
+		v.Closes = moment(s, s.NightEndsAt(), now)
+		v.OwesAction = p.Alive && s.OwesAction(p.Slot)
 	}
 	return v
-}
-
-// owesAction reports whether a player still owes tonight's action (N6). It
-// mirrors the engine's rule of who the night waits for.
-func owesAction(s *engine.State, p *engine.Player) bool {
-	n := s.Night
-	switch p.Role {
-	case engine.Mafia:
-		return n.Whack == 0 && !n.NoKill
-	case engine.Inspector:
-		for _, i := range n.Inspects {
-			if i.By == p.Slot {
-				return false
-			}
-		}
-		return true
-	case engine.Doctor:
-		return n.Protect == 0 && p.Saves != 0
-	case engine.Vigilante:
-		mayShoot := p.Shots > 0 && !(p.LastShotNight > 0 && p.LastShotNight == s.Day-1)
-		return mayShoot && n.Shot == 0 && !n.Passed
-	}
-	return false
 }
