@@ -6,14 +6,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"net/mail"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 )
 
 // Config is the whole configuration of a host.
@@ -174,8 +174,8 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 	for _, a := range []struct {
 		section string
 		acct    *Account
-		schemes []string
-	}{{"imap", &cfg.IMAP.Account, []string{"imaps", "imap"}}, {"smtp", &cfg.SMTP.Account, []string{"smtps", "smtp"}}} {
+		schemes mailurl.Schemes
+	}{{"imap", &cfg.IMAP.Account, mailurl.IMAP}, {"smtp", &cfg.SMTP.Account, mailurl.SMTP}} {
 		if err := checkURL(a.acct.URL, a.schemes); err != nil {
 			errs = append(errs, bad(a.section+".url", "%v", err))
 		}
@@ -228,35 +228,12 @@ func checkAddress(a string) error {
 	return nil
 }
 
-func checkURL(raw string, schemes []string) error {
+func checkURL(raw string, schemes mailurl.Schemes) error {
 	if raw == "" {
-		return fmt.Errorf("is missing (e.g. %s://mail.example.org)", schemes[0])
+		return fmt.Errorf("is missing (e.g. %s://mail.example.org)", schemes.TLS)
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("%q is not a URL like %s://mail.example.org", raw, schemes[0])
-	}
-	for _, s := range schemes {
-		if u.Scheme == s {
-			return nil
-		}
-	}
-	return fmt.Errorf("scheme %q: use %s", u.Scheme, strings.Join(schemes, " or "))
-}
-
-// IsLoopback reports whether a URL's host is a loopback address, where
-// plain-text IMAP and SMTP are allowed without STARTTLS.
-func IsLoopback(rawURL string) bool {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	_, err := mailurl.Parse(raw, schemes)
+	return err
 }
 
 var (

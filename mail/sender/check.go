@@ -18,10 +18,10 @@ func Check(ctx context.Context, cfg Config) (string, error) {
 	}
 	cn, err := s.connect(ctx)
 	if err != nil {
-		return s.ep.security.String(), err
+		return s.ep.Security.String(), err
 	}
 	cn.quit()
-	return s.ep.security.String(), nil
+	return s.ep.Security.String(), nil
 }
 
 // noOutbox is the empty outbox of a Check: there is nothing to send.

@@ -4,9 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -123,82 +122,11 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// security is how a connection is protected.
-type security int
-
-const (
-	implicitTLS security = iota // smtps://
-	startTLS                    // smtp:// to a remote host
-	plaintext                   // smtp:// to a loopback address
-)
-
-func (s security) String() string {
-	switch s {
-	case implicitTLS:
-		return "tls"
-	case startTLS:
-		return "starttls"
-	case plaintext:
-		return "plain"
-	}
-	return fmt.Sprintf("security(%d)", int(s))
-}
-
-// endpoint is where and how to connect.
-type endpoint struct {
-	addr     string // host:port
-	host     string
-	security security
-}
-
-// parseURL applies the URL policy: smtps:// is TLS from the first byte;
-// smtp:// must upgrade with STARTTLS unless the host is a loopback address.
-func parseURL(raw string) (endpoint, error) {
-	u, err := url.Parse(raw)
+// parseURL applies the connection policy of package mailurl.
+func parseURL(raw string) (mailurl.Endpoint, error) {
+	ep, err := mailurl.Parse(raw, mailurl.SMTP)
 	if err != nil {
-		// url.Error repeats the whole URL; keep only the reason, in case
-		// someone put a password into it.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return endpoint{}, fmt.Errorf("sender: invalid URL: %w", err)
+		return ep, fmt.Errorf("sender: %w", err)
 	}
-	var port string
-	var sec security
-	switch strings.ToLower(u.Scheme) {
-	case "smtps":
-		port, sec = "465", implicitTLS
-	case "smtp":
-		port, sec = "587", startTLS
-	default:
-		return endpoint{}, fmt.Errorf("sender: URL scheme %q: want smtps:// or smtp://", u.Scheme)
-	}
-	if u.User != nil {
-		return endpoint{}, errors.New("sender: the URL must not carry credentials: set Username and Password")
-	}
-	if u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return endpoint{}, errors.New("sender: the URL must be scheme://host[:port] only")
-	}
-	host := u.Hostname()
-	if host == "" {
-		return endpoint{}, errors.New("sender: the URL has no host")
-	}
-	if p := u.Port(); p != "" {
-		port = p
-	}
-	if sec == startTLS && isLoopback(host) {
-		sec = plaintext
-	}
-	return endpoint{addr: net.JoinHostPort(host, port), host: host, security: sec}, nil
-}
-
-// isLoopback reports whether host certainly names this machine: "localhost"
-// or a loopback IP literal. Other names are not resolved.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return ep, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"net"
 	"slices"
 	"strconv"
@@ -42,10 +43,10 @@ func (s *Sender) connect(ctx context.Context) (*conn, error) {
 	nd := &net.Dialer{Timeout: s.cfg.CommandTimeout}
 	var raw net.Conn
 	var err error
-	if s.ep.security == implicitTLS {
-		raw, err = (&tls.Dialer{NetDialer: nd, Config: s.tls}).DialContext(ctx, "tcp", s.ep.addr)
+	if s.ep.Security == mailurl.TLS {
+		raw, err = (&tls.Dialer{NetDialer: nd, Config: s.tls}).DialContext(ctx, "tcp", s.ep.Addr)
 	} else {
-		raw, err = nd.DialContext(ctx, "tcp", s.ep.addr)
+		raw, err = nd.DialContext(ctx, "tcp", s.ep.Addr)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
@@ -60,7 +61,7 @@ func (s *Sender) connect(ctx context.Context) (*conn, error) {
 
 func (cn *conn) setUp() error {
 	s := cn.s
-	if s.ep.security == startTLS {
+	if s.ep.Security == mailurl.StartTLS {
 		// NewClientStartTLS reads the greeting, says EHLO and upgrades;
 		// it fails, before any credentials are sent, when the server does
 		// not offer STARTTLS. Its own timeouts are go-smtp's defaults, so

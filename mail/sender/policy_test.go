@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"io"
 	"log/slog"
 	"math/big"
@@ -26,51 +27,6 @@ import (
 
 	"github.com/mafiamail/mafiamail/store"
 )
-
-func TestURLPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		url  string
-		addr string
-		sec  security
-	}{
-		{"smtps://smtp.example.org", "smtp.example.org:465", implicitTLS},
-		{"SMTPS://smtp.example.org:2465/", "smtp.example.org:2465", implicitTLS},
-		{"smtps://127.0.0.1", "127.0.0.1:465", implicitTLS},
-		{"smtp://smtp.example.org", "smtp.example.org:587", startTLS},
-		{"smtp://smtp.example.org:25", "smtp.example.org:25", startTLS},
-		{"smtp://192.0.2.1:587", "192.0.2.1:587", startTLS},
-		{"smtp://[2001:db8::25]", "[2001:db8::25]:587", startTLS},
-		{"smtp://localhost.example.org", "localhost.example.org:587", startTLS},
-		{"smtp://localhost:2525", "localhost:2525", plaintext},
-		{"smtp://127.0.0.1:2525", "127.0.0.1:2525", plaintext},
-		{"smtp://127.9.9.9", "127.9.9.9:587", plaintext},
-		{"smtp://[::1]:2525", "[::1]:2525", plaintext},
-	} {
-		ep, err := parseURL(tc.url)
-		if err != nil {
-			t.Errorf("parseURL(%q): %v", tc.url, err)
-			continue
-		}
-		if ep.addr != tc.addr || ep.security != tc.sec {
-			t.Errorf("parseURL(%q) = %s %v, want %s %v", tc.url, ep.addr, ep.security, tc.addr, tc.sec)
-		}
-	}
-}
-
-func TestBackoffBounds(t *testing.T) {
-	min, max := 5*time.Second, 30*time.Minute
-	for n := range 20 {
-		want := min << n
-		if n >= 9 || want > max {
-			want = max
-		}
-		for range 100 {
-			if d := backoff(n, min, max); d < want/2 || d > want {
-				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, d, want/2, want)
-			}
-		}
-	}
-}
 
 // sink is an SMTP server for the tests of this file: it records what it
 // receives, can require TLS (implicit or STARTTLS), offers the given AUTH
@@ -370,10 +326,10 @@ func TestStartTLSRequired(t *testing.T) {
 	s := newTestSender(t, "smtp://"+k.addr, func(c *Config) {
 		c.TLSConfig, c.Username, c.Password = k.client, "host", "pw"
 	})
-	if s.ep.security != plaintext {
-		t.Fatalf("loopback smtp:// gave %v, want plain", s.ep.security)
+	if s.ep.Security != mailurl.Plain {
+		t.Fatalf("loopback smtp:// gave %v, want plain", s.ep.Security)
 	}
-	s.ep.security = startTLS
+	s.ep.Security = mailurl.StartTLS
 	if r := sendOne(t, s, testMsg("a@example.net")); !r.sent {
 		t.Fatalf("send after STARTTLS: %+v", r)
 	}
@@ -383,7 +339,7 @@ func TestStartTLSRequired(t *testing.T) {
 
 	plain := startSink(t, sinkOptions{mechs: []string{sasl.Plain}})
 	s2 := newTestSender(t, "smtp://"+plain.addr, func(c *Config) { c.Username, c.Password = "host", "pw" })
-	s2.ep.security = startTLS
+	s2.ep.Security = mailurl.StartTLS
 	_, err := s2.connect(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "STARTTLS") {
 		t.Fatalf("connect to a server without STARTTLS: %v, want a STARTTLS error", err)

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/mafiamail/mafiamail/internal/backoff"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"log/slog"
 	"sync"
 	"time"
@@ -50,7 +52,7 @@ type Stats struct {
 // Sender drains an Outbox. Create it with New and run it with Run.
 type Sender struct {
 	cfg    Config
-	ep     endpoint
+	ep     mailurl.Endpoint
 	tls    *tls.Config
 	outbox Outbox
 	clock  func() time.Time
@@ -98,7 +100,7 @@ func New(cfg Config, outbox Outbox, clock func() time.Time) (*Sender, error) {
 		tc = &tls.Config{}
 	}
 	if tc.ServerName == "" {
-		tc.ServerName = ep.host
+		tc.ServerName = ep.Host
 	}
 	if tc.MinVersion == 0 {
 		tc.MinVersion = tls.VersionTLS12
@@ -111,7 +113,7 @@ func New(cfg Config, outbox Outbox, clock func() time.Time) (*Sender, error) {
 		clock:  clock,
 		kick:   make(chan struct{}, 1),
 	}
-	s.log = cfg.Logger.With("component", "sender", "server", ep.addr)
+	s.log = cfg.Logger.With("component", "sender", "server", ep.Addr)
 	return s, nil
 }
 
@@ -145,7 +147,7 @@ func (s *Sender) update(f func(*Stats)) {
 // until the next message is due, a Kick, or the end of a backoff. Call it
 // once.
 func (s *Sender) Run(ctx context.Context) error {
-	s.log.Info("sending mail", "security", s.ep.security.String(), "auth", s.cfg.Username != "")
+	s.log.Info("sending mail", "security", s.ep.Security.String(), "auth", s.cfg.Username != "")
 	for ctx.Err() == nil {
 		err := s.flush(ctx)
 		if err == nil {
@@ -155,13 +157,13 @@ func (s *Sender) Run(ctx context.Context) error {
 			break
 		}
 		if err != nil {
-			delay := backoff(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
+			delay := backoff.Duration(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
 			s.failures++
 			s.update(func(st *Stats) { st.LastError = err.Error() })
 			s.log.Warn("sending stopped; trying again later", "err", err, "retry_in", delay.Round(time.Millisecond), "failures", s.failures)
 			// Kicks are ignored meanwhile: the server or the outbox is
 			// failing, and new mail does not change that.
-			if !sleep(ctx, delay) {
+			if !backoff.Sleep(ctx, delay) {
 				break
 			}
 			continue
@@ -245,7 +247,7 @@ func (s *Sender) drain(ctx context.Context) error {
 				// waits as long as the next connection will.
 				if c, err = s.connect(ctx); err != nil {
 					s.update(func(st *Stats) { st.ConnectFailures++ })
-					delay := backoff(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
+					delay := backoff.Duration(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
 					s.release(ctx, msgs[i:], "not attempted: "+err.Error(), delay)
 					return err
 				}
@@ -305,7 +307,7 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result) {
 			return s.outbox.MarkFailed(ctx, m.ID, r.err.Error())
 		}, after: func() { s.onFailed(m, r.err) }})
 	default:
-		delay := backoff(m.Attempts, s.cfg.MinBackoff, s.cfg.MaxBackoff)
+		delay := backoff.Duration(m.Attempts, s.cfg.MinBackoff, s.cfg.MaxBackoff)
 		next := s.clock().Add(delay)
 		s.update(func(st *Stats) {
 			st.Retried++

@@ -22,7 +22,7 @@ func Check(ctx context.Context, cfg Config) (CheckResult, error) {
 	if err != nil {
 		return CheckResult{}, err
 	}
-	res := CheckResult{Security: w.ep.security.String()}
+	res := CheckResult{Security: w.ep.Security.String()}
 	c, err := w.dial(ctx, &imapclient.Options{TLSConfig: w.tls})
 	if err != nil {
 		return res, err

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"io"
 	"log/slog"
 	"math/big"
@@ -22,66 +23,6 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 )
-
-// The URL policy: TLS from the start for imaps://, STARTTLS for imap://,
-// except on loopback addresses, where plain text is allowed.
-func TestURLPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		url  string
-		addr string
-		sec  security
-	}{
-		{"imaps://imap.example.org", "imap.example.org:993", implicitTLS},
-		{"imaps://imap.example.org:1993/", "imap.example.org:1993", implicitTLS},
-		{"IMAPS://127.0.0.1", "127.0.0.1:993", implicitTLS},
-		{"imap://imap.example.org", "imap.example.org:143", startTLS},
-		{"imap://imap.example.org:1143", "imap.example.org:1143", startTLS},
-		{"imap://192.0.2.7", "192.0.2.7:143", startTLS},
-		{"imap://[2001:db8::1]:143", "[2001:db8::1]:143", startTLS},
-		{"imap://10.0.0.1", "10.0.0.1:143", startTLS},
-		// Names are not resolved: only "localhost" itself counts.
-		{"imap://localhost.example.org", "localhost.example.org:143", startTLS},
-		{"imap://mail.localhost", "mail.localhost:143", startTLS},
-		{"imap://localhost:1143", "localhost:1143", plaintext},
-		{"imap://LOCALHOST", "LOCALHOST:143", plaintext},
-		{"imap://127.0.0.1:40001", "127.0.0.1:40001", plaintext},
-		{"imap://127.1.2.3", "127.1.2.3:143", plaintext},
-		{"imap://[::1]:40001", "[::1]:40001", plaintext},
-	} {
-		ep, err := parseURL(tc.url)
-		if err != nil {
-			t.Errorf("parseURL(%q): %v", tc.url, err)
-			continue
-		}
-		if ep.addr != tc.addr || ep.security != tc.sec {
-			t.Errorf("parseURL(%q) = %s %v, want %s %v", tc.url, ep.addr, ep.security, tc.addr, tc.sec)
-		}
-	}
-}
-
-func TestBackoffBounds(t *testing.T) {
-	min, max := 100*time.Millisecond, 3*time.Second
-	for n := range 12 {
-		want := min << n
-		if want > max || n >= 6 {
-			want = max
-		}
-		for range 200 {
-			d := backoff(n, min, max)
-			if d < want/2 || d > want {
-				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, d, want/2, want)
-			}
-		}
-	}
-	// Jitter: the waits are not all the same.
-	seen := map[time.Duration]bool{}
-	for range 50 {
-		seen[backoff(3, min, max)] = true
-	}
-	if len(seen) < 10 {
-		t.Errorf("backoff(3) took only %d distinct values in 50 draws", len(seen))
-	}
-}
 
 // tlsServer is an in-process IMAP server with a self-signed certificate,
 // either speaking TLS from the first byte or offering STARTTLS.
@@ -270,10 +211,10 @@ func TestStartTLSRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.ep.security != plaintext {
-		t.Fatalf("loopback imap:// gave %v, want plain", w.ep.security)
+	if w.ep.Security != mailurl.Plain {
+		t.Fatalf("loopback imap:// gave %v, want plain", w.ep.Security)
 	}
-	w.ep.security = startTLS
+	w.ep.Security = mailurl.StartTLS
 	runUntilHandled(t, w, got, 1)
 
 	// A server that does not offer STARTTLS, listening on a socket that
@@ -283,7 +224,7 @@ func TestStartTLSRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w2.ep.security = startTLS
+	w2.ep.Security = mailurl.StartTLS
 	err = w2.runSession(context.Background(), func() {})
 	if err == nil || !strings.Contains(err.Error(), "STARTTLS") {
 		t.Fatalf("runSession against a server without STARTTLS: %v, want a STARTTLS error", err)

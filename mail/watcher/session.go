@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"net"
 	"slices"
 	"strings"
@@ -148,16 +149,16 @@ func (w *Watcher) runSession(ctx context.Context, ready func()) error {
 // STARTTLS (which must succeed), or plain text on loopback.
 func (w *Watcher) dial(ctx context.Context, opts *imapclient.Options) (*imapclient.Client, error) {
 	nd := &net.Dialer{Timeout: w.cfg.CommandTimeout}
-	switch w.ep.security {
-	case implicitTLS:
+	switch w.ep.Security {
+	case mailurl.TLS:
 		td := &tls.Dialer{NetDialer: nd, Config: w.tls}
-		conn, err := td.DialContext(ctx, "tcp", w.ep.addr)
+		conn, err := td.DialContext(ctx, "tcp", w.ep.Addr)
 		if err != nil {
 			return nil, fmt.Errorf("connect with TLS: %w", err)
 		}
 		return w.greet(ctx, conn, opts)
-	case startTLS:
-		conn, err := nd.DialContext(ctx, "tcp", w.ep.addr)
+	case mailurl.StartTLS:
+		conn, err := nd.DialContext(ctx, "tcp", w.ep.Addr)
 		if err != nil {
 			return nil, fmt.Errorf("connect: %w", err)
 		}
@@ -178,7 +179,7 @@ func (w *Watcher) dial(ctx context.Context, opts *imapclient.Options) (*imapclie
 		}
 		return c, nil
 	default:
-		conn, err := nd.DialContext(ctx, "tcp", w.ep.addr)
+		conn, err := nd.DialContext(ctx, "tcp", w.ep.Addr)
 		if err != nil {
 			return nil, fmt.Errorf("connect: %w", err)
 		}

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/mafiamail/mafiamail/internal/backoff"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -71,7 +73,7 @@ type Stats struct {
 // Watcher watches one mailbox. Create it with New and run it with Run.
 type Watcher struct {
 	cfg     Config
-	ep      endpoint
+	ep      mailurl.Endpoint
 	tls     *tls.Config
 	handler Handler
 	log     *slog.Logger
@@ -110,7 +112,7 @@ func New(cfg Config, handler Handler) (*Watcher, error) {
 		tc = &tls.Config{}
 	}
 	if tc.ServerName == "" {
-		tc.ServerName = ep.host
+		tc.ServerName = ep.Host
 	}
 	if tc.MinVersion == 0 {
 		tc.MinVersion = tls.VersionTLS12
@@ -122,14 +124,14 @@ func New(cfg Config, handler Handler) (*Watcher, error) {
 		handler: handler,
 		retries: map[imap.UID]retry{},
 	}
-	w.log = cfg.Logger.With("component", "watcher", "server", ep.addr, "user", cfg.Username, "mailbox", cfg.Mailbox)
+	w.log = cfg.Logger.With("component", "watcher", "server", ep.Addr, "user", cfg.Username, "mailbox", cfg.Mailbox)
 	return w, nil
 }
 
 // Run watches the mailbox until ctx ends, reconnecting after every error,
 // and then returns nil. Call it once.
 func (w *Watcher) Run(ctx context.Context) error {
-	w.log.Info("watching mailbox", "security", w.ep.security.String())
+	w.log.Info("watching mailbox", "security", w.ep.Security.String())
 	failures := 0
 	for ctx.Err() == nil {
 		ready := false
@@ -141,14 +143,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if ready {
 			failures = 0
 		}
-		delay := backoff(failures, w.cfg.MinBackoff, w.cfg.MaxBackoff)
+		delay := backoff.Duration(failures, w.cfg.MinBackoff, w.cfg.MaxBackoff)
 		failures++
 		w.update(func(s *Stats) {
 			s.Disconnects++
 			s.LastError = err.Error()
 		})
 		w.log.Warn("IMAP connection failed; reconnecting", "err", err, "retry_in", delay.Round(time.Millisecond), "failures", failures)
-		if !sleep(ctx, delay) {
+		if !backoff.Sleep(ctx, delay) {
 			break
 		}
 	}
@@ -245,7 +247,7 @@ func (w *Watcher) handle(ctx context.Context, m Message) (ok bool) {
 		return false
 	}
 	r := w.retries[uid]
-	delay := backoff(r.failures, w.cfg.MinBackoff, w.cfg.MaxBackoff)
+	delay := backoff.Duration(r.failures, w.cfg.MinBackoff, w.cfg.MaxBackoff)
 	r.failures++
 	r.next = time.Now().Add(delay)
 	w.retries[uid] = r

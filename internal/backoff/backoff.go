@@ -1,4 +1,6 @@
-package sender
+// Package backoff holds the waiting that the mail clients share: exponential
+// backoff with jitter, and a sleep that ends with its context.
+package backoff
 
 import (
 	"context"
@@ -6,11 +8,11 @@ import (
 	"time"
 )
 
-// backoff returns the wait before attempt number n+1 after n consecutive
+// Duration returns the wait before attempt number n+1 after n consecutive
 // failures (n >= 0): min doubled n times, at most max, of which a random
 // half is taken off so that many clients that failed together do not all
 // come back at the same instant ("equal jitter").
-func backoff(n int, min, max time.Duration) time.Duration {
+func Duration(n int, min, max time.Duration) time.Duration {
 	d := min
 	for i := 0; i < n && d < max; i++ {
 		d *= 2
@@ -25,9 +27,9 @@ func backoff(n int, min, max time.Duration) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
-// sleep waits for d or until ctx ends; it reports whether the full wait
+// Sleep waits for d or until ctx ends; it reports whether the full wait
 // passed.
-func sleep(ctx context.Context, d time.Duration) bool {
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
