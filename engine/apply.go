@@ -201,19 +201,16 @@ func (t *step) info(c Command) error {
 	return nil
 }
 
-// secretMarker is the line every role message carries verbatim; a thread
-// post that quotes it is sharing a role message (C2).
-func secretMarker(game string) string {
+// SecretMarker is the line every role message of a game carries verbatim;
+// a thread post that quotes it is sharing a role message (C2).
+func SecretMarker(game string) string {
 	return fmt.Sprintf("Secret role message of game %s: do not share it", game)
 }
-
-// SecretMarker is the verbatim line of game's role messages (C2).
-func SecretMarker(game string) string { return secretMarker(game) }
 
 // leaks reports why a thread post shares a secret (C2), or "".
 func (s *State) leaks(text string) string {
 	low := strings.ToLower(text)
-	if strings.Contains(low, strings.ToLower(secretMarker(s.Game))) {
+	if strings.Contains(low, strings.ToLower(SecretMarker(s.Game))) {
 		return "it quotes a role message"
 	}
 	for _, p := range s.Players {
