@@ -57,7 +57,7 @@ type e2e struct {
 	players []*person
 }
 
-// person is a participant with a mailbox on the Dovecot and a mail client.
+// person is a participant with a mailbox on Dovecot and a mail client.
 type person struct {
 	e          *e2e
 	name, user string
@@ -233,10 +233,21 @@ func (e *e2e) waitGame(what string, cond func(s *engine.State) bool) *engine.Sta
 	return s
 }
 
-// settle waits until the outbox has nothing left to send and Postfix has
-// handed everything to Dovecot, so that every mailbox holds what was sent.
+// settle waits until everything in flight has arrived: the players' mail
+// in the host's INBOX, taken in (\Seen); the host's answers handed to
+// Postfix; and those in the players' mailboxes. Nothing the host sends
+// comes back to it, so one pass suffices.
 func (e *e2e) settle() {
 	e.t.Helper()
+	e.stack.WaitDelivered()
+	waitFor(e.t, "the host to take in all its mail", func() bool {
+		for _, l := range readMailbox(e.t, e.stack.IMAPAddr(), hostUser) {
+			if !l.seen {
+				return false
+			}
+		}
+		return true
+	})
 	waitFor(e.t, "the outbox to drain", func() bool {
 		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
 			ms, err := e.rt.st.OutMessages(context.Background(), status)
