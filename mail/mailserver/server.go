@@ -233,20 +233,44 @@ func Start(opts Options) (*Server, error) {
 	s.smtp.AllowInsecureAuth = true
 	s.smtp.ErrorLog = printfLogger{s.log.With("proto", "smtp")}
 
+	// Both servers close only the listeners their Serve has registered, and
+	// go-imap's Serve adds to a WaitGroup that Close waits on: a Close that
+	// came before a Serve goroutine ran would hang or race. Start returns
+	// once both are accepting.
+	imapLn, smtpLn := newReadyListener(s.imapLn), newReadyListener(s.smtpLn)
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		if err := s.imap.Serve(s.imapLn); err != nil && !s.isClosed() {
+		if err := s.imap.Serve(imapLn); err != nil && !s.isClosed() {
 			s.log.Error("IMAP server stopped", "err", err)
 		}
 	}()
 	go func() {
 		defer s.wg.Done()
-		if err := s.smtp.Serve(s.smtpLn); err != nil && !s.isClosed() {
+		if err := s.smtp.Serve(smtpLn); err != nil && !s.isClosed() {
 			s.log.Error("SMTP server stopped", "err", err)
 		}
 	}()
+	<-imapLn.ready
+	<-smtpLn.ready
 	return s, nil
+}
+
+// readyListener tells, by closing ready, that a server has called Accept:
+// its Serve has registered the listener by then.
+type readyListener struct {
+	net.Listener
+	once  sync.Once
+	ready chan struct{}
+}
+
+func newReadyListener(l net.Listener) *readyListener {
+	return &readyListener{Listener: l, ready: make(chan struct{})}
+}
+
+func (l *readyListener) Accept() (net.Conn, error) {
+	l.once.Do(func() { close(l.ready) })
+	return l.Listener.Accept()
 }
 
 // IMAPAddr is the address the IMAP server listens on ("127.0.0.1:port").

@@ -474,3 +474,24 @@ func TestRestartChangesUIDValidity(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestCloseRightAfterStart: Close must not wait forever for a Serve
+// goroutine that had not started when it was called.
+func TestCloseRightAfterStart(t *testing.T) {
+	for range 200 {
+		srv, err := Start(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			srv.Close()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Close hung")
+		}
+	}
+}
