@@ -213,7 +213,16 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	}
 	go ref.referee(botCtx, refChannel, errs)
 
-	final, err := watchGame(ctx, o.progress, table, errs, runErr)
+	delivered := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, ms := range res.received {
+			n += len(ms)
+		}
+		return n
+	}
+	final, err := watchGame(ctx, o.progress, table, delivered, errs, runErr)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +322,8 @@ func (b *bot) referee(ctx context.Context, channel string, errs chan<- error) {
 }
 
 // watchGame prints the game's progress until it ends.
-func watchGame(ctx context.Context, w io.Writer, table func() (*engine.State, bool), errs <-chan error, runErr <-chan error) (*engine.State, error) {
+func watchGame(ctx context.Context, w io.Writer, table func() (*engine.State, bool), delivered func() int,
+	errs <-chan error, runErr <-chan error) (*engine.State, error) {
 	last := ""
 	dead := map[int]bool{}
 	for {
@@ -343,7 +353,7 @@ func watchGame(ctx context.Context, w io.Writer, table func() (*engine.State, bo
 		now := phaseLine(s)
 		if now != last {
 			last = now
-			fmt.Fprintf(w, "  %s  %s\n", s.Clock.In(s.GameZone()).Format("Mon 2 Jan 15:04 MST"), now)
+			fmt.Fprintf(w, "  %s  %-32s %6d messages so far\n", s.Clock.In(s.GameZone()).Format("Mon 2 Jan 15:04 MST"), now, delivered())
 		}
 		if s.Phase == engine.EndedPhase {
 			return s, nil
