@@ -33,8 +33,8 @@ import (
 	"github.com/mafiamail/mafiamail/store"
 )
 
-// at reads a clock at the real instant r.
-func at(c host.Clock, r time.Time) time.Time {
+// clockAt reads a clock at the real instant r.
+func clockAt(c host.Clock, r time.Time) time.Time {
 	c.Real = func() time.Time { return r }
 	return c.Now()
 }
@@ -50,8 +50,8 @@ func TestServeClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := t0.Add(time.Minute); !at(c, r).Equal(r) {
-		t.Fatalf("speed 1 is not real time: %v at %v", at(c, r), r)
+	if r := t0.Add(time.Minute); !clockAt(c, r).Equal(r) {
+		t.Fatalf("speed 1 is not real time: %v at %v", clockAt(c, r), r)
 	}
 	if _, err := os.Stat(clockPath(db)); !os.IsNotExist(err) {
 		t.Fatalf("real time wrote a clock file: %v", err)
@@ -61,7 +61,7 @@ func TestServeClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := at(c, t0.Add(time.Second)); !got.Equal(t0.Add(time.Hour)) {
+	if got := clockAt(c, t0.Add(time.Second)); !got.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("one second at 3600x: %v", got)
 	}
 	// A restart ten seconds later, the host having been down meanwhile:
@@ -70,7 +70,7 @@ func TestServeClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := at(c, t0.Add(10*time.Second)); !got.Equal(t0.Add(10 * time.Hour)) {
+	if got := clockAt(c, t0.Add(10*time.Second)); !got.Equal(t0.Add(10 * time.Hour)) {
 		t.Fatalf("after a restart the game clock reads %v, want %v", got, t0.Add(10*time.Hour))
 	}
 	// A new speed continues from the game time reached.
@@ -78,7 +78,7 @@ func TestServeClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := at(c, t0.Add(21*time.Second)); !got.Equal(t0.Add(20*time.Hour + time.Minute)) {
+	if got := clockAt(c, t0.Add(21*time.Second)); !got.Equal(t0.Add(20*time.Hour + time.Minute)) {
 		t.Fatalf("after a change of speed the game clock reads %v", got)
 	}
 	// Even back at real speed.
@@ -86,7 +86,7 @@ func TestServeClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := at(c, t0.Add(31*time.Second)); !got.Equal(t0.Add(20*time.Hour + 10*time.Minute + time.Second)) {
+	if got := clockAt(c, t0.Add(31*time.Second)); !got.Equal(t0.Add(20*time.Hour + 10*time.Minute + time.Second)) {
 		t.Fatalf("back at speed 1 the game clock reads %v", got)
 	}
 
@@ -355,7 +355,7 @@ func (h *killHarness) nextDeadline() (time.Time, bool) {
 }
 
 // gameTime is the game time at a real instant.
-func (h *killHarness) gameTime(r time.Time) time.Time { return at(h.clock.clock(), r) }
+func (h *killHarness) gameTime(r time.Time) time.Time { return clockAt(h.clock.clock(), r) }
 
 // waitDrained waits, with a host running, until every message sent was
 // decided, every game is over and the outbox is empty.
@@ -627,11 +627,14 @@ func (d *killDriver) send(from, to string, lines ...string) (*killMsg, error) {
 	return m, c.Quit()
 }
 
+// refChannel is the referee's private channel in a game.
 func (d *killDriver) refChannel(g *killGame, token string) string {
-	return fmt.Sprintf("host+%s-p-%s@example.org", g.id, token)
+	return killAddress(g.id, "p", token)
 }
 
-func channel(game, kind, token string) string {
+// killAddress is a participant's address: kind "t" the thread, "p" the
+// private channel, "m" the mafia list.
+func killAddress(game, kind, token string) string {
 	return fmt.Sprintf("host+%s-%s-%s@example.org", game, kind, token)
 }
 
@@ -764,7 +767,7 @@ func (d *killDriver) act(g *killGame, s *engine.State, refToken string) error {
 	}
 	chatter := func(about string) string { return fmt.Sprintf(killChatter[d.rng.IntN(len(killChatter))], about) }
 	send := func(p engine.Player, kind string, lines ...string) (*killMsg, error) {
-		return d.send(p.Address, channel(g.id, kind, p.Token), lines...)
+		return d.send(p.Address, killAddress(g.id, kind, p.Token), lines...)
 	}
 	r := d.rng.IntN(100)
 	switch s.Phase {
