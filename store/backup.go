@@ -54,7 +54,7 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("store: backup to %s: %w", dest, err)
 	}
-	if v, err := probe(ctx, tmp); err != nil {
+	if v, err := probe(ctx, tmp, true); err != nil {
 		return fmt.Errorf("store: backup to %s: the copy fails its check: %w", dest, err)
 	} else if v != len(migrations) {
 		return fmt.Errorf("store: backup to %s: the copy has schema version %d, want %d", dest, v, len(migrations))

@@ -36,3 +36,19 @@ func (l *fileLock) release() {
 	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
 }
+
+// writerActive reports whether another Store has the database at path open
+// for writing: whether its lock file exists and is locked. It creates
+// nothing.
+func writerActive(path string) bool {
+	f, err := os.Open(path + ".lock")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}

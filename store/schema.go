@@ -79,8 +79,11 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 
 // probe finds the schema version of the database at path without changing
 // it: 0 for a database that does not exist yet. It returns ErrCorrupt for a
-// damaged or foreign file and ErrNewerSchema for a newer one.
-func probe(ctx context.Context, dbPath string) (version int, err error) {
+// damaged or foreign file and ErrNewerSchema for a newer one. tidy allows it
+// to remove the empty -wal and -shm files its own read left beside a refused
+// file; only a caller that holds the database's lock may ask for that, as a
+// writer starting up at the same moment may have just created them.
+func probe(ctx context.Context, dbPath string, tidy bool) (version int, err error) {
 	fresh, err := looksFresh(dbPath)
 	if err != nil {
 		return 0, err
@@ -97,7 +100,7 @@ func probe(ctx context.Context, dbPath string) (version int, err error) {
 	walExisted := exists(dbPath + "-wal")
 	shmExisted := exists(dbPath + "-shm")
 	defer func() {
-		if err != nil && !walExisted {
+		if err != nil && tidy && !walExisted {
 			removeIfEmpty(dbPath + "-wal")
 			if !shmExisted && !exists(dbPath+"-wal") {
 				os.Remove(dbPath + "-shm")

@@ -112,7 +112,9 @@ func OpenReadOnly(ctx context.Context, path string, opts Options) (*Store, error
 }
 
 func open(ctx context.Context, path string, opts Options, lock *fileLock, readOnly bool) (*Store, error) {
-	version, err := probe(ctx, path)
+	// A read-only open tidies after a refused file only while no writer
+	// runs: a writer starting up may have just created the -wal file.
+	version, err := probe(ctx, path, lock != nil || !writerActive(path))
 	if err != nil {
 		return nil, err
 	}

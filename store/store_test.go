@@ -1201,3 +1201,23 @@ func TestDeadlineFiresOnceAcrossACrash(t *testing.T) {
 		t.Errorf("after the deadline: %d events, %d messages (want 1 and 1), next deadline %v", len(evs), len(out), g.Deadline)
 	}
 }
+
+// TestWriterActive: a read-only open leaves the files of a database with a
+// running writer alone, and knows one runs by its lock.
+func TestWriterActive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.db")
+	if writerActive(path) {
+		t.Fatal("a writer is active before any open")
+	}
+	s, err := Open(context.Background(), path, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !writerActive(path) {
+		t.Fatal("the open writer is not seen")
+	}
+	s.Close()
+	if writerActive(path) {
+		t.Fatal("a closed writer is still seen")
+	}
+}
