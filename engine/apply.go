@@ -146,16 +146,8 @@ func (t *step) join(c Command) error {
 	if addr == "" {
 		return refuse(BadArgument, "a player needs an address")
 	}
-	if c.Suspension != "" {
-		return refuse(Suspended, "%s cannot join: %s (C3)", addr, c.Suspension)
-	}
-	if strings.EqualFold(addr, s.Referee) {
-		return refuse(NotAllowed, "the referee cannot also play")
-	}
-	for _, p := range s.Players {
-		if strings.EqualFold(p.Address, addr) {
-			return refuse(Duplicate, "%s has already joined as %s", addr, p.Name)
-		}
+	if r := s.canSeat(addr, c.Suspension); r != nil {
+		return r
 	}
 	if len(s.Players) >= s.Setup.Players {
 		return refuse(GameFull, "game %s is full (%d players)", s.Game, s.Setup.Players)
@@ -166,6 +158,23 @@ func (t *step) join(c Command) error {
 	}
 	t.emit(Event{Type: EvPlayerJoined, To: Audience{Slot: len(s.Players) + 1, Referee: true},
 		Slot: len(s.Players) + 1, Name: name, Address: addr, Token: c.Token, Count: s.Setup.Players})
+	return nil
+}
+
+// canSeat checks that an address may take a seat (JOIN, ADD, REPLACE): not
+// suspended (C3), not the referee, not seated already.
+func (s *State) canSeat(addr, suspension string) *Refusal {
+	if suspension != "" {
+		return refuse(Suspended, "%s cannot play: %s (C3)", addr, suspension)
+	}
+	if strings.EqualFold(addr, s.Referee) {
+		return refuse(NotAllowed, "the referee cannot also play")
+	}
+	for _, p := range s.Players {
+		if strings.EqualFold(p.Address, addr) {
+			return refuse(Duplicate, "%s already plays as %s", addr, p.Name)
+		}
+	}
 	return nil
 }
 

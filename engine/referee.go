@@ -224,16 +224,8 @@ func (t *step) replace(c Command) error {
 	if addr == "" {
 		return refuse(BadArgument, "REPLACE needs the substitute's address")
 	}
-	if c.Suspension != "" {
-		return refuse(Suspended, "%s cannot play: %s (C3)", addr, c.Suspension)
-	}
-	if strings.EqualFold(addr, s.Referee) {
-		return refuse(NotAllowed, "the referee cannot also play")
-	}
-	for _, p := range s.Players {
-		if strings.EqualFold(p.Address, addr) {
-			return refuse(Duplicate, "%s already plays as %s", addr, p.Name)
-		}
+	if r := s.canSeat(addr, c.Suspension); r != nil {
+		return r
 	}
 	p := s.Player(slot)
 	old := p.Address

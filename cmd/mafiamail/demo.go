@@ -17,6 +17,7 @@ import (
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -347,7 +348,7 @@ func watchGame(ctx context.Context, w io.Writer, table func() (*engine.State, bo
 		for _, p := range s.Players {
 			if !p.Alive && !dead[p.Slot] {
 				dead[p.Slot] = true
-				fmt.Fprintf(w, "    † %s (%s)\n", p.Name, causeText(p.Cause))
+				fmt.Fprintf(w, "    † %s (%s)\n", p.Name, compose.CauseWords(p.Cause))
 			}
 		}
 		now := phaseLine(s)
@@ -379,24 +380,6 @@ func phaseLine(s *engine.State) string {
 		return "Game over"
 	}
 	return string(s.Phase)
-}
-
-func causeText(c engine.Cause) string {
-	switch c {
-	case engine.ByVote:
-		return "voted out"
-	case engine.ByMissedVotes:
-		return "removed for two missed votes"
-	case engine.ByMafia:
-		return "killed by the Mafia"
-	case engine.ByVigilante, engine.ByVigilanteDay:
-		return "shot by the Vigilante"
-	case engine.ByMafiaAndVig:
-		return "killed by the Mafia and the Vigilante"
-	case engine.ByModkill:
-		return "removed by the referee"
-	}
-	return string(c)
 }
 
 // checkWinner checks the winner against the roles of the living (W1).

@@ -277,7 +277,7 @@ func selfView(s *engine.State, r recipient, now time.Time) *templates.Self {
 		Alive: p.Alive, Missed: p.Missed, Locked: p.Locked,
 	}
 	if !p.Alive {
-		v.Cause = causeWords(p.Cause)
+		v.Cause = CauseWords(p.Cause)
 	}
 	switch {
 	case p.Vote == engine.NullVote:

@@ -325,8 +325,8 @@ func causeAtDawn(c engine.Cause) string {
 	return "died"
 }
 
-// causeWords says how a player left the game, for lists of players.
-func causeWords(c engine.Cause) string {
+// CauseWords says how a player left the game, for lists of players.
+func CauseWords(c engine.Cause) string {
 	switch c {
 	case engine.ByVote:
 		return "eliminated by vote"
@@ -422,7 +422,7 @@ func statusView(st *engine.Status, s *engine.State, now time.Time, referee bool)
 	}
 	for _, pl := range st.Players {
 		sp := templates.StatusPlayer{
-			Name: pl.Name, Role: string(pl.Role), Alive: pl.Alive, Cause: causeWords(pl.Cause),
+			Name: pl.Name, Role: string(pl.Role), Alive: pl.Alive, Cause: CauseWords(pl.Cause),
 			Missed: pl.Missed, Vote: pl.Vote, Locked: pl.Locked, Shots: pl.Shots, Last: pl.LastProtected,
 			Doctor: pl.Role == engine.Doctor, Vig: pl.Role == engine.Vigilante,
 		}
@@ -467,7 +467,7 @@ func endView(e engine.Event, s *engine.State) *templates.End {
 		}
 		if p := s.Player(i + 1); p != nil {
 			seat.Alive = p.Alive
-			seat.Cause = causeWords(p.Cause)
+			seat.Cause = CauseWords(p.Cause)
 		}
 		v.Seats = append(v.Seats, seat)
 	}
