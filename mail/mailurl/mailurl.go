@@ -7,6 +7,7 @@
 package mailurl
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -53,6 +54,23 @@ type Endpoint struct {
 	Addr     string // host:port
 	Host     string
 	Security Security
+}
+
+// TLSConfig is the TLS configuration for the endpoint: a copy of base (nil
+// for the system's roots), naming the URL's host for the certificate check
+// unless base names another, and TLS 1.2 at least.
+func (e Endpoint) TLSConfig(base *tls.Config) *tls.Config {
+	tc := &tls.Config{}
+	if base != nil {
+		tc = base.Clone()
+	}
+	if tc.ServerName == "" {
+		tc.ServerName = e.Host
+	}
+	if tc.MinVersion == 0 {
+		tc.MinVersion = tls.VersionTLS12
+	}
+	return tc
 }
 
 // Parse reads scheme://host[:port]; a URL with credentials, a path or a

@@ -1,6 +1,7 @@
 package mailurl
 
 import (
+	"crypto/tls"
 	"strings"
 	"testing"
 )
@@ -61,5 +62,21 @@ func TestRefused(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "secret") {
 			t.Errorf("Parse(%q): the error shows the password: %v", tc.url, err)
 		}
+	}
+}
+
+func TestTLSConfig(t *testing.T) {
+	ep, err := Parse("imaps://imap.example.org", IMAP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := ep.TLSConfig(nil)
+	if tc.ServerName != "imap.example.org" || tc.MinVersion != tls.VersionTLS12 {
+		t.Fatalf("%+v", tc)
+	}
+	base := &tls.Config{ServerName: "other.example.org", InsecureSkipVerify: true}
+	tc = ep.TLSConfig(base)
+	if tc.ServerName != "other.example.org" || !tc.InsecureSkipVerify || tc == base {
+		t.Fatalf("the base must be copied and kept: %+v", tc)
 	}
 }

@@ -93,18 +93,7 @@ func New(cfg Config, outbox Outbox, clock func() time.Time) (*Sender, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tc *tls.Config
-	if cfg.TLSConfig != nil {
-		tc = cfg.TLSConfig.Clone()
-	} else {
-		tc = &tls.Config{}
-	}
-	if tc.ServerName == "" {
-		tc.ServerName = ep.Host
-	}
-	if tc.MinVersion == 0 {
-		tc.MinVersion = tls.VersionTLS12
-	}
+	tc := ep.TLSConfig(cfg.TLSConfig)
 	s := &Sender{
 		cfg:    cfg,
 		ep:     ep,

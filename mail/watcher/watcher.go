@@ -105,18 +105,7 @@ func New(cfg Config, handler Handler) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tc *tls.Config
-	if cfg.TLSConfig != nil {
-		tc = cfg.TLSConfig.Clone()
-	} else {
-		tc = &tls.Config{}
-	}
-	if tc.ServerName == "" {
-		tc.ServerName = ep.Host
-	}
-	if tc.MinVersion == 0 {
-		tc.MinVersion = tls.VersionTLS12
-	}
+	tc := ep.TLSConfig(cfg.TLSConfig)
 	w := &Watcher{
 		cfg:     cfg,
 		ep:      ep,
