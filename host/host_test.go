@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -347,5 +348,30 @@ func TestNoSecretsInLogs(t *testing.T) {
 		if strings.Contains(buf.String(), p.Token) {
 			t.Fatalf("the log shows %s's token", p.Name)
 		}
+	}
+}
+
+// TestBounceAndAutoReply: a bounce is counted against the address it names
+// and answered by nothing; an out-of-office reply is answered by nothing.
+func TestBounceAndAutoReply(t *testing.T) {
+	hs := newHarness(t)
+	for _, name := range []string{"38-dsn-bounce-postfix.msg", "33-gmail-vacation.msg"} {
+		raw, err := os.ReadFile(filepath.Join("..", "mail", "inbound", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(hs.outbox())
+		hs.deliver(raw)
+		if n := len(hs.outbox()); n != before {
+			t.Fatalf("%s was answered (%d messages)", name, n-before)
+		}
+	}
+	rec, err := hs.st.PlayerRecord(context.Background(), "gina.rossi@icloud.com")
+	if err != nil || rec.Bounces != 1 {
+		t.Fatalf("bounce record: %+v %v", rec, err)
+	}
+	ins, err := hs.st.InboundByOutcome(context.Background(), store.OutcomeIgnored, 10)
+	if err != nil || len(ins) != 2 {
+		t.Fatalf("both must be recorded as ignored: %d %v", len(ins), err)
 	}
 }
