@@ -213,9 +213,22 @@ type work struct {
 	out   []compose.Message
 }
 
+// failure is what a message or a deadline cannot get past: a panic, or
+// mail that cannot be composed. Unlike a store error it would fail the
+// same way on every retry.
+type failure struct{ err error }
+
+func (f *failure) Error() string { return "cannot be processed: " + f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
 func (h *Host) transact(ctx context.Context, cause string, fn func(w *work) error) error {
 	w := &work{h: h, now: h.clock.Now(), cause: cause}
-	err := h.st.Update(ctx, func(tx *store.Tx) error {
+	err := h.st.Update(ctx, func(tx *store.Tx) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = &failure{fmt.Errorf("panic: %v", p)}
+			}
+		}()
 		w.tx = tx
 		w.games, w.order, w.evs, w.out = map[string]*game{}, nil, map[string][]engine.Event{}, nil
 		w.sender, w.reply = nil, nil
@@ -283,13 +296,13 @@ func (w *work) flush(ctx context.Context) error {
 		}
 		msgs, err := w.h.mail.Batch(batch)
 		if err != nil {
-			return fmt.Errorf("compose mail of %s: %w", id, err)
+			return &failure{fmt.Errorf("compose mail of %s: %w", id, err)}
 		}
 		w.out = append(w.out, msgs...)
 		if hold {
 			digests, err := g.gather(w.h.mail, batch.Events, w.now)
 			if err != nil {
-				return fmt.Errorf("compose digest of %s: %w", id, err)
+				return &failure{fmt.Errorf("compose digest of %s: %w", id, err)}
 			}
 			w.out = append(w.out, digests...)
 		}
@@ -321,7 +334,7 @@ func (w *work) flush(ctx context.Context) error {
 	if w.reply != nil {
 		m, err := w.h.mail.Reply(*w.reply)
 		if err != nil {
-			return fmt.Errorf("compose reply: %w", err)
+			return &failure{fmt.Errorf("compose reply: %w", err)}
 		}
 		w.out = append(w.out, m)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/inbound"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -373,5 +374,34 @@ func TestBounceAndAutoReply(t *testing.T) {
 	ins, err := hs.st.InboundByOutcome(context.Background(), store.OutcomeIgnored, 10)
 	if err != nil || len(ins) != 2 {
 		t.Fatalf("both must be recorded as ignored: %d %v", len(ins), err)
+	}
+}
+
+// TestPoisonMessage: a message that cannot be processed (here a panic
+// while handling it) is recorded with the outcome "error" and left alone,
+// instead of failing forever; the game goes on.
+func TestPoisonMessage(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	breakForTest = func(r inbound.Report) {
+		if r.Subject == "poison" {
+			panic("a bug met on this message")
+		}
+	}
+	t.Cleanup(func() { breakForTest = nil })
+	raw := []byte("From: " + addr("Alice") + "\r\nTo: " + hs.thread("Alice") + "\r\nSubject: poison\r\n" +
+		"Message-ID: <poison@players.test>\r\n\r\nVOTE Bob\r\n")
+	hs.deliver(raw) // fails the test if HandleMessage returns an error
+	hs.deliver(raw) // the same message again is a duplicate, not a second failure
+	errs, err := hs.st.InboundByOutcome(context.Background(), store.OutcomeError, 10)
+	if err != nil || len(errs) != 1 || !strings.Contains(errs[0].Reason, "a bug met on this message") {
+		t.Fatalf("error outcomes: %+v %v", errs, err)
+	}
+	if hs.game("g1").Player(1).Vote != 0 {
+		t.Fatal("the poisoned message was applied")
+	}
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob")
+	if hs.game("g1").Player(1).Vote != 2 {
+		t.Fatal("the game did not go on after the poisoned message")
 	}
 }

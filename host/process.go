@@ -22,24 +22,53 @@ func (h *Host) HandleMessage(ctx context.Context, mailbox string, uidValidity, u
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	report := h.proc.Process(raw, h.clock.real())
-	return h.transact(ctx, "", func(w *work) error {
+	record := func(w *work) (store.Inbound, bool, error) {
 		in, dup, err := w.tx.RecordInbound(ctx, store.Inbound{Mailbox: mailbox, UIDValidity: uidValidity, UID: uid,
 			MessageID: report.MessageID, Raw: raw, ReceivedAt: h.clock.real()})
 		if err != nil {
-			return fmt.Errorf("record inbound: %w", err)
+			return in, false, fmt.Errorf("record inbound: %w", err)
 		}
 		if dup != store.NotDuplicate {
 			h.log.Info("message already processed", "mailbox", mailbox, "uid", uid, "message_id", report.MessageID)
-			return nil
+			return in, false, nil
+		}
+		return in, true, nil
+	}
+	err := h.transact(ctx, "", func(w *work) error {
+		in, isNew, err := record(w)
+		if err != nil || !isNew {
+			return err
 		}
 		w.cause, w.inboxID = fmt.Sprintf("inbox:%d", in.ID), in.ID
+		if breakForTest != nil {
+			breakForTest(report)
+		}
 		outcome, reason, err := h.handle(ctx, w, report)
 		if err != nil {
 			return err
 		}
 		return w.tx.SetInboundOutcome(ctx, in.ID, outcome, reason, report.Route.Game)
 	})
+	var f *failure
+	if !errors.As(err, &f) {
+		return err
+	}
+	// A message that fails the same way on every try would be retried
+	// forever, or bring the host down each time it starts: it is recorded
+	// with the outcome "error" instead, and left for the referee.
+	h.log.Error("message recorded as an error", "message_id", report.MessageID, "game", report.Route.Game, "err", f.err)
+	return h.transact(ctx, "", func(w *work) error {
+		in, isNew, err := record(w)
+		if err != nil || !isNew {
+			return err
+		}
+		return w.tx.SetInboundOutcome(ctx, in.ID, store.OutcomeError, f.Error(), report.Route.Game)
+	})
 }
+
+// breakForTest, when set by a test, runs before a message is handled: a
+// panic in it stands for a bug met on a message's content.
+var breakForTest func(inbound.Report)
 
 // cause identifies an inbound message stably for the Message-IDs of what
 // answers it: its own Message-ID, or the inbox row without one.
@@ -71,7 +100,7 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 			}
 			m, err := h.mail.NotAccepted(n)
 			if err != nil {
-				return "", "", err
+				return "", "", &failure{err}
 			}
 			w.out = append(w.out, m)
 		}

@@ -156,6 +156,15 @@ func showGame(ctx context.Context, st *store.Store, id string, w io.Writer) erro
 	for _, h := range held {
 		fmt.Fprintf(w, "  #%d (%s): %.60q\n", h.Number, h.Reason, h.Text)
 	}
+	bad, err := st.InboundByOutcome(ctx, store.OutcomeError, 1000)
+	if err != nil {
+		return err
+	}
+	for _, in := range bad {
+		if in.Game == id {
+			fmt.Fprintf(w, "\nMessage that could not be processed: %s (inbox %d): %s\n", in.MessageID, in.ID, in.Reason)
+		}
+	}
 	msgs, err := st.OutMessages(ctx, "")
 	if err != nil {
 		return err
