@@ -405,3 +405,36 @@ func TestPoisonMessage(t *testing.T) {
 		t.Fatal("the game did not go on after the poisoned message")
 	}
 }
+
+// TestFailedDeliveryTellsTheReferee: a message the server refuses for good
+// is marked failed in the same transaction that queues the referee's notice.
+func TestFailedDeliveryTellsTheReferee(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	ctx := context.Background()
+	claimed, err := hs.st.ClaimDue(ctx, hs.now.Add(time.Hour), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toAlice store.OutMessage
+	for _, m := range claimed {
+		if len(m.To) == 1 && m.To[0] == addr("Alice") {
+			toAlice = m
+		}
+	}
+	if toAlice.ID == 0 {
+		t.Fatal("no mail to Alice")
+	}
+	before := len(hs.outbox())
+	if err := hs.h.Outbox().MarkFailed(ctx, toAlice.ID, "550 5.1.1 no such user"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := hs.st.OutMessageByID(ctx, toAlice.ID)
+	if err != nil || m.Status != store.OutFailed {
+		t.Fatalf("status %s %v", m.Status, err)
+	}
+	notices := hs.mailTo("ref@example.org", before)
+	if len(notices) != 1 || notices[0].Kind != "referee" || !strings.Contains(string(notices[0].Raw), "no such user") {
+		t.Fatalf("referee notices: %+v", notices)
+	}
+}

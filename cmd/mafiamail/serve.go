@@ -132,12 +132,19 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 	rt.send, err = sender.New(sender.Config{
 		URL: cfg.SMTP.URL, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password,
 		TLSConfig: tlsConfig(cfg.SMTP.Account), Helo: heloName(cfg.Address), Logger: log,
+		// A message refused for good is reported by the outbox in the
+		// transaction that marks it failed; this is for the messages that
+		// reached only some of their recipients.
 		OnFailed: func(m store.OutMessage, err error) {
+			var partial *sender.RecipientsError
+			if !errors.As(err, &partial) {
+				return
+			}
 			if ferr := h.DeliveryFailed(context.Background(), m, err); ferr != nil {
 				log.Error("cannot tell the referee of a failed delivery", "message_id", m.MessageID, "err", ferr)
 			}
 		},
-	}, st, time.Now)
+	}, h.Outbox(), time.Now)
 	if err != nil {
 		st.Close()
 		return nil, err
