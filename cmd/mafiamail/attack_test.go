@@ -1,0 +1,773 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// attackAuthserv is the authserv-id of the host's receiving MTA: mail the
+// test sends as a genuine sender carries a passing Authentication-Results
+// field of this id, as that MTA would have added.
+const attackAuthserv = "mx.example.org"
+
+// What the host must make of a message the test sent it.
+const (
+	expectApplied = "applied" // its commands take effect
+	expectRefused = "refused" // a forgery or a message over a limit: nothing applied
+	expectIgnored = "ignored" // an auto-reply: recorded, never answered
+	expectFlood   = "flood"   // applied while the sender's allowance lasts, refused after
+	expectOdd     = "odd"     // malformed: applied, or refused with a private error
+)
+
+// attackMsg is one message sent to the host and what it must make of it.
+type attackMsg struct {
+	id, from, to, what string
+	expect             string
+	// notify is the registered address a refusal may go to (once); vote
+	// tells that the message holds a vote that must make a voted event.
+	notify string
+	vote   bool
+	// mustTell: exactly one private error must go to notify (a genuine
+	// sender over a limit); otherwise at most one may.
+	mustTell bool
+	// strict: the message must not even be recorded as applied; a
+	// genuine sender at a wrong address may be answered with an error
+	// line, which is recorded as applied with no effect.
+	strict bool
+	// forgers are addresses that must get nothing in answer.
+	forgers []string
+}
+
+// attackRun drives the games and the attacks against one `serve`.
+type attackRun struct {
+	t    *testing.T
+	h    *killHarness
+	srv  *mailserver.Server
+	view *killView
+	rng  *rand.Rand
+
+	mu   sync.Mutex
+	sent []*attackMsg
+	seq  int
+
+	// The responders at players' addresses, answering the host's mail.
+	responding bool // under mu
+	inflight   sync.WaitGroup
+	autoAddr   string            // answers every mail, Auto-Submitted: auto-replied
+	pair       map[string]string // two auto-responders, each naming the other
+	pairSent   map[string]int    // replies one of the pair sent to the other
+	ooo        map[string]bool   // out-of-office at every other player
+	loopMail   map[string]int    // mail to and from each looping address
+	// depth is how long the chain of answers is that ends in each
+	// auto-reply: 1 for an answer to the host's own mail.
+	depth    map[string]int
+	faulting atomic.Bool
+	faults   atomic.Int64
+}
+
+func (a *attackRun) nextID(tag string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seq++
+	return fmt.Sprintf("a%d.%s.%d@players.example.org", a.seq, tag, time.Now().UnixNano())
+}
+
+// attackMail builds a message. auth is the Authentication-Results field to
+// put on top ("" for none); extra are further header lines.
+func attackMail(id, from, to, subject, auth string, extra []string, body string) []byte {
+	var b bytes.Buffer
+	if auth != "" {
+		fmt.Fprintf(&b, "Authentication-Results: %s\r\n", auth)
+	}
+	fmt.Fprintf(&b, "From: <%s>\r\nTo: <%s>\r\nSubject: %s\r\nMessage-ID: <%s>\r\nDate: %s\r\n", from, to, subject, id,
+		time.Now().Format(time.RFC1123Z))
+	for _, l := range extra {
+		b.WriteString(l + "\r\n")
+	}
+	if !slices.ContainsFunc(extra, func(l string) bool { return strings.HasPrefix(strings.ToLower(l), "content-type:") }) {
+		b.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n")
+	}
+	b.WriteString("\r\n" + strings.ReplaceAll(body, "\n", "\r\n") + "\r\n")
+	return b.Bytes()
+}
+
+// passFor is a passing Authentication-Results field for the From domain
+// of addr, from the host's own MTA.
+func passFor(addr string) string {
+	return fmt.Sprintf("%s; dmarc=pass header.from=%s", attackAuthserv, addr[strings.LastIndex(addr, "@")+1:])
+}
+
+// record notes a message for the host before it is sent, so that no
+// answer can be checked before its cause is known.
+func (a *attackRun) record(m *attackMsg) *attackMsg {
+	a.mu.Lock()
+	a.sent = append(a.sent, m)
+	a.mu.Unlock()
+	return m
+}
+
+// deliver sends raw over SMTP as from to rcpts.
+func (a *attackRun) deliver(from string, rcpts []string, raw []byte) error {
+	c, err := smtp.Dial(a.srv.SMTPAddr())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.SendMail(from, rcpts, bytes.NewReader(raw)); err != nil {
+		return fmt.Errorf("send from %s to %v: %w", from, rcpts, err)
+	}
+	return c.Quit()
+}
+
+// post sends a message to the host, recorded with its expectation.
+func (a *attackRun) post(m *attackMsg, auth string, extra []string, body string) {
+	a.t.Helper()
+	if m.id == "" {
+		m.id = a.nextID("m")
+	}
+	a.record(m)
+	if err := a.deliver(m.from, []string{m.to}, attackMail(m.id, m.from, m.to, "Re: the game", auth, extra, body)); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+// state polls a game until cond holds.
+func (a *attackRun) state(game, what string, cond func(*engine.State) bool) (*engine.State, string) {
+	a.t.Helper()
+	end := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(end) {
+		a.h.alive()
+		s, token, err := a.view.state(game)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		if s != nil && cond(s) {
+			return s, token
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.t.Fatalf("game %s: %s did not happen in two minutes\n%s", game, what, a.h.logTail())
+	return nil, ""
+}
+
+func attackPlayer(name, game string) string {
+	return fmt.Sprintf("%s.%s@example.org", strings.ToLower(name), game)
+}
+
+// open creates a game, signs the eleven players up and starts it.
+func (a *attackRun) open(game string) (*engine.State, string) {
+	ref := "referee@example.org"
+	a.post(&attackMsg{from: ref, to: "host@example.org", what: "new game", expect: expectApplied}, passFor(ref), nil, "NEW GAME "+game)
+	_, token := a.state(game, "creation", func(*engine.State) bool { return true })
+	for _, name := range killNames {
+		addr := attackPlayer(name, game)
+		a.post(&attackMsg{from: addr, to: "host+" + game + "@example.org", what: "join", expect: expectApplied}, passFor(addr), nil, "JOIN "+name)
+	}
+	a.state(game, "sign-up", func(s *engine.State) bool { return len(s.Players) == len(killNames) })
+	a.post(&attackMsg{from: ref, to: killAddress(game, "p", token), what: "start", expect: expectApplied}, passFor(ref), nil, "START")
+	s, _ := a.state(game, "the start", func(s *engine.State) bool { return s.Phase == engine.DayPhase })
+	return s, token
+}
+
+// voteRound has every living player but skip vote for the player offset
+// seats on, so that no one gathers a majority and the day goes on.
+func (a *attackRun) voteRound(game string, offset int, skip ...string) {
+	s, _ := a.state(game, "a day", func(s *engine.State) bool { return s.Phase == engine.DayPhase })
+	n := len(s.Players)
+	for i, p := range s.Players {
+		target := s.Players[(i+offset)%n]
+		if !p.Alive || !target.Alive || target.Slot == p.Slot || slices.Contains(skip, p.Name) || p.Vote == target.Slot {
+			continue
+		}
+		a.post(&attackMsg{from: p.Address, to: killAddress(game, "t", p.Token), what: "vote", expect: expectApplied, vote: true},
+			passFor(p.Address), nil, "VOTE "+target.Name)
+	}
+}
+
+// onMessage is the mail server's view of every SMTP transaction: it counts
+// mail at the looping addresses and lets the responders answer the host.
+func (a *attackRun) onMessage(m mailserver.Message) {
+	if !m.Delivered {
+		return
+	}
+	from := strings.ToLower(m.From)
+	a.mu.Lock()
+	looping := func(addr string) bool { return addr == a.autoAddr || a.pair[addr] != "" || a.ooo[addr] }
+	// Mail to a looping address from the host or from one of the pair;
+	// what the responders send is counted as they send it.
+	fromHost := strings.HasPrefix(from, "host@") || strings.HasPrefix(from, "host+")
+	var answer []string
+	for _, r := range m.To {
+		r = strings.ToLower(r)
+		if looping(r) && (fromHost || a.pair[from] != "") {
+			a.loopMail[r]++
+			answer = append(answer, r)
+		}
+	}
+	hdr, err := mail.ReadMessage(bytes.NewReader(m.Data))
+	if len(answer) == 0 || !a.responding || err != nil {
+		a.mu.Unlock()
+		return
+	}
+	a.inflight.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.inflight.Done()
+		for _, r := range answer {
+			a.respond(r, from, hdr.Header)
+		}
+	}()
+}
+
+// respond answers one message delivered to a looping address.
+func (a *attackRun) respond(at, envFrom string, h mail.Header) {
+	subject := h.Get("Subject")
+	replyTo := envFrom
+	if l, err := mail.ParseAddressList(h.Get("Reply-To")); err == nil && len(l) > 0 {
+		replyTo = strings.ToLower(l[0].Address)
+	}
+	ref := []string{"In-Reply-To: " + h.Get("Message-Id"), "References: " + h.Get("Message-Id")}
+	auto := append([]string{"Auto-Submitted: auto-replied"}, ref...)
+	a.mu.Lock()
+	other := a.pair[at]
+	fromPair := a.pair[envFrom] != ""
+	if fromPair && a.pairSent[at] >= 3 {
+		// The pair would answer each other forever; their own mail
+		// systems give up after a few rounds, as real ones do.
+		a.mu.Unlock()
+		return
+	}
+	if fromPair {
+		a.pairSent[at]++
+	}
+	a.mu.Unlock()
+
+	send := func(rcpts []string, what, subj string, extra []string) {
+		id := a.nextID("auto")
+		a.mu.Lock()
+		a.loopMail[at]++
+		a.depth[id] = a.depth[bareID(h.Get("Message-Id"))] + 1
+		a.mu.Unlock()
+		var toHost string
+		for _, r := range rcpts {
+			if strings.HasPrefix(r, "host@") || strings.HasPrefix(r, "host+") {
+				toHost = r
+			}
+		}
+		if toHost != "" {
+			a.record(&attackMsg{id: id, from: at, to: toHost, what: what, expect: expectIgnored})
+		}
+		raw := attackMail(id, at, rcpts[0], subj, passFor(at), extra, "I am away and will answer when I am back.")
+		if err := a.deliver(at, rcpts, raw); err != nil {
+			a.t.Errorf("responder at %s: %v", at, err)
+		}
+	}
+	switch {
+	case at == a.autoAddr:
+		send([]string{replyTo}, "auto-reply", "Re: "+subject, auto)
+	case other != "" && fromPair:
+		// One of the pair answers the other, and the host it was
+		// answering too.
+		rcpts := []string{envFrom}
+		if rt := h.Get("Reply-To"); rt != "" {
+			if l, err := mail.ParseAddressList(rt); err == nil && len(l) > 0 {
+				rcpts = append(rcpts, strings.ToLower(l[0].Address))
+			}
+		}
+		send(rcpts, "pair auto-reply", "Re: "+subject, append(auto, "Reply-To: <"+rcpts[len(rcpts)-1]+">"))
+	case other != "":
+		send([]string{replyTo, other}, "pair auto-reply", "Re: "+subject, append(auto, "Reply-To: <"+replyTo+">"))
+	default:
+		// Out-of-office replies come as mail clients send them: no
+		// Auto-Submitted, only the subject, to the envelope sender or
+		// the Reply-To.
+		subj, rcpt := "Automatic reply: "+subject, envFrom
+		a.mu.Lock()
+		heads := a.rng.IntN(2) == 0
+		a.mu.Unlock()
+		if heads {
+			subj, rcpt = "Out of Office: "+subject, replyTo
+		}
+		send([]string{rcpt}, "out-of-office", subj, ref)
+	}
+}
+
+// fault is the mail server's fault function: while faulting, the host's
+// outgoing transactions meet 421, 451 and dropped connections at random.
+func (a *attackRun) fault(m mailserver.Message) mailserver.Fault {
+	if !a.faulting.Load() || m.Auth != "host" && !strings.EqualFold(m.From, "host@example.org") {
+		return mailserver.FaultNone
+	}
+	a.mu.Lock()
+	r := a.rng.IntN(100)
+	a.mu.Unlock()
+	var f mailserver.Fault
+	switch {
+	case r < 20:
+		f = mailserver.FaultTempFail
+	case r < 35:
+		f = mailserver.FaultShutdown
+	case r < 45:
+		f = mailserver.FaultDropBeforeDelivery
+	case r < 55:
+		f = mailserver.FaultDropAfterDelivery
+	default:
+		return mailserver.FaultNone
+	}
+	a.faults.Add(1)
+	return f
+}
+
+// waitDecided waits until every message sent was decided, every game is
+// over and the outbox is empty.
+func (a *attackRun) waitDecided(timeout time.Duration) {
+	a.t.Helper()
+	end := time.Now().Add(timeout)
+	var why string
+	for time.Now().Before(end) {
+		a.h.alive()
+		a.mu.Lock()
+		n := len(a.sent)
+		a.mu.Unlock()
+		if why = a.view.undrained(n); why == "" {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	a.t.Fatalf("the host did not finish its work in %v: %s\n%s", timeout, why, a.h.logTail())
+}
+
+// TestAttack plays games through `mafiamail serve` while forgeries, mail
+// loops, floods, odd mail and SMTP faults hit it, then checks that no
+// forgery was applied, no auto-reply answered, every genuine command
+// applied once, every refusal told once and privately, and every outgoing
+// message sent. MAFIAMAIL_LONG=1 makes the flood five times larger.
+func TestAttack(t *testing.T) {
+	floodSize := 2000
+	if os.Getenv("MAFIAMAIL_LONG") == "1" {
+		floodSize = 10000
+	}
+	bin := buildBinary(t)
+	a := &attackRun{t: t, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0xa77)),
+		pair: map[string]string{}, pairSent: map[string]int{}, ooo: map[string]bool{}, loopMail: map[string]int{},
+		depth: map[string]int{}}
+	srv, err := mailserver.Start(mailserver.Options{
+		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: killPassword,
+		Users:           map[string]string{"host": killPassword, "referee": killPassword},
+		MaxMessageBytes: 40 << 20,
+		Fault:           a.fault,
+		OnMessage:       a.onMessage,
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	a.srv = srv
+
+	dir := t.TempDir()
+	h := &killHarness{t: t, bin: bin, srv: srv, db: filepath.Join(dir, "attack.db"),
+		cfg: filepath.Join(dir, "mafiamail.toml"), logPath: filepath.Join(dir, "serve.log")}
+	a.h = h
+	// Real time: the attacks, not the clock, are under test here, and the
+	// games' deadlines lie a day and more ahead.
+	config := fmt.Sprintf(`address = "host@example.org"
+referees = ["referee@example.org"]
+database = %q
+speed = 1
+[log]
+level = "info"
+[imap]
+url = "imap://%s"
+username = "host"
+password = %q
+[smtp]
+url = "smtp://%s"
+username = "host"
+password = %q
+[auth]
+authserv_id = %q
+`, h.db, srv.IMAPAddr(), killPassword, srv.SMTPAddr(), killPassword, attackAuthserv)
+	if err := os.WriteFile(h.cfg, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.stop)
+	h.start()
+	h.waitLog("games loaded", time.Minute)
+	view, err := openView(h.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.view, a.view = view, view
+
+	// The responders of the second game answer from its first message on.
+	a.mu.Lock()
+	a.autoAddr = attackPlayer("Bob", "atk2")
+	dave, erin := attackPlayer("Dave", "atk2"), attackPlayer("Erin", "atk2")
+	a.pair[dave], a.pair[erin] = erin, dave
+	for _, name := range killNames {
+		if addr := attackPlayer(name, "atk2"); addr != a.autoAddr && a.pair[addr] == "" {
+			a.ooo[addr] = true
+		}
+	}
+	a.mu.Unlock()
+	a.mu.Lock()
+	a.responding = true
+	a.mu.Unlock()
+
+	// A first game, played a little and ended by the referee.
+	old, oldRef := a.open("atk1")
+	a.voteRound("atk1", 1)
+	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk1", "p", oldRef), what: "end", expect: expectApplied},
+		passFor("referee@example.org"), nil, "END")
+	a.state("atk1", "the end", func(s *engine.State) bool { return s.Phase == engine.EndedPhase })
+
+	s, ref := a.open("atk2")
+	a.voteRound("atk2", 1)
+	player := func(name string) engine.Player {
+		for _, p := range s.Players {
+			if p.Name == name {
+				return p
+			}
+		}
+		t.Fatalf("no player %s", name)
+		return engine.Player{}
+	}
+	alice, carol := player("Alice"), player("Carol")
+	mallory := "mallory@evil.example.org"
+
+	// Forgeries.
+	a.post(&attackMsg{from: mallory, to: killAddress("atk2", "t", alice.Token), what: "stolen token", expect: expectRefused, strict: true,
+		notify: alice.Address, forgers: []string{mallory}}, passFor(mallory), nil, "VOTE Grace")
+	a.post(&attackMsg{from: alice.Address, to: "host+atk2@example.org", what: "no token", expect: expectRefused,
+		notify: alice.Address}, passFor(alice.Address), nil, "VOTE Grace")
+	a.post(&attackMsg{from: alice.Address, to: killAddress("atk2", "t", alice.Token), what: "foreign authserv-id", expect: expectRefused, strict: true,
+		notify: alice.Address}, "mx.evil.example; dmarc=pass header.from=example.org", nil, "VOTE Grace")
+	for _, p := range old.Players {
+		if p.Name == "Judy" {
+			a.post(&attackMsg{from: p.Address, to: killAddress("atk1", "t", p.Token), what: "finished game", expect: expectRefused,
+				notify: p.Address}, passFor(p.Address), nil, "VOTE Alice")
+		}
+	}
+	newCarol := "carol.sub@example.org"
+	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk2", "p", ref), what: "replace", expect: expectApplied},
+		passFor("referee@example.org"), nil, "REPLACE Carol WITH "+newCarol)
+	a.state("atk2", "the replacement", func(s *engine.State) bool { return s.Player(carol.Slot).Address == newCarol })
+	a.post(&attackMsg{from: carol.Address, to: killAddress("atk2", "t", carol.Token), what: "replaced address", expect: expectRefused, strict: true,
+		notify: newCarol, forgers: []string{carol.Address}}, passFor(carol.Address), nil, "VOTE Grace")
+
+	// Odd mail.
+	grace, heidi, ivan, frank := player("Grace"), player("Heidi"), player("Ivan"), player("Frank")
+	a.post(&attackMsg{from: grace.Address, to: killAddress("atk2", "p", grace.Token), what: "malformed MIME", expect: expectOdd,
+		notify: grace.Address}, passFor(grace.Address),
+		[]string{"MIME-Version: 1.0", "Content-Type: multipart/alternative; boundary=\"zz\"", "Content-Transfer-Encoding: quoted-printable"},
+		"--zz\nContent-Type: text/plain; charset=no-such-charset\nContent-Transfer-Encoding: base64\n\n!!!! not base64 ====\n--zz\nContent-Type: text/html\n\n<p>STATUS<p><b>")
+	big := strings.Repeat(strings.Repeat("x", 99)+"\n", 25<<20/100+1)
+	a.post(&attackMsg{from: heidi.Address, to: killAddress("atk2", "p", heidi.Token), what: "25 MiB", expect: expectRefused, strict: true, mustTell: true,
+		notify: heidi.Address}, passFor(heidi.Address), nil, "STATUS\n\n"+big)
+	a.post(&attackMsg{from: ivan.Address, to: killAddress("atk2", "t", ivan.Token), what: "5,000 command lines", expect: expectRefused, strict: true, mustTell: true,
+		notify: ivan.Address}, passFor(ivan.Address), nil, strings.Repeat("TALLY\n", 5000))
+
+	// The flood, on one connection, while the game goes on.
+	floodDone := make(chan error, 1)
+	floodStart := time.Now()
+	go func() {
+		floodDone <- func() error {
+			c, err := smtp.Dial(srv.SMTPAddr())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			to := killAddress("atk2", "p", frank.Token)
+			for i := 0; i < floodSize; i++ {
+				m := a.record(&attackMsg{id: a.nextID("flood"), from: frank.Address, to: to, what: "flood", expect: expectFlood,
+					notify: frank.Address})
+				if err := c.SendMail(frank.Address, []string{to}, bytes.NewReader(attackMail(m.id, m.from, to, "STATUS?", passFor(m.from), nil, "STATUS"))); err != nil {
+					return fmt.Errorf("flood message %d: %w", i, err)
+				}
+			}
+			return c.Quit()
+		}()
+	}()
+	a.voteRound("atk2", 2, "Frank")
+
+	// SMTP faults on the host's outgoing mail while the game goes on.
+	a.faulting.Store(true)
+	a.voteRound("atk2", 3, "Frank")
+	for a.faults.Load() < 20 && time.Since(floodStart) < 90*time.Second {
+		time.Sleep(200 * time.Millisecond)
+	}
+	a.voteRound("atk2", 4, "Frank")
+	time.Sleep(2 * time.Second)
+	a.faulting.Store(false)
+	if err := <-floodDone; err != nil {
+		t.Fatal(err)
+	}
+	floodSent := time.Since(floodStart)
+
+	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk2", "p", ref), what: "end", expect: expectApplied},
+		passFor("referee@example.org"), nil, "END")
+	a.waitDecided(4 * time.Minute)
+	// The last of the host's mail may still draw answers: stop the
+	// responders, let those in flight finish, and wait again.
+	a.mu.Lock()
+	a.responding = false
+	a.mu.Unlock()
+	a.inflight.Wait()
+	a.waitDecided(4 * time.Minute)
+	floodWindow := time.Since(floodStart)
+	h.terminate()
+	view.close()
+
+	st, err := store.OpenReadOnly(context.Background(), h.db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a.check(st, floodSize, floodWindow, floodSent)
+}
+
+// check reads the database and the mail server's record after the run.
+func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent time.Duration) {
+	t := a.t
+	ctx := context.Background()
+	reported := 0
+	errorf := func(format string, args ...any) {
+		t.Helper()
+		if reported++; reported <= 30 {
+			t.Errorf(format, args...)
+		}
+	}
+	defer func() {
+		if reported > 30 {
+			t.Errorf("and %d more failures", reported-30)
+		}
+	}()
+
+	rows := map[string]store.Inbound{}
+	dupRows := 0
+	for _, o := range []store.Outcome{store.OutcomePending, store.OutcomeApplied, store.OutcomeRefused, store.OutcomeIgnored, store.OutcomeError} {
+		ins, err := st.InboundByOutcome(ctx, o, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range ins {
+			id := bareID(in.MessageID)
+			if _, dup := rows[id]; dup {
+				dupRows++
+				errorf("message %s is in the inbox twice", id)
+			}
+			rows[id] = in
+		}
+	}
+
+	// Events by cause, in transactions.
+	games, err := st.Games(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := map[string][]store.Event{}
+	blocks := map[string]int{}
+	for _, g := range games {
+		evs, err := st.Events(ctx, g.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range evs {
+			events[e.Cause] = append(events[e.Cause], e)
+			if i == 0 || evs[i-1].Cause != e.Cause || !evs[i-1].At.Equal(e.At) {
+				blocks[e.Cause]++
+			}
+		}
+	}
+	appliedTwice := dupRows
+	for cause, n := range blocks {
+		if strings.HasPrefix(cause, "inbox:") && n != 1 {
+			appliedTwice++
+			errorf("events caused by %s come in %d transactions", cause, n)
+		}
+	}
+
+	// The outbox: every message sent; answers by cause.
+	answers := map[string][]store.OutMessage{}
+	for _, status := range []store.OutStatus{store.OutPending, store.OutSending, store.OutSent, store.OutFailed} {
+		ms, err := st.OutMessages(ctx, status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if status != store.OutSent {
+				errorf("outgoing %s (%s to %v) ends %s: %s", m.MessageID, m.Kind, m.To, status, m.LastError)
+			}
+			answers[m.Cause] = append(answers[m.Cause], m)
+		}
+	}
+
+	lost, floodApplied, floodRefused, floodAnswers := 0, 0, 0, 0
+	for _, m := range a.sent {
+		in, ok := rows[m.id]
+		if !ok {
+			lost++
+			errorf("%s %s from %s to %s was never recorded", m.what, m.id, m.from, m.to)
+			continue
+		}
+		cause := "inbox:" + strconv.FormatInt(in.ID, 10)
+		evs, outs := events[cause], answers[cause]
+		voted := 0
+		for _, e := range evs {
+			if e.Type == string(engine.EvVoted) {
+				voted++
+			}
+		}
+		to := map[string]int{}
+		for _, o := range outs {
+			for _, r := range o.To {
+				to[strings.ToLower(r)]++
+			}
+		}
+		for _, f := range m.forgers {
+			if to[f] > 0 {
+				errorf("%s %s: the forger's address %s got %d answers", m.what, m.id, f, to[f])
+			}
+		}
+		refusedOnce := func() {
+			t.Helper()
+			if m.strict && in.Outcome == store.OutcomeApplied || len(evs) > 0 {
+				errorf("%s %s from %s was applied (%s, %d events)", m.what, m.id, m.from, in.Outcome, len(evs))
+			}
+			for addr, n := range to {
+				if addr != m.notify {
+					errorf("%s %s: its refusal went to %s, not the registered %s", m.what, m.id, addr, m.notify)
+				}
+				if n > 1 {
+					errorf("%s %s: %s got %d refusals", m.what, m.id, addr, n)
+				}
+			}
+		}
+		switch m.expect {
+		case expectApplied:
+			if in.Outcome != store.OutcomeApplied {
+				errorf("%s %s from %s to %s is %s: %s", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
+			}
+			if m.vote && voted != 1 {
+				errorf("%s %s from %s made %d voted events, want 1", m.what, m.id, m.from, voted)
+			}
+		case expectRefused:
+			refusedOnce()
+			if m.mustTell && to[m.notify] != 1 {
+				errorf("%s %s: %s got %d private errors, want 1", m.what, m.id, m.notify, to[m.notify])
+			}
+		case expectIgnored:
+			if in.Outcome != store.OutcomeIgnored {
+				errorf("%s %s from %s to %s is %s (%s), want ignored", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
+			}
+			if len(evs) > 0 || len(outs) > 0 {
+				errorf("%s %s from %s was answered: %d events, %d messages", m.what, m.id, m.from, len(evs), len(outs))
+			}
+		case expectOdd:
+			if in.Outcome == store.OutcomePending {
+				errorf("%s %s was never decided", m.what, m.id)
+			}
+			if in.Outcome != store.OutcomeApplied && to[m.notify] != 1 {
+				errorf("%s %s is %s (%s) and %s got %d private errors, want 1", m.what, m.id, in.Outcome, in.Reason, m.notify, to[m.notify])
+			}
+			t.Logf("%s: %s (%s), %d answers", m.what, in.Outcome, in.Reason, len(outs))
+		case expectFlood:
+			switch in.Outcome {
+			case store.OutcomeApplied:
+				floodApplied++
+			case store.OutcomeRefused:
+				floodRefused++
+				if len(evs) > 0 {
+					errorf("flood message %s was refused yet made events", m.id)
+				}
+			default:
+				errorf("flood message %s is %s: %s", m.id, in.Outcome, in.Reason)
+			}
+			floodAnswers += to[m.notify]
+		}
+	}
+	// The allowance is a bucket of 30 refilled at one message every 30
+	// seconds (120 an hour): a few more for a slow run, never most of the
+	// flood.
+	if most := 30 + int(floodWindow/(30*time.Second)) + 2; floodApplied > most {
+		errorf("the rate limiter let %d of %d flood messages through in %v; at most %d expected", floodApplied, floodSize, floodWindow, most)
+	}
+	if floodAnswers > floodApplied+int(floodWindow/(30*time.Second))+2 {
+		errorf("the flooder got %d answers for %d messages applied: refusals were not limited to one", floodAnswers, floodApplied)
+	}
+
+	// Loops: what went to and from the looping addresses.
+	// A loop is a chain of answers: the host answers none, and the pair
+	// stops after three rounds each, so no chain is longer than seven.
+	largest, busiest, busiestAt := 0, 0, ""
+	a.mu.Lock()
+	for _, d := range a.depth {
+		largest = max(largest, d)
+	}
+	for addr, n := range a.loopMail {
+		if n > busiest {
+			busiest, busiestAt = n, addr
+		}
+	}
+	a.mu.Unlock()
+	if largest > 7 {
+		errorf("a chain of %d answers ran between the responders and the host", largest)
+	}
+	autoRows := 0
+	for _, m := range a.sent {
+		if m.expect == expectIgnored {
+			autoRows++
+		}
+	}
+
+	// The mail server's record: nothing ever went to a forger.
+	for _, m := range a.srv.Messages() {
+		for _, r := range m.To {
+			if strings.EqualFold(r, "mallory@evil.example.org") {
+				errorf("mail went to the forger: transaction %d from %s", m.Seq, m.From)
+			}
+		}
+	}
+
+	logData, err := os.ReadFile(a.h.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"panic:", "fatal error:", "DATA RACE"} {
+		if bytes.Contains(logData, []byte(bad)) {
+			errorf("serve's log holds %q:\n%s", bad, grepLines(logData, bad))
+		}
+	}
+	if a.faults.Load() == 0 {
+		errorf("no SMTP fault was injected")
+	}
+	line := fmt.Sprintf("attack run: %d games, %d SMTP faults injected, %d messages checked, %d lost, %d applied twice, "+
+		"largest loop %d messages (%d auto-replies to the host, none answered; at most %d messages to and from %s); flood %d messages sent in %v: %d applied, %d refused, %d answers",
+		len(games), a.faults.Load(), len(a.sent), lost, appliedTwice, largest, autoRows, busiest, busiestAt,
+		floodSize, floodSent.Round(time.Second), floodApplied, floodRefused, floodAnswers)
+	t.Log(line)
+	if testing.Verbose() {
+		fmt.Println(line)
+	}
+}
