@@ -87,6 +87,7 @@ type figures struct {
 	peakRSS   uint64        // VmHWM, bytes
 	rssReset  bool          // whether VmHWM could be reset before the phase
 	peakHeap  uint64        // sampled HeapInuse, bytes
+	ownHeap   uint64        // live heap the system itself holds after the commands
 	setup     time.Duration // creating the games by mail (host only)
 }
 
@@ -402,11 +403,19 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 	f.peakHeap = mem.peak()
 	f.peakRSS = peakRSS()
 
+	// What the system itself keeps alive: the live heap with it running,
+	// less the live heap once it has stopped (the mail servers, which keep
+	// every message, and the players stay).
+	withSystem := liveHeap()
+	if err := sys.stop(); err != nil && !errors.Is(err, context.Canceled) {
+		return f, 0, err
+	}
+	sys = nil
+	if without := liveHeap(); withSystem > without {
+		f.ownHeap = withSystem - without
+	}
+
 	if backlog > 0 {
-		if err := sys.stop(); err != nil && !errors.Is(err, context.Canceled) {
-			return f, 0, err
-		}
-		sys = nil
 		for i := range backlog {
 			p := e.players[i%len(e.players)]
 			msg := commandMail(p, fmt.Sprintf("backlog.%d", i))
@@ -656,6 +665,14 @@ func (m *memSampler) peak() uint64 { m.sample(); return m.max.Load() }
 
 func (m *memSampler) stop() { close(m.done); m.wg.Wait() }
 
+// liveHeap is the heap in use right after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
 // resetPeakRSS sets the process's VmHWM back to its current RSS (Linux:
 // "5" to clear_refs), so that each phase's peak is its own.
 func resetPeakRSS() bool {
@@ -702,7 +719,8 @@ func ratio(a, b float64) string {
 func (r *benchResult) print(w io.Writer, o benchOptions) {
 	fmt.Fprintf(w, "\nmafiamail bench: %d players a game, %d commands a scale (STATUS in the private channel), %d in flight;\n"+
 		"latency: SMTP hand-over to the confirmation in the player's mailbox (the server's delivery hook).\n"+
-		"Memory is the whole process's (host or relay, the mail servers and the load driver).\n",
+		"Peak RSS and heap are the whole process's (host or relay, the mail servers, which keep every message,\n"+
+		"and the load driver); own live heap is what the host or relay alone keeps alive after the commands.\n",
 		o.players, o.commands, o.inFlight)
 	for _, s := range r.scales {
 		h, b := s.host, s.relay
@@ -725,6 +743,7 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", rss, mib(h.peakRSS), mib(b.peakRSS), ratio(float64(h.peakRSS), float64(b.peakRSS)))
 		fmt.Fprintf(tw, "peak heap in use\t%s\t%s\t%s\t\n", mib(h.peakHeap), mib(b.peakHeap), ratio(float64(h.peakHeap), float64(b.peakHeap)))
+		fmt.Fprintf(tw, "own live heap\t%s\t%s\t%s\t\n", mib(h.ownHeap), mib(b.ownHeap), ratio(float64(h.ownHeap), float64(b.ownHeap)))
 		tw.Flush()
 	}
 	if len(r.scales) > 1 {
