@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/mail"
 	"os"
@@ -56,6 +57,8 @@ type attackMsg struct {
 	strict bool
 	// forgers are addresses that must get nothing in answer.
 	forgers []string
+	// at is when the message was sent.
+	at time.Time
 }
 
 // attackRun drives the games and the attacks against one `serve`.
@@ -145,6 +148,7 @@ func (a *attackRun) post(m *attackMsg, auth string, extra []string, body string)
 	if m.id == "" {
 		m.id = a.nextID("m")
 	}
+	m.at = time.Now()
 	a.record(m)
 	if err := a.deliver(m.from, []string{m.to}, attackMail(m.id, m.from, m.to, "Re: the game", auth, extra, body)); err != nil {
 		a.t.Fatal(err)
@@ -624,6 +628,7 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 	}
 
 	lost, floodApplied, floodRefused, floodAnswers := 0, 0, 0, 0
+	var voteLag time.Duration
 	for _, m := range a.sent {
 		in, ok := rows[m.id]
 		if !ok {
@@ -672,8 +677,13 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 			if m.vote && voted != 1 {
 				errorf("%s %s from %s made %d voted events, want 1", m.what, m.id, m.from, voted)
 			}
+			if m.vote && len(evs) > 0 {
+				// At speed 1 the game clock is the real one.
+				voteLag = max(voteLag, evs[0].At.Sub(m.at))
+			}
 		case expectRefused:
 			refusedOnce()
+			t.Logf("%s: %s (%s), answered to %v", m.what, in.Outcome, in.Reason, slices.Sorted(maps.Keys(to)))
 			if m.mustTell && to[m.notify] != 1 {
 				errorf("%s %s: %s got %d private errors, want 1", m.what, m.id, m.notify, to[m.notify])
 			}
@@ -763,9 +773,9 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 		errorf("no SMTP fault was injected")
 	}
 	line := fmt.Sprintf("attack run: %d games, %d SMTP faults injected, %d messages checked, %d lost, %d applied twice, "+
-		"largest loop %d messages (%d auto-replies to the host, none answered; at most %d messages to and from %s); flood %d messages sent in %v: %d applied, %d refused, %d answers",
+		"largest loop %d messages (%d auto-replies to the host, none answered; at most %d messages to and from %s); flood %d messages sent in %v: %d applied, %d refused, %d answers; votes applied at most %v after sending",
 		len(games), a.faults.Load(), len(a.sent), lost, appliedTwice, largest, autoRows, busiest, busiestAt,
-		floodSize, floodSent.Round(time.Second), floodApplied, floodRefused, floodAnswers)
+		floodSize, floodSent.Round(time.Second), floodApplied, floodRefused, floodAnswers, voteLag.Round(time.Millisecond))
 	t.Log(line)
 	if testing.Verbose() {
 		fmt.Println(line)
