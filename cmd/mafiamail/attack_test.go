@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -33,11 +35,11 @@ const attackAuthserv = "mx.example.org"
 
 // What the host must make of a message the test sent it.
 const (
-	expectApplied = "applied" // its commands take effect
-	expectRefused = "refused" // a forgery or a message over a limit: nothing applied
-	expectIgnored = "ignored" // an auto-reply: recorded, never answered
-	expectFlood   = "flood"   // applied while the sender's allowance lasts, refused after
-	expectOdd     = "odd"     // malformed: applied, or refused with a private error
+	attackApplied = "applied" // its commands take effect
+	attackRefused = "refused" // a forgery or a message over a limit: nothing applied
+	attackIgnored = "ignored" // an auto-reply: recorded, never answered
+	attackFlood   = "flood"   // applied while the sender's allowance lasts, refused after
+	attackOdd     = "odd"     // malformed: applied, or refused with a private error
 )
 
 // attackMsg is one message sent to the host and what it must make of it.
@@ -114,9 +116,9 @@ func attackMail(id, from, to, subject, auth string, extra []string, body string)
 	return b.Bytes()
 }
 
-// passFor is a passing Authentication-Results field for the From domain
+// attackPass is a passing Authentication-Results field for the From domain
 // of addr, from the host's own MTA.
-func passFor(addr string) string {
+func attackPass(addr string) string {
 	return fmt.Sprintf("%s; dmarc=pass header.from=%s", attackAuthserv, addr[strings.LastIndex(addr, "@")+1:])
 }
 
@@ -181,14 +183,14 @@ func attackPlayer(name, game string) string {
 // open creates a game, signs the eleven players up and starts it.
 func (a *attackRun) open(game string) (*engine.State, string) {
 	ref := "referee@example.org"
-	a.post(&attackMsg{from: ref, to: "host@example.org", what: "new game", expect: expectApplied}, passFor(ref), nil, "NEW GAME "+game)
+	a.post(&attackMsg{from: ref, to: "host@example.org", what: "new game", expect: attackApplied}, attackPass(ref), nil, "NEW GAME "+game)
 	_, token := a.state(game, "creation", func(*engine.State) bool { return true })
 	for _, name := range killNames {
 		addr := attackPlayer(name, game)
-		a.post(&attackMsg{from: addr, to: "host+" + game + "@example.org", what: "join", expect: expectApplied}, passFor(addr), nil, "JOIN "+name)
+		a.post(&attackMsg{from: addr, to: "host+" + game + "@example.org", what: "join", expect: attackApplied}, attackPass(addr), nil, "JOIN "+name)
 	}
 	a.state(game, "sign-up", func(s *engine.State) bool { return len(s.Players) == len(killNames) })
-	a.post(&attackMsg{from: ref, to: killAddress(game, "p", token), what: "start", expect: expectApplied}, passFor(ref), nil, "START")
+	a.post(&attackMsg{from: ref, to: killAddress(game, "p", token), what: "start", expect: attackApplied}, attackPass(ref), nil, "START")
 	s, _ := a.state(game, "the start", func(s *engine.State) bool { return s.Phase == engine.DayPhase })
 	return s, token
 }
@@ -203,8 +205,8 @@ func (a *attackRun) voteRound(game string, offset int, skip ...string) {
 		if !p.Alive || !target.Alive || target.Slot == p.Slot || slices.Contains(skip, p.Name) || p.Vote == target.Slot {
 			continue
 		}
-		a.post(&attackMsg{from: p.Address, to: killAddress(game, "t", p.Token), what: "vote", expect: expectApplied, vote: true},
-			passFor(p.Address), nil, "VOTE "+target.Name)
+		a.post(&attackMsg{from: p.Address, to: killAddress(game, "t", p.Token), what: "vote", expect: attackApplied, vote: true},
+			attackPass(p.Address), nil, "VOTE "+target.Name)
 	}
 }
 
@@ -279,9 +281,9 @@ func (a *attackRun) respond(at, envFrom string, h mail.Header) {
 			}
 		}
 		if toHost != "" {
-			a.record(&attackMsg{id: id, from: at, to: toHost, what: what, expect: expectIgnored})
+			a.record(&attackMsg{id: id, from: at, to: toHost, what: what, expect: attackIgnored})
 		}
-		raw := attackMail(id, at, rcpts[0], subj, passFor(at), extra, "I am away and will answer when I am back.")
+		raw := attackMail(id, at, rcpts[0], subj, attackPass(at), extra, "I am away and will answer when I am back.")
 		if err := a.deliver(at, rcpts, raw); err != nil {
 			a.t.Errorf("responder at %s: %v", at, err)
 		}
@@ -442,8 +444,8 @@ authserv_id = %q
 	// A first game, played a little and ended by the referee.
 	old, oldRef := a.open("atk1")
 	a.voteRound("atk1", 1)
-	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk1", "p", oldRef), what: "end", expect: expectApplied},
-		passFor("referee@example.org"), nil, "END")
+	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk1", "p", oldRef), what: "end", expect: attackApplied},
+		attackPass("referee@example.org"), nil, "END")
 	a.state("atk1", "the end", func(s *engine.State) bool { return s.Phase == engine.EndedPhase })
 
 	s, ref := a.open("atk2")
@@ -461,36 +463,36 @@ authserv_id = %q
 	mallory := "mallory@evil.example.org"
 
 	// Forgeries.
-	a.post(&attackMsg{from: mallory, to: killAddress("atk2", "t", alice.Token), what: "stolen token", expect: expectRefused, strict: true,
-		notify: alice.Address, forgers: []string{mallory}}, passFor(mallory), nil, "VOTE Grace")
-	a.post(&attackMsg{from: alice.Address, to: "host+atk2@example.org", what: "no token", expect: expectRefused,
-		notify: alice.Address}, passFor(alice.Address), nil, "VOTE Grace")
-	a.post(&attackMsg{from: alice.Address, to: killAddress("atk2", "t", alice.Token), what: "foreign authserv-id", expect: expectRefused, strict: true,
+	a.post(&attackMsg{from: mallory, to: killAddress("atk2", "t", alice.Token), what: "stolen token", expect: attackRefused, strict: true,
+		notify: alice.Address, forgers: []string{mallory}}, attackPass(mallory), nil, "VOTE Grace")
+	a.post(&attackMsg{from: alice.Address, to: "host+atk2@example.org", what: "no token", expect: attackRefused,
+		notify: alice.Address}, attackPass(alice.Address), nil, "VOTE Grace")
+	a.post(&attackMsg{from: alice.Address, to: killAddress("atk2", "t", alice.Token), what: "foreign authserv-id", expect: attackRefused, strict: true,
 		notify: alice.Address}, "mx.evil.example; dmarc=pass header.from=example.org", nil, "VOTE Grace")
 	for _, p := range old.Players {
 		if p.Name == "Judy" {
-			a.post(&attackMsg{from: p.Address, to: killAddress("atk1", "t", p.Token), what: "finished game", expect: expectRefused,
-				notify: p.Address}, passFor(p.Address), nil, "VOTE Alice")
+			a.post(&attackMsg{from: p.Address, to: killAddress("atk1", "t", p.Token), what: "finished game", expect: attackRefused,
+				notify: p.Address}, attackPass(p.Address), nil, "VOTE Alice")
 		}
 	}
 	newCarol := "carol.sub@example.org"
-	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk2", "p", ref), what: "replace", expect: expectApplied},
-		passFor("referee@example.org"), nil, "REPLACE Carol WITH "+newCarol)
+	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk2", "p", ref), what: "replace", expect: attackApplied},
+		attackPass("referee@example.org"), nil, "REPLACE Carol WITH "+newCarol)
 	a.state("atk2", "the replacement", func(s *engine.State) bool { return s.Player(carol.Slot).Address == newCarol })
-	a.post(&attackMsg{from: carol.Address, to: killAddress("atk2", "t", carol.Token), what: "replaced address", expect: expectRefused, strict: true,
-		notify: newCarol, forgers: []string{carol.Address}}, passFor(carol.Address), nil, "VOTE Grace")
+	a.post(&attackMsg{from: carol.Address, to: killAddress("atk2", "t", carol.Token), what: "replaced address", expect: attackRefused, strict: true,
+		notify: newCarol, forgers: []string{carol.Address}}, attackPass(carol.Address), nil, "VOTE Grace")
 
 	// Odd mail.
 	grace, heidi, ivan, frank := player("Grace"), player("Heidi"), player("Ivan"), player("Frank")
-	a.post(&attackMsg{from: grace.Address, to: killAddress("atk2", "p", grace.Token), what: "malformed MIME", expect: expectOdd,
-		notify: grace.Address}, passFor(grace.Address),
+	a.post(&attackMsg{from: grace.Address, to: killAddress("atk2", "p", grace.Token), what: "malformed MIME", expect: attackOdd,
+		notify: grace.Address}, attackPass(grace.Address),
 		[]string{"MIME-Version: 1.0", "Content-Type: multipart/alternative; boundary=\"zz\"", "Content-Transfer-Encoding: quoted-printable"},
 		"--zz\nContent-Type: text/plain; charset=no-such-charset\nContent-Transfer-Encoding: base64\n\n!!!! not base64 ====\n--zz\nContent-Type: text/html\n\n<p>STATUS<p><b>")
 	big := strings.Repeat(strings.Repeat("x", 99)+"\n", 25<<20/100+1)
-	a.post(&attackMsg{from: heidi.Address, to: killAddress("atk2", "p", heidi.Token), what: "25 MiB", expect: expectRefused, strict: true, mustTell: true,
-		notify: heidi.Address}, passFor(heidi.Address), nil, "STATUS\n\n"+big)
-	a.post(&attackMsg{from: ivan.Address, to: killAddress("atk2", "t", ivan.Token), what: "5,000 command lines", expect: expectRefused, strict: true, mustTell: true,
-		notify: ivan.Address}, passFor(ivan.Address), nil, strings.Repeat("TALLY\n", 5000))
+	a.post(&attackMsg{from: heidi.Address, to: killAddress("atk2", "p", heidi.Token), what: "25 MiB", expect: attackRefused, strict: true, mustTell: true,
+		notify: heidi.Address}, attackPass(heidi.Address), nil, "STATUS\n\n"+big)
+	a.post(&attackMsg{from: ivan.Address, to: killAddress("atk2", "t", ivan.Token), what: "5,000 command lines", expect: attackRefused, strict: true, mustTell: true,
+		notify: ivan.Address}, attackPass(ivan.Address), nil, strings.Repeat("TALLY\n", 5000))
 
 	// The flood, on one connection, while the game goes on.
 	floodDone := make(chan error, 1)
@@ -504,9 +506,9 @@ authserv_id = %q
 			defer c.Close()
 			to := killAddress("atk2", "p", frank.Token)
 			for i := 0; i < floodSize; i++ {
-				m := a.record(&attackMsg{id: a.nextID("flood"), from: frank.Address, to: to, what: "flood", expect: expectFlood,
+				m := a.record(&attackMsg{id: a.nextID("flood"), from: frank.Address, to: to, what: "flood", expect: attackFlood,
 					notify: frank.Address})
-				if err := c.SendMail(frank.Address, []string{to}, bytes.NewReader(attackMail(m.id, m.from, to, "STATUS?", passFor(m.from), nil, "STATUS"))); err != nil {
+				if err := c.SendMail(frank.Address, []string{to}, bytes.NewReader(attackMail(m.id, m.from, to, "STATUS?", attackPass(m.from), nil, "STATUS"))); err != nil {
 					return fmt.Errorf("flood message %d: %w", i, err)
 				}
 			}
@@ -529,8 +531,8 @@ authserv_id = %q
 	}
 	floodSent := time.Since(floodStart)
 
-	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk2", "p", ref), what: "end", expect: expectApplied},
-		passFor("referee@example.org"), nil, "END")
+	a.post(&attackMsg{from: "referee@example.org", to: killAddress("atk2", "p", ref), what: "end", expect: attackApplied},
+		attackPass("referee@example.org"), nil, "END")
 	a.waitDecided(4 * time.Minute)
 	// The last of the host's mail may still draw answers: stop the
 	// responders, let those in flight finish, and wait again.
@@ -670,7 +672,7 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 			}
 		}
 		switch m.expect {
-		case expectApplied:
+		case attackApplied:
 			if in.Outcome != store.OutcomeApplied {
 				errorf("%s %s from %s to %s is %s: %s", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
 			}
@@ -681,20 +683,20 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 				// At speed 1 the game clock is the real one.
 				voteLag = max(voteLag, evs[0].At.Sub(m.at))
 			}
-		case expectRefused:
+		case attackRefused:
 			refusedOnce()
 			t.Logf("%s: %s (%s), answered to %v", m.what, in.Outcome, in.Reason, slices.Sorted(maps.Keys(to)))
 			if m.mustTell && to[m.notify] != 1 {
 				errorf("%s %s: %s got %d private errors, want 1", m.what, m.id, m.notify, to[m.notify])
 			}
-		case expectIgnored:
+		case attackIgnored:
 			if in.Outcome != store.OutcomeIgnored {
 				errorf("%s %s from %s to %s is %s (%s), want ignored", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
 			}
 			if len(evs) > 0 || len(outs) > 0 {
 				errorf("%s %s from %s was answered: %d events, %d messages", m.what, m.id, m.from, len(evs), len(outs))
 			}
-		case expectOdd:
+		case attackOdd:
 			if in.Outcome == store.OutcomePending {
 				errorf("%s %s was never decided", m.what, m.id)
 			}
@@ -702,7 +704,7 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 				errorf("%s %s is %s (%s) and %s got %d private errors, want 1", m.what, m.id, in.Outcome, in.Reason, m.notify, to[m.notify])
 			}
 			t.Logf("%s: %s (%s), %d answers", m.what, in.Outcome, in.Reason, len(outs))
-		case expectFlood:
+		case attackFlood:
 			switch in.Outcome {
 			case store.OutcomeApplied:
 				floodApplied++
@@ -746,7 +748,7 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 	}
 	autoRows := 0
 	for _, m := range a.sent {
-		if m.expect == expectIgnored {
+		if m.expect == attackIgnored {
 			autoRows++
 		}
 	}
@@ -764,11 +766,33 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"panic:", "fatal error:", "DATA RACE"} {
+	for _, bad := range []string{"panic:", "fatal error:", "DATA RACE", "level=ERROR"} {
 		if bytes.Contains(logData, []byte(bad)) {
 			errorf("serve's log holds %q:\n%s", bad, grepLines(logData, bad))
 		}
 	}
+
+	// The host's mailbox: every message read and flagged \Seen.
+	c, err := imapclient.DialInsecure(a.srv.IMAPAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login("host", killPassword).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := c.Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unseen, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(unseen.AllUIDs()); n > 0 || int(sel.NumMessages) != len(a.sent) {
+		errorf("the host's INBOX holds %d messages, %d unseen; %d were sent", sel.NumMessages, n, len(a.sent))
+	}
+
 	if a.faults.Load() == 0 {
 		errorf("no SMTP fault was injected")
 	}
