@@ -88,6 +88,7 @@ type attackRun struct {
 	depth    map[string]int
 	faulting atomic.Bool
 	faults   atomic.Int64
+	byFault  [mailserver.FaultDropAfterDelivery + 1]atomic.Int64
 }
 
 func (a *attackRun) nextID(tag string) string {
@@ -341,6 +342,7 @@ func (a *attackRun) fault(m mailserver.Message) mailserver.Fault {
 		return mailserver.FaultNone
 	}
 	a.faults.Add(1)
+	a.byFault[f].Add(1)
 	return f
 }
 
@@ -469,6 +471,12 @@ authserv_id = %q
 		notify: alice.Address}, attackPass(alice.Address), nil, "VOTE Grace")
 	a.post(&attackMsg{from: alice.Address, to: killAddress("atk2", "t", alice.Token), what: "foreign authserv-id", expect: attackRefused, strict: true,
 		notify: alice.Address}, "mx.evil.example; dmarc=pass header.from=example.org", nil, "VOTE Grace")
+	// The host's own MTA says fail on top; a pass of the same id lower
+	// down was written by the sender and must not count.
+	a.post(&attackMsg{from: alice.Address, to: killAddress("atk2", "t", alice.Token), what: "forged pass below the MTA's fail",
+		expect: attackRefused, strict: true, notify: alice.Address},
+		attackAuthserv+"; dmarc=fail header.from=example.org",
+		[]string{"Authentication-Results: " + attackPass(alice.Address)}, "VOTE Grace")
 	for _, p := range old.Players {
 		if p.Name == "Judy" {
 			a.post(&attackMsg{from: p.Address, to: killAddress("atk1", "t", p.Token), what: "finished game", expect: attackRefused,
@@ -796,9 +804,15 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 	if a.faults.Load() == 0 {
 		errorf("no SMTP fault was injected")
 	}
-	line := fmt.Sprintf("attack run: %d games, %d SMTP faults injected, %d messages checked, %d lost, %d applied twice, "+
+	var kinds []string
+	for f := range a.byFault {
+		if n := a.byFault[f].Load(); n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %v", n, mailserver.Fault(f)))
+		}
+	}
+	line := fmt.Sprintf("attack run: %d games, %d SMTP faults injected (%s), %d messages checked, %d lost, %d applied twice, "+
 		"largest loop %d messages (%d auto-replies to the host, none answered; at most %d messages to and from %s); flood %d messages sent in %v: %d applied, %d refused, %d answers; votes applied at most %v after sending",
-		len(games), a.faults.Load(), len(a.sent), lost, appliedTwice, largest, autoRows, busiest, busiestAt,
+		len(games), a.faults.Load(), strings.Join(kinds, ", "), len(a.sent), lost, appliedTwice, largest, autoRows, busiest, busiestAt,
 		floodSize, floodSent.Round(time.Second), floodApplied, floodRefused, floodAnswers, voteLag.Round(time.Millisecond))
 	t.Log(line)
 	if testing.Verbose() {
