@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,11 +42,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	backlog := fs.Int("backlog", 10000, "unseen messages waiting when the host starts (0: skip)")
 	inFlight := fs.Int("concurrency", 32, "commands in flight at once (each player has at most one)")
 	verbose := fs.Bool("v", false, "log what the host does")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's measured commands at the last scale to this file")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
 	o := benchOptions{players: *players, commands: *commands, backlog: *backlog, inFlight: *inFlight,
-		progress: stdout, logTo: io.Discard}
+		progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile}
 	if *verbose {
 		o.logTo = stderr
 	}
@@ -75,6 +77,9 @@ type benchOptions struct {
 	inFlight int
 	progress io.Writer
 	logTo    io.Writer
+	// cpuProfile, if set, receives a CPU profile of the host's measured
+	// commands at the last scale.
+	cpuProfile string
 }
 
 // figures are what one system (host or relay) did at one scale.
@@ -397,7 +402,22 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 	}
 	f.setup = time.Since(start)
 
-	if err := measure(ctx, e, o, &f); err != nil {
+	profile := isHost && o.cpuProfile != "" && games == o.games[len(o.games)-1]
+	if profile {
+		pf, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return f, 0, err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return f, 0, fmt.Errorf("CPU profile: %w", err)
+		}
+	}
+	err = measure(ctx, e, o, &f)
+	if profile {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
 		return f, 0, err
 	}
 	f.peakHeap = mem.peak()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,11 +55,16 @@ func TestBenchSmoke(t *testing.T) {
 // The command line runs the bench and prints the table.
 func TestBenchCommandLine(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"bench", "--games", "1", "--players", "11", "--commands", "5", "--backlog", "0"}, nil, &stdout, &stderr); code != 0 {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	if code := run([]string{"bench", "--games", "1", "--players", "11", "--commands", "5", "--backlog", "0",
+		"--cpuprofile", prof}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "commands/s") {
 		t.Errorf("no table in:\n%s", stdout.String())
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("no CPU profile written: %v", err)
 	}
 	if code := run([]string{"bench", "--games", "x"}, nil, &stdout, &stderr); code != 2 {
 		t.Errorf("--games x: exit %d, want 2", code)
