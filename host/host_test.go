@@ -438,3 +438,22 @@ func TestFailedDeliveryTellsTheReferee(t *testing.T) {
 		t.Fatalf("referee notices: %+v", notices)
 	}
 }
+
+// TestNoSilentDrop: a message with no command at the sign-up or the host
+// address (a vote sent to the wrong place) gets an answer saying what the
+// address understands.
+func TestNoSilentDrop(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	for _, to := range []string{"host+g1@example.org", "host@example.org"} {
+		before := len(hs.outbox())
+		hs.send(addr("Alice"), to, "VOTE Bob")
+		got := hs.mailTo(addr("Alice"), before)
+		if len(got) != 1 || got[0].Kind != "error" {
+			t.Fatalf("%s: answers %+v", to, got)
+		}
+		if s := hs.game("g1"); s.Player(1).Vote != 0 {
+			t.Fatalf("%s: a vote counted", to)
+		}
+	}
+}

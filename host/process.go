@@ -138,6 +138,10 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 // hostCommands handles mail to the bare host address: HELP and NEW GAME.
 func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
 	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
+	if noCommand(r) {
+		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion),
+			Err: errors.New("this is the host's own address: it understands HELP, and NEW GAME name from a referee")})
+	}
 	for _, c := range r.Commands {
 		switch c.Verb {
 		case command.NewGame:
@@ -207,6 +211,10 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 	}
 	reply.State = g.state
 	w.sender = &reply.Sender
+	if noCommand(r) {
+		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion),
+			Err: errors.New("this is the sign-up address of game " + r.Route.Game + ": write JOIN and the name you want to play as")})
+	}
 	for _, c := range r.Commands {
 		if c.Verb != command.Join {
 			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: errors.New("at a sign-up address only JOIN Name works")})
@@ -355,3 +363,22 @@ func held(evs []engine.Event) bool {
 }
 
 func (h *Host) env(w *work) engine.Env { return engine.Env{Now: w.now, Rand: h.opts.Rand} }
+
+// noCommand reports a message that holds no command at all: at the host's
+// own address and at a sign-up address that is a mistake worth an answer
+// (a vote sent to the wrong address), never something to drop in silence.
+func noCommand(r inbound.Report) bool {
+	return len(r.Commands) == 0 && len(r.Errors) == 0
+}
+
+// firstLine is the start of a message's text, to name it in a reply.
+func firstLine(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:60]) + "…"
+	}
+	if line == "" {
+		return "(an empty message)"
+	}
+	return line
+}
