@@ -402,6 +402,14 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 	}
 	f.setup = time.Since(start)
 
+	// A few commands first, not measured: connections, statement caches
+	// and the allocator warm up, as they would in a host that has run a
+	// while.
+	warm, wo := figures{}, o
+	wo.commands = min(50, o.commands)
+	if err := measure(ctx, e, wo, &warm); err != nil {
+		return f, 0, fmt.Errorf("warm-up: %w", err)
+	}
 	profile := isHost && o.cpuProfile != "" && games == o.games[len(o.games)-1]
 	if profile {
 		pf, err := os.Create(o.cpuProfile)
