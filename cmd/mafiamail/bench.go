@@ -574,7 +574,12 @@ func measure(ctx context.Context, e *benchEnv, o benchOptions, f *figures) error
 				if n > int64(o.commands) {
 					return
 				}
-				p := <-free
+				var p *benchPlayer
+				select {
+				case p = <-free:
+				case <-ctx.Done():
+					return
+				}
 				for len(p.arrived) > 0 {
 					<-p.arrived // an answer to something earlier
 				}
