@@ -114,7 +114,13 @@ func (rp *randomPlayer) advance() {
 	} else {
 		rp.now = rp.now.Add(time.Duration(1+rp.rng.IntN(20*60)) * time.Minute)
 	}
+	due, hasDue := NextDeadline(rp.s)
 	evs := Tick(rp.s, rp.now)
+	if hasDue && !rp.now.Before(due) && len(evs) == 0 {
+		// The host sleeps until NextDeadline and then ticks: a due
+		// deadline that changes nothing would wake it in a loop.
+		rp.fail("Tick at %v did nothing though NextDeadline said %v", rp.now, due)
+	}
 	rp.check(evs, 0)
 	rp.log = append(rp.log, evs...)
 }

@@ -23,7 +23,15 @@ type game struct {
 	// since the last digest went out (T1), and digestSince is when it did.
 	digest      []compose.Logged
 	digestSince time.Time
+	// next is the game's next deadline (NextDeadline), kept so that the
+	// clock can find the earliest among a thousand games without
+	// recomputing each one's after every message.
+	next    time.Time
+	hasNext bool
 }
+
+// updateNext recomputes the game's next deadline after its state changed.
+func (g *game) updateNext() { g.next, g.hasNext = engine.NextDeadline(g.state) }
 
 // gather keeps the thread news of a batch for the next digest and composes
 // a digest wherever the engine said one is due.

@@ -147,6 +147,7 @@ func (h *Host) load(ctx context.Context) error {
 				}
 			}
 		}
+		g.updateNext()
 		h.games[rb.Game] = g
 	}
 	h.log.Info("games loaded", "games", len(rebuilt))
@@ -322,7 +323,8 @@ func (w *work) flush(ctx context.Context) error {
 		if err := w.h.sideEffects(ctx, w, id, evs); err != nil {
 			return err
 		}
-		if err := w.tx.SetGameDeadline(ctx, id, nextDeadline(g.state), w.now); err != nil {
+		g.updateNext()
+		if err := w.tx.SetGameDeadline(ctx, id, g.nextOrZero(), w.now); err != nil {
 			return err
 		}
 		if g.state.Phase == engine.EndedPhase {
@@ -352,12 +354,12 @@ func (w *work) flush(ctx context.Context) error {
 // snapshotEvery is how many events go by between snapshots of a game.
 const snapshotEvery = 256
 
-func nextDeadline(s *engine.State) time.Time {
-	t, ok := engine.NextDeadline(s)
-	if !ok {
+// nextOrZero is the game's next deadline, or the zero time for none.
+func (g *game) nextOrZero() time.Time {
+	if !g.hasNext {
 		return time.Time{}
 	}
-	return t
+	return g.next
 }
 
 // sideEffects keeps the store's tables in step with what the events say:

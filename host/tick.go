@@ -51,8 +51,8 @@ func (h *Host) nextDeadline() (time.Time, bool) {
 	var next time.Time
 	found := false
 	for _, g := range h.games {
-		if t, ok := engine.NextDeadline(g.state); ok && (!found || t.Before(next)) {
-			next, found = t, true
+		if g.hasNext && (!found || g.next.Before(next)) {
+			next, found = g.next, true
 		}
 	}
 	return next, found
@@ -65,8 +65,7 @@ func (h *Host) TickDue(ctx context.Context) error {
 	defer h.mu.Unlock()
 	now := h.clock.Now()
 	for id, g := range h.games {
-		t, ok := engine.NextDeadline(g.state)
-		if !ok || t.After(now) {
+		if !g.hasNext || g.next.After(now) {
 			continue
 		}
 		err := h.transact(ctx, "deadline", func(w *work) error {
