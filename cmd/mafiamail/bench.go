@@ -531,7 +531,7 @@ func createGames(ctx context.Context, e *benchEnv, games, players int) error {
 	}()
 	wg.Wait()
 	close(errs)
-	if err := errors.Join(collect(errs)...); err != nil {
+	if err := errors.Join(drain(errs)...); err != nil {
 		return err
 	}
 	return poll(ctx, func() bool {
@@ -612,7 +612,7 @@ func measure(ctx context.Context, e *benchEnv, o benchOptions, f *figures) error
 	f.wall = time.Since(start)
 	f.cpu = processCPU() - cpu0
 	close(errs)
-	if err := errors.Join(collect(errs)...); err != nil {
+	if err := errors.Join(drain(errs)...); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -801,4 +801,13 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 		fmt.Fprintf(tw, "messages/s\t%.0f\t%.0f\t%s\t\n", hr, br, ratio(hr, br))
 		tw.Flush()
 	}
+}
+
+// drain reads a closed channel of errors to the end.
+func drain(ch <-chan error) []error {
+	var out []error
+	for e := range ch {
+		out = append(out, e)
+	}
+	return out
 }

@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/loops"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
@@ -168,48 +168,13 @@ func heloName(addr string) string {
 }
 
 // Run runs the watcher, the sender and the game clock until ctx ends or one
-// of them fails.
+// of them fails. Every committed transaction that queued mail wakes the
+// sender.
 func (rt *hostRuntime) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	for name, run := range map[string]func(context.Context) error{
+	return loops.All(ctx, map[string]func(context.Context) error{
 		"watcher": rt.watch.Run, "sender": rt.send.Run, "clock": rt.host.RunClock,
-	} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				errs <- fmt.Errorf("%s: %w", name, err)
-				cancel()
-			}
-		}()
-	}
-	// Every committed transaction that queued mail wakes the sender.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-rt.st.OutboxSignal():
-				rt.send.Kick()
-			}
-		}
-	}()
-	wg.Wait()
-	close(errs)
-	return errors.Join(collect(errs)...)
-}
-
-func collect(ch <-chan error) []error {
-	var out []error
-	for e := range ch {
-		out = append(out, e)
-	}
-	return out
+		"outbox": rt.send.KickOn(rt.st.OutboxSignal()),
+	})
 }
 
 // Close closes the store.

@@ -15,9 +15,9 @@ import (
 	"log/slog"
 	"net/mail"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/mafiamail/mafiamail/internal/loops"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
 	"github.com/mafiamail/mafiamail/store"
@@ -115,39 +115,9 @@ func (r *Relay) Handle(ctx context.Context, m watcher.Message) error {
 // Run runs the watcher and the sender until ctx ends or one fails; every
 // committed answer wakes the sender, as in the host.
 func (r *Relay) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for name, run := range map[string]func(context.Context) error{"watcher": r.watch.Run, "sender": r.send.Run} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				errs <- fmt.Errorf("relay %s: %w", name, err)
-				cancel()
-			}
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-r.st.OutboxSignal():
-				r.send.Kick()
-			}
-		}
-	}()
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return loops.All(ctx, map[string]func(context.Context) error{
+		"relay watcher": r.watch.Run, "relay sender": r.send.Run, "relay outbox": r.send.KickOn(r.st.OutboxSignal()),
+	})
 }
 
 // Close closes the store; call it after Run has returned.

@@ -359,3 +359,19 @@ func (s *Sender) flush(ctx context.Context) error {
 	}
 	return nil
 }
+
+// KickOn returns a loop that kicks the sender each time signal fires (the
+// store's OutboxSignal: a committed transaction queued mail), until its
+// context ends.
+func (s *Sender) KickOn(signal <-chan struct{}) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-signal:
+				s.Kick()
+			}
+		}
+	}
+}
