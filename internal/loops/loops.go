@@ -20,7 +20,9 @@ func All(ctx context.Context, loops map[string]func(context.Context) error) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := loop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			// Once the context has ended, what a loop returns is how it
+			// stopped, not a failure.
+			if err := loop(ctx); err != nil && ctx.Err() == nil {
 				errs <- fmt.Errorf("%s: %w", name, err)
 				cancel()
 			}
