@@ -23,6 +23,7 @@ import (
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/internal/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testlog"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
 	"github.com/mafiamail/mafiamail/store"
@@ -75,7 +76,7 @@ type person struct {
 func newE2E(t *testing.T, clock Clock, names ...string) *e2e {
 	t.Helper()
 	s := mailstack.Start(t, mailstack.Options{})
-	e := &e2e{t: t, stack: s, db: filepath.Join(t.TempDir(), "host.db"), clock: clock, log: testLogger(t)}
+	e := &e2e{t: t, stack: s, db: filepath.Join(t.TempDir(), "host.db"), clock: clock, log: testlog.New(t, slog.LevelInfo)}
 	s.AddUser(hostUser, e2ePass)
 	e.ref = e.newPerson("Referee", "referee")
 	for _, n := range names {
@@ -570,32 +571,6 @@ var (
 func htmlLines(s string) string {
 	s = blockEnd.ReplaceAllString(s, "$0\n")
 	return html.UnescapeString(anyTag.ReplaceAllString(s, ""))
-}
-
-// testLogger logs to t.Log, and nowhere once the test is over.
-func testLogger(t *testing.T) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() {
-		w.mu.Lock()
-		w.done = true
-		w.mu.Unlock()
-	})
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
-type testWriter struct {
-	t    *testing.T
-	mu   sync.Mutex
-	done bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
 }
 
 // waitFor polls cond until it holds, failing the test after e2eWait.

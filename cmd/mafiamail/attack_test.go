@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -794,24 +792,8 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 	}
 
 	// The host's mailbox: every message read and flagged \Seen.
-	c, err := imapclient.DialInsecure(a.srv.IMAPAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Login("host", killPassword).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	sel, err := c.Select("INBOX", nil).Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	unseen, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(unseen.AllUIDs()); n > 0 || int(sel.NumMessages) != len(a.sent) {
-		errorf("the host's INBOX holds %d messages, %d unseen; %d were sent", sel.NumMessages, n, len(a.sent))
+	if total, unseen := hostInbox(t, a.srv.IMAPAddr()); unseen > 0 || total != len(a.sent) {
+		errorf("the host's INBOX holds %d messages, %d unseen; %d were sent", total, unseen, len(a.sent))
 	}
 
 	if a.faults.Load() == 0 {

@@ -1169,24 +1169,8 @@ func checkKillRun(t *testing.T, st *store.Store, srv *mailserver.Server, h *kill
 	}
 
 	// The host's mailbox: every message flagged \Seen, none left behind.
-	c, err := imapclient.DialInsecure(srv.IMAPAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Login("host", killPassword).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	sel, err := c.Select("INBOX", nil).Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	unseen, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(unseen.AllUIDs()); n > 0 || int(sel.NumMessages) != len(d.sent) {
-		errorf("the host's INBOX holds %d messages, %d unseen; %d were sent", sel.NumMessages, n, len(d.sent))
+	if total, unseen := hostInbox(t, srv.IMAPAddr()); unseen > 0 || total != len(d.sent) {
+		errorf("the host's INBOX holds %d messages, %d unseen; %d were sent", total, unseen, len(d.sent))
 	}
 
 	logData, err := os.ReadFile(h.logPath)
@@ -1351,4 +1335,27 @@ func grepLines(data []byte, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// hostInbox counts the messages in the host's INBOX and those not yet
+// flagged \Seen.
+func hostInbox(t *testing.T, imapAddr string) (total, unseen int) {
+	t.Helper()
+	c, err := imapclient.DialInsecure(imapAddr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login("host", killPassword).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := c.Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(sel.NumMessages), len(found.AllUIDs())
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mafiamail/mafiamail/internal/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/store"
@@ -24,31 +25,6 @@ import (
 const waitLong = 30 * time.Second
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-type testWriter struct {
-	t    *testing.T
-	mu   sync.Mutex
-	done bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() {
-		w.mu.Lock()
-		w.done = true
-		w.mu.Unlock()
-	})
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
 
 // memOutbox is an Outbox in memory that enforces the life of a message as
 // the store does: only claimed messages may be marked, and only once.
@@ -230,7 +206,7 @@ func testConfig(t *testing.T, smtpAddr string) sender.Config {
 	return sender.Config{
 		URL:            "smtp://" + smtpAddr,
 		Helo:           "host.example.org",
-		Logger:         testLogger(t),
+		Logger:         testlog.New(t, slog.LevelDebug),
 		MinBackoff:     5 * time.Millisecond,
 		MaxBackoff:     100 * time.Millisecond,
 		CommandTimeout: 10 * time.Second,

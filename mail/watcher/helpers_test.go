@@ -17,6 +17,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/mafiamail/mafiamail/internal/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/watcher"
 )
@@ -32,32 +33,6 @@ const (
 )
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
-
-// testWriter sends log lines to t.Log, shown for failed tests and -v.
-type testWriter struct {
-	t    *testing.T
-	mu   sync.Mutex
-	done bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() {
-		w.mu.Lock()
-		w.done = true
-		w.mu.Unlock()
-	})
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
 
 // startServer runs an embedded mail server with the host's account.
 func startServer(t *testing.T, opts mailserver.Options) *mailserver.Server {
@@ -88,7 +63,7 @@ func testConfig(t *testing.T, imapAddr string) watcher.Config {
 		// not report mail that arrived just before IDLE began) is
 		// picked up soon anyway; the test of IDLE itself sets an hour.
 		IdleRefresh: time.Second,
-		Logger:      testLogger(t),
+		Logger:      testlog.New(t, slog.LevelDebug),
 	}
 }
 
