@@ -30,8 +30,11 @@ func NormalizeName(s string) string {
 		}
 		return b.String()
 	}
-	// Decompose before folding too: some compatibility characters
-	// (U+03D3) decompose into capitals.
+	// Bytes that are not UTF-8 are no part of a name (and normalisation
+	// could join them with what follows into a letter a second pass reads
+	// differently). Decompose before folding too: some compatibility
+	// characters (U+03D3) decompose into capitals.
+	s = strings.ToValidUTF8(s, "")
 	s = norm.NFKD.String(cases.Fold().String(norm.NFKD.String(s)))
 	var b strings.Builder
 	b.Grow(len(s))

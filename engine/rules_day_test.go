@@ -54,7 +54,7 @@ func TestD1_VoteSyntaxAndNames(t *testing.T) {
 	if g.p("José Ñúñez").Slot != g.s.Player(4).Vote {
 		t.Errorf("accented name not matched")
 	}
-	for _, n := range []string{"José Ñúñez", "Mary-Jo O'Neil", "ǅemal", "Ωmega"} {
+	for _, n := range []string{"José Ñúñez", "Mary-Jo O'Neil", "ǅemal", "Ωmega", "\xf1û"} {
 		if k := NormalizeName(n); NormalizeName(k) != k {
 			t.Errorf("NormalizeName(%q) = %q is not stable", n, k)
 		}
