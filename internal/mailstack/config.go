@@ -73,6 +73,12 @@ virtual_mailbox_maps = hash:{{.Dir}}/postfix/conf/mailboxes
 virtual_transport = lmtp:inet:127.0.0.1:{{.LMTPPort}}
 recipient_delimiter = +
 
+# Large enough for the tests' oversized mail (25 MiB and more), which the
+# host, not the MTA, must refuse; the default is 10 MB.
+message_size_limit = 67108864
+mailbox_size_limit = 0
+virtual_mailbox_limit = 0
+
 smtpd_error_sleep_time = 0
 smtpd_soft_error_limit = 100
 smtpd_hard_error_limit = 1000
