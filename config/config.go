@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -47,6 +48,24 @@ type Account struct {
 	PasswordEnv string `toml:"password_env"`
 	// InsecureSkipVerify accepts any TLS certificate (local test servers only).
 	InsecureSkipVerify bool `toml:"insecure_skip_verify"`
+	// Timeout bounds the wait for the server's answer to one command; a
+	// connection that stays silent longer is given up and dialed again.
+	// Zero means the client's default (IMAP 1 minute, SMTP 2 minutes).
+	Timeout Duration `toml:"timeout"`
+}
+
+// Duration is a length of time written as Go writes one: "90s", "4m",
+// "1h30m".
+type Duration time.Duration
+
+// UnmarshalText reads a duration such as "90s".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as \"90s\" or \"4m\"", b)
+	}
+	*d = Duration(v)
+	return nil
 }
 
 // IMAP is the account the host reads.
@@ -55,6 +74,11 @@ type IMAP struct {
 	Mailbox string `toml:"mailbox"`
 	// MoveTo, if set, is the folder processed mail is moved to.
 	MoveTo string `toml:"move_to"`
+	// IdleRefresh is how long the watcher waits in IDLE before it checks
+	// the connection with NOOP: the longest a connection that hangs
+	// without closing (a stalled network) can go unnoticed, plus Timeout.
+	// Zero means 4 minutes.
+	IdleRefresh Duration `toml:"idle_refresh"`
 }
 
 // SMTP is the account the host sends through.
@@ -192,6 +216,13 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 		if a.acct.Username == "" {
 			errs = append(errs, bad(a.section+".username", "is missing"))
 		}
+		if t := time.Duration(a.acct.Timeout); t != 0 && (t < time.Second || t > time.Hour) {
+			errs = append(errs, bad(a.section+".timeout", "must be between 1s and 1h, not %v", t))
+		}
+	}
+	if r := time.Duration(cfg.IMAP.IdleRefresh); r != 0 && (r < time.Second || r > 29*time.Minute) {
+		// RFC 2177: a server may end an IDLE after 30 minutes.
+		errs = append(errs, bad("imap.idle_refresh", "must be between 1s and 29m, not %v", r))
 	}
 	if cfg.IMAP.Mailbox == "" {
 		errs = append(errs, bad("imap.mailbox", "must name a mailbox"))

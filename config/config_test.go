@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 const good = `address = "mafia@example.org"
@@ -38,6 +39,26 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
+func TestTimeouts(t *testing.T) {
+	edited := strings.Replace(good, "[smtp]", "timeout = \"20s\"\nidle_refresh = \"90s\"\n[smtp]\ntimeout = \"3m\"", 1)
+	c, err := Parse([]byte(edited), "m.toml", env(map[string]string{"IMAP_PW": "pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(c.IMAP.Timeout) != 20*time.Second || time.Duration(c.IMAP.IdleRefresh) != 90*time.Second ||
+		time.Duration(c.SMTP.Timeout) != 3*time.Minute {
+		t.Fatalf("timeouts: imap %v, idle refresh %v, smtp %v", c.IMAP.Timeout, c.IMAP.IdleRefresh, c.SMTP.Timeout)
+	}
+	// Left out, they are zero: the clients' own defaults apply.
+	c, err = Parse([]byte(good), "m.toml", env(map[string]string{"IMAP_PW": "pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IMAP.Timeout != 0 || c.IMAP.IdleRefresh != 0 || c.SMTP.Timeout != 0 {
+		t.Fatalf("defaults: %+v %+v", c.IMAP, c.SMTP)
+	}
+}
+
 func TestErrorsNameKeyAndLine(t *testing.T) {
 	cases := []struct {
 		name, edit, want string
@@ -51,6 +72,9 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"no referees", strings.Replace(good, `referees = ["ref@example.org"]`, `referees = []`, 1), "m.toml:2: referees"},
 		{"speed", "speed = 0\n" + good, "m.toml:1: speed: must be between"},
 		{"syntax", good + "\n[imap\n", "m.toml"},
+		{"not a duration", strings.Replace(good, "[smtp]", "[smtp]\ntimeout = \"soon\"", 1), "m.toml:11: smtp.timeout: toml: \"soon\" is not a duration"},
+		{"timeout too short", strings.Replace(good, "[smtp]", "[smtp]\ntimeout = \"10ms\"", 1), "m.toml:11: smtp.timeout: must be between 1s and 1h"},
+		{"idle refresh too long", strings.Replace(good, "[smtp]", "idle_refresh = \"45m\"\n[smtp]", 1), "m.toml:10: imap.idle_refresh: must be between 1s and 29m"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

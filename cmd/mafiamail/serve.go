@@ -120,6 +120,7 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 		URL: cfg.IMAP.URL, Username: cfg.IMAP.Username, Password: cfg.IMAP.Password,
 		Mailbox: cfg.IMAP.Mailbox, MoveTo: cfg.IMAP.MoveTo, TLSConfig: tlsConfig(cfg.IMAP.Account),
 		MinBackoff: 100 * time.Millisecond, Logger: log,
+		CommandTimeout: time.Duration(cfg.IMAP.Timeout), IdleRefresh: time.Duration(cfg.IMAP.IdleRefresh),
 	}, func(ctx context.Context, m watcher.Message) error {
 		// The transaction in flight finishes even when a signal stops the
 		// host: its mail is then flagged \Seen, or left for the next start.
@@ -132,6 +133,7 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 	rt.send, err = sender.New(sender.Config{
 		URL: cfg.SMTP.URL, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password,
 		TLSConfig: tlsConfig(cfg.SMTP.Account), Helo: heloName(cfg.Address), Logger: log,
+		CommandTimeout: time.Duration(cfg.SMTP.Timeout),
 		// A message refused for good is reported by the outbox in the
 		// transaction that marks it failed; this is for the messages that
 		// reached only some of their recipients.
