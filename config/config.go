@@ -213,7 +213,14 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 			}
 			a.acct.Password = v
 		}
-		if a.acct.Username == "" {
+		switch {
+		case a.acct.Username != "":
+		case a.section == "smtp" && a.acct.Password == "" && a.acct.PasswordEnv == "":
+			// A mail server on the host's own machine or network (a local
+			// Postfix) may relay for it without authentication.
+		case a.section == "smtp":
+			errs = append(errs, bad(a.section+".username", "is missing: a password is given"))
+		default:
 			errs = append(errs, bad(a.section+".username", "is missing"))
 		}
 		if t := time.Duration(a.acct.Timeout); t != 0 && (t < time.Second || t > time.Hour) {

@@ -59,6 +59,23 @@ func TestTimeouts(t *testing.T) {
 	}
 }
 
+func TestSMTPWithoutAuthentication(t *testing.T) {
+	edited := strings.Replace(good, "username = \"mafia@example.org\"\npassword = \"s3cret\"", "", 1)
+	c, err := Parse([]byte(edited), "m.toml", env(map[string]string{"IMAP_PW": "pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SMTP.Username != "" || c.SMTP.Password != "" {
+		t.Fatalf("smtp: %+v", c.SMTP)
+	}
+	// A password without a username is a mistake, not a choice.
+	edited = strings.Replace(good, "username = \"mafia@example.org\"\npassword = \"s3cret\"", "password = \"s3cret\"", 1)
+	if _, err := Parse([]byte(edited), "m.toml", env(map[string]string{"IMAP_PW": "pw"})); err == nil ||
+		!strings.Contains(err.Error(), "smtp.username: is missing: a password is given") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestErrorsNameKeyAndLine(t *testing.T) {
 	cases := []struct {
 		name, edit, want string
