@@ -51,16 +51,10 @@ type Stack struct {
 // fails the test, because CI must run these tests rather than skip them.
 func Start(tb testing.TB, opts Options) *Stack {
 	tb.Helper()
-	progs, err := programsFinder()
-	if err != nil {
-		msg := fmt.Sprintf("mailstack: no real mail servers: %v (.ci/run installs the Debian packages dovecot-imapd, dovecot-lmtpd and postfix, as root)", err)
-		if inCI() {
-			tb.Fatal(msg)
-		} else {
-			tb.Skip(msg)
-		}
+	if !require(tb) {
 		return nil // not reached with a real testing.TB
 	}
+	progs, _ := programsFinder()
 	s, err := launch(progs, opts)
 	if err != nil {
 		tb.Fatalf("mailstack: %v", err)
@@ -68,6 +62,53 @@ func Start(tb testing.TB, opts Options) *Stack {
 	s.tb = tb
 	tb.Cleanup(s.Stop)
 	return s
+}
+
+// Require skips tb where no stack can start here, or fails it when the
+// environment variable CI is set, as Start does. It is for tests that
+// start stacks with Launch, in code that is not a test's own.
+func Require(tb testing.TB) {
+	tb.Helper()
+	require(tb)
+}
+
+func require(tb testing.TB) bool {
+	tb.Helper()
+	if err := Available(); err != nil {
+		msg := fmt.Sprintf("mailstack: no real mail servers: %v (.ci/run installs the Debian packages dovecot-imapd, dovecot-lmtpd and postfix, as root)", err)
+		if inCI() {
+			tb.Fatal(msg)
+		} else {
+			tb.Skip(msg)
+		}
+		return false
+	}
+	return true
+}
+
+// Available tells whether a stack can start here: it returns why not,
+// such as a missing package or a process that is not root.
+func Available() error {
+	_, err := programsFinder()
+	return err
+}
+
+// Launch starts Postfix and Dovecot for a program rather than a test: its
+// errors are returned, and the caller must Close the stack. A Stack from
+// Launch offers SMTPAddr, IMAPAddr, LMTPAddr, Domain, Address, SetUser,
+// AwaitDelivered and Close; the methods that end a test (AddUser,
+// WaitDelivered, RestartDovecot, StopDovecot, StartDovecot, Stop) need a
+// Stack from Start.
+func Launch(opts Options) (*Stack, error) {
+	progs, err := programsFinder()
+	if err != nil {
+		return nil, fmt.Errorf("mailstack: no real mail servers: %w", err)
+	}
+	s, err := launch(progs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("mailstack: %w", err)
+	}
+	return s, nil
 }
 
 func launch(progs programs, opts Options) (_ *Stack, err error) {
@@ -299,12 +340,13 @@ var userRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 // AddUser returns, both servers know the user, as far as they run.
 func (s *Stack) AddUser(name, password string) {
 	s.tb.Helper()
-	if err := s.addUser(name, password); err != nil {
+	if err := s.SetUser(name, password); err != nil {
 		s.tb.Fatalf("mailstack: %v", err)
 	}
 }
 
-func (s *Stack) addUser(name, password string) error {
+// SetUser is AddUser returning its error.
+func (s *Stack) SetUser(name, password string) error {
 	if !userRE.MatchString(name) {
 		return fmt.Errorf("add user %q: want a lowercase local part of letters, digits, '.', '_' or '-'", name)
 	}
@@ -422,17 +464,25 @@ func writeFile(path string, data []byte, mode os.FileMode, uid, gid int) error {
 // would. Tests that need exactly one copy call WaitDelivered first.
 func (s *Stack) WaitDelivered() {
 	s.tb.Helper()
+	if err := s.AwaitDelivered(); err != nil {
+		s.tb.Fatalf("mailstack: %v", err)
+	}
+}
+
+// AwaitDelivered is WaitDelivered returning its error: it waits until
+// Postfix's queue is empty, for at most two minutes.
+func (s *Stack) AwaitDelivered() error {
 	deadline := time.Now().Add(deliverTimeout)
 	for {
 		n, err := s.queued()
 		if err != nil {
-			s.tb.Fatalf("mailstack: %v", err)
+			return err
 		}
 		if n == 0 {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			s.tb.Fatalf("mailstack: %d messages still in Postfix's queue after %v", n, deliverTimeout)
+			return fmt.Errorf("%d messages still in Postfix's queue after %v", n, deliverTimeout)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -542,6 +592,22 @@ func (s *Stack) Stop() {
 	if err := s.halt(); err != nil {
 		s.tb.Errorf("mailstack: %v", err)
 	}
+}
+
+// Close stops both servers, waits until none of their processes is left,
+// and removes the stack's folder: Stop for a Stack from Launch. Calling it
+// again does nothing.
+func (s *Stack) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil
+	}
+	s.stopped = true
+	if err := s.halt(); err != nil {
+		return fmt.Errorf("mailstack: %w", err)
+	}
+	return nil
 }
 
 // halt stops whatever daemon runs and removes the folder.
