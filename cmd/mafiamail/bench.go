@@ -6,48 +6,42 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/mail"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/emersion/go-smtp"
-
-	"github.com/mafiamail/mafiamail/config"
-	"github.com/mafiamail/mafiamail/host"
-	"github.com/mafiamail/mafiamail/internal/relay"
-	"github.com/mafiamail/mafiamail/mail/mailserver"
-	"github.com/mafiamail/mafiamail/store"
 )
 
-// cmdBench measures the host against a bare relay over the embedded
-// servers: latency of a command to its confirmation, commands per second,
-// memory, and the time to work off a backlog of unseen mail.
+// cmdBench measures the host against a bare relay, each in a process of
+// its own, over the embedded servers or a real Postfix and Dovecot:
+// latency of a command to its confirmation, commands per second, CPU and
+// memory of the host's process, and the time to work off a backlog of
+// unseen mail.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("bench", stderr)
 	games := fs.String("games", "1,10,100", "the scales: how many concurrent games, comma-separated")
 	players := fs.Int("players", 25, "players per game (25: the mafia150 setup, 11: classic)")
 	commands := fs.Int("commands", 500, "commands measured per scale")
-	backlog := fs.Int("backlog", 10000, "unseen messages waiting when the host starts (0: skip)")
+	backlog := fs.Int("backlog", 10000, "unseen messages waiting when the host starts, at the first scale (0: skip)")
 	inFlight := fs.Int("concurrency", 32, "commands in flight at once (each player has at most one)")
+	runs := fs.Int("runs", 1, "how often each scale is measured; the table shows the median and the spread")
+	stack := fs.String("stack", stackEmbedded, "the mail servers: embedded (in the bench's process) or postfix (a real Postfix and Dovecot on loopback; needs root)")
+	exe := fs.String("bin", "", "the mafiamail binary that runs the host and the relay (default: this one)")
 	verbose := fs.Bool("v", false, "log what the host does")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's measured commands at the last scale to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's process over its measured commands at the last scale to this file")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
 	o := benchOptions{players: *players, commands: *commands, backlog: *backlog, inFlight: *inFlight,
-		progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile}
+		runs: *runs, stack: *stack, exe: *exe, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile}
 	if *verbose {
 		o.logTo = stderr
 	}
@@ -58,8 +52,25 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		o.games = append(o.games, n)
 	}
-	if o.players < 3 || o.commands < 1 || o.inFlight < 1 || o.backlog < 0 {
-		return usageError{errors.New("--players must be at least 3, --commands and --concurrency at least 1")}
+	if o.players < 3 || o.commands < 1 || o.inFlight < 1 || o.backlog < 0 || o.runs < 1 {
+		return usageError{errors.New("--players must be at least 3, --commands, --concurrency and --runs at least 1")}
+	}
+	if o.stack != stackEmbedded && o.stack != stackPostfix {
+		return usageError{fmt.Errorf("--stack: %q is neither embedded nor postfix", o.stack)}
+	}
+	if o.cpuProfile != "" {
+		abs, err := filepath.Abs(o.cpuProfile)
+		if err != nil {
+			return usageError{err}
+		}
+		o.cpuProfile = abs
+	}
+	if o.exe == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("find this binary to run the host: %w", err)
+		}
+		o.exe = self
 	}
 	res, err := runBench(ctx, o)
 	if err != nil {
@@ -75,24 +86,29 @@ type benchOptions struct {
 	commands int
 	backlog  int
 	inFlight int
+	runs     int
+	// stack is stackEmbedded or stackPostfix.
+	stack string
+	// exe is the mafiamail binary whose bench-child runs each system.
+	exe      string
 	progress io.Writer
 	logTo    io.Writer
-	// cpuProfile, if set, receives a CPU profile of the host's measured
-	// commands at the last scale.
+	// cpuProfile, if set, receives a CPU profile of the host's process
+	// over its measured commands at the last scale (of the last run).
 	cpuProfile string
 }
 
-// figures are what one system (host or relay) did at one scale.
+// figures are what one system (host or relay) did at one scale in one run.
+// CPU and memory are the system's own process's.
 type figures struct {
 	commands  int
 	errors    int // commands answered with an error instead of a confirmation
 	latencies []time.Duration
 	wall      time.Duration // of the measured commands
-	cpu       time.Duration // process CPU time over the measured commands
-	peakRSS   uint64        // VmHWM, bytes
-	rssReset  bool          // whether VmHWM could be reset before the phase
-	peakHeap  uint64        // sampled HeapInuse, bytes
-	ownHeap   uint64        // live heap the system itself holds after the commands
+	cpu       time.Duration // the process's CPU time over the measured commands
+	peakRSS   uint64        // VmHWM of the process, bytes, from its start to the end of the commands
+	peakHeap  uint64        // peak heap in use, sampled by the process itself
+	liveHeap  uint64        // heap alive after a collection, after the commands
 	setup     time.Duration // creating the games by mail (host only)
 }
 
@@ -125,44 +141,61 @@ type scaleResult struct {
 	host, relay figures
 }
 
-type benchResult struct {
-	scales []scaleResult
-	// backlog: the time from start to the last answer of the backlog.
-	backlogGames              int
-	backlogHost, backlogRelay time.Duration
+// backlogResult is the time from a system's start to the last answer of
+// the backlog.
+type backlogResult struct {
+	host, relay time.Duration
 }
 
-// runBench runs every scale, the relay first and then the host, each on
-// fresh servers and a fresh store, and the backlog at the first scale.
+type benchResult struct {
+	// scales[i][r] is scale i in run r.
+	scales       [][]scaleResult
+	backlogGames int
+	backlog      []backlogResult // one per run
+}
+
+// runBench runs every scale o.runs times, the relay first and then the
+// host, each on fresh servers and a fresh store, and the backlog at the
+// first scale of every run. The runs go round the scales, so that a
+// passing disturbance of the shared machine spoils one run of a scale
+// rather than all of them.
 func runBench(ctx context.Context, o benchOptions) (*benchResult, error) {
-	res := &benchResult{}
-	for i, g := range o.games {
-		backlog := 0
-		if i == 0 {
-			backlog = o.backlog
+	res := &benchResult{scales: make([][]scaleResult, len(o.games))}
+	for r := range o.runs {
+		for i, g := range o.games {
+			backlog := 0
+			if i == 0 {
+				backlog = o.backlog
+			}
+			sr := scaleResult{games: g}
+			run := ""
+			if o.runs > 1 {
+				run = fmt.Sprintf("run %d/%d, ", r+1, o.runs)
+			}
+			fmt.Fprintf(o.progress, "%s%s stack, %d game(s) x %d players: relay...", run, o.stack, g, o.players)
+			rf, rb, err := benchPhase(ctx, o, g, backlog, false, false)
+			if err != nil {
+				return nil, fmt.Errorf("relay at %d games: %w", g, err)
+			}
+			fmt.Fprintf(o.progress, " host...")
+			profile := o.cpuProfile != "" && r == o.runs-1 && i == len(o.games)-1
+			hf, hb, err := benchPhase(ctx, o, g, backlog, true, profile)
+			if err != nil {
+				return nil, fmt.Errorf("host at %d games: %w", g, err)
+			}
+			fmt.Fprintf(o.progress, " done\n")
+			sr.relay, sr.host = rf, hf
+			if backlog > 0 {
+				res.backlogGames = g
+				res.backlog = append(res.backlog, backlogResult{host: hb, relay: rb})
+			}
+			res.scales[i] = append(res.scales[i], sr)
 		}
-		sr := scaleResult{games: g}
-		fmt.Fprintf(o.progress, "scale %d game(s) x %d players: relay...", g, o.players)
-		rf, rb, err := benchPhase(ctx, o, g, backlog, false)
-		if err != nil {
-			return nil, fmt.Errorf("relay at %d games: %w", g, err)
-		}
-		fmt.Fprintf(o.progress, " host...")
-		hf, hb, err := benchPhase(ctx, o, g, backlog, true)
-		if err != nil {
-			return nil, fmt.Errorf("host at %d games: %w", g, err)
-		}
-		fmt.Fprintf(o.progress, " done\n")
-		sr.relay, sr.host = rf, hf
-		if backlog > 0 {
-			res.backlogGames, res.backlogRelay, res.backlogHost = g, rb, hb
-		}
-		res.scales = append(res.scales, sr)
 	}
 	return res, nil
 }
 
-// benchPlayer is one player of the load: its mailbox and the address its
+// benchPlayer is one player of the load: its address and the address its
 // commands go to (the private channel for the host, the relay's address).
 type benchPlayer struct {
 	game int
@@ -181,9 +214,11 @@ type arrival struct {
 
 const benchPassword = "bench"
 
-// benchEnv is one phase's servers and players.
+// benchEnv is one phase's mail stack and players.
 type benchEnv struct {
-	srv     *mailserver.Server
+	stack   benchStack
+	domain  string
+	referee string
 	players []*benchPlayer
 	byAddr  map[string]*benchPlayer
 	// refChannels maps a game to the referee's private channel in it.
@@ -207,62 +242,54 @@ func benchPlayerName(i int) string {
 	return "Pl" + string(b)
 }
 
-func newBenchEnv(games, players int, logTo io.Writer) (*benchEnv, error) {
+func newBenchEnv(kind string, games, players int, logTo io.Writer) (*benchEnv, error) {
 	e := &benchEnv{byAddr: map[string]*benchPlayer{}, refChannels: map[string]string{}}
+	st, err := startStack(kind, e.arrived, logTo)
+	if err != nil {
+		return nil, err
+	}
+	e.stack, e.domain = st, st.domain()
+	e.referee = "players+referee@" + e.domain
 	for g := range games {
 		for i := range players {
-			p := &benchPlayer{game: g, name: benchPlayerName(i), addr: fmt.Sprintf("g%dp%d@example.org", g, i),
+			p := &benchPlayer{game: g, name: benchPlayerName(i), addr: fmt.Sprintf("players+g%d-p%d@%s", g, i, e.domain),
 				arrived: make(chan arrival, 16)}
 			e.players = append(e.players, p)
 			e.byAddr[p.addr] = p
 		}
 	}
-	srv, err := mailserver.Start(mailserver.Options{
-		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: benchPassword,
-		Users:  map[string]string{"host": benchPassword, "referee": benchPassword},
-		Logger: slog.New(slog.NewTextHandler(logTo, nil)), OnMessage: e.onMessage,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start mail servers: %w", err)
-	}
-	e.srv = srv
 	return e, nil
 }
 
-// onMessage sees every SMTP transaction once it is in the mailboxes: that
-// is when an answer counts as arrived.
-func (e *benchEnv) onMessage(m mailserver.Message) {
-	if !m.Delivered {
+func (e *benchEnv) address(user string) string { return user + "@" + e.domain }
+
+// arrived sees every message in a player's (or the referee's) mailbox:
+// that is when an answer counts as arrived. It learns each player's
+// private channel, and the referee's in each game, from their Reply-To.
+func (e *benchEnv) arrived(to, kind string, replyTo func() string, at time.Time) {
+	if p := e.byAddr[to]; p != nil {
+		if p.to.Load() == nil {
+			if rt := replyTo(); strings.Contains(rt, "-p-") {
+				p.to.Store(&rt)
+			}
+		}
+		if kind == "confirm" || kind == "error" {
+			if kind == "confirm" {
+				e.answers.Add(1)
+			}
+			select {
+			case p.arrived <- arrival{at: at, kind: kind}:
+			default:
+			}
+		}
 		return
 	}
-	now := time.Now()
-	for _, to := range m.To {
-		to = strings.ToLower(to)
-		if p := e.byAddr[to]; p != nil {
-			kind := headerValue(m.Data, "X-Mafiamail-Kind")
-			if p.to.Load() == nil {
-				if rt := replyTo(m.Data); strings.Contains(rt, "-p-") {
-					p.to.Store(&rt)
-				}
-			}
-			if kind == "confirm" || kind == "error" {
-				if kind == "confirm" {
-					e.answers.Add(1)
-				}
-				select {
-				case p.arrived <- arrival{at: now, kind: kind}:
-				default:
-				}
-			}
-			continue
-		}
-		if to == "referee@example.org" {
-			if rt := replyTo(m.Data); strings.Contains(rt, "-p-") {
-				game, _, _ := strings.Cut(strings.TrimPrefix(rt, "host+"), "-p-")
-				e.mu.Lock()
-				e.refChannels[game] = rt
-				e.mu.Unlock()
-			}
+	if to == e.referee {
+		if rt := replyTo(); strings.Contains(rt, "-p-") {
+			game, _, _ := strings.Cut(strings.TrimPrefix(rt, "host+"), "-p-")
+			e.mu.Lock()
+			e.refChannels[game] = rt
+			e.mu.Unlock()
 		}
 	}
 }
@@ -292,98 +319,73 @@ func replyTo(raw []byte) string {
 	return strings.ToLower(as[0].Address)
 }
 
-// system is the host or the relay, started and stopped the same way.
-type system struct {
-	stop func() error
-	// drained tells whether nothing waits in the outbox.
-	drained func(ctx context.Context) bool
-}
-
-func startSystem(ctx context.Context, o benchOptions, srv *mailserver.Server, db string, isHost bool) (*system, error) {
-	log := slog.New(slog.NewTextHandler(o.logTo, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	var st *store.Store
-	var closeStore func() error
-	if isHost {
-		cfg := config.Defaults()
-		cfg.Address, cfg.Referees, cfg.Database = "host@example.org", []string{"referee@example.org"}, db
-		cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", benchPassword
-		cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", benchPassword
-		// Load, not abuse: every player writes far more than a person would.
-		cfg.Limits.PerSenderPerHour = 1 << 30
-		cfg.Limits.MaxCommandLines = o.players + 10
-		// Game time at real speed, from a Monday morning: no deadline
-		// comes during the run.
-		now := time.Now()
-		clock := host.Clock{Anchor: now, Start: WeekendEndAfter(now), Speed: 1}
-		rt, err := startHostWith(ctx, &cfg, clock, log, nil)
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		st, closeStore = rt.st, rt.Close
-		go func() { done <- rt.Run(runCtx) }()
-	} else {
-		r, err := relay.Open(ctx, relay.Config{Address: "host@example.org", Database: db,
-			IMAPURL: "imap://" + srv.IMAPAddr(), IMAPUser: "host", IMAPPassword: benchPassword,
-			SMTPURL: "smtp://" + srv.SMTPAddr(), SMTPUser: "host", SMTPPassword: benchPassword, Logger: log})
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		st, closeStore = r.Store(), r.Close
-		go func() { done <- r.Run(runCtx) }()
+// writeSystemConfig writes the configuration file the host (serve) and
+// the relay read, and, for the host, a game clock at real speed from a
+// Monday morning, so that no deadline or weekend comes during the run.
+func writeSystemConfig(e *benchEnv, o benchOptions, dir, user string, isHost bool) (string, error) {
+	db := filepath.Join(dir, user+".db")
+	var b strings.Builder
+	fmt.Fprintf(&b, "address = %s\nreferees = [%s]\ndatabase = %s\nspeed = 1\n\n[log]\nlevel = \"info\"\n\n",
+		strconv.Quote(e.address(user)), strconv.Quote(e.referee), strconv.Quote(db))
+	fmt.Fprintf(&b, "[imap]\nurl = %s\nusername = %s\npassword = %s\n\n",
+		strconv.Quote("imap://"+e.stack.imapAddr()), strconv.Quote(user), strconv.Quote(benchPassword))
+	fmt.Fprintf(&b, "[smtp]\nurl = %s\n", strconv.Quote("smtp://"+e.stack.smtpAddr()))
+	if e.stack.smtpAuth() {
+		fmt.Fprintf(&b, "username = %s\npassword = %s\n", strconv.Quote(user), strconv.Quote(benchPassword))
 	}
-	return &system{
-		stop: func() error {
-			cancel()
-			err := <-done
-			if cerr := closeStore(); err == nil {
-				err = cerr
-			}
-			return err
-		},
-		drained: func(ctx context.Context) bool {
-			for _, s := range []store.OutStatus{store.OutPending, store.OutSending} {
-				if ms, err := st.OutMessages(ctx, s); err != nil || len(ms) > 0 {
-					return false
-				}
-			}
-			return true
-		},
-	}, nil
+	// Load, not abuse: every player writes far more than a person would.
+	fmt.Fprintf(&b, "\n[limits]\nper_sender_per_hour = %d\nmax_command_lines = %d\n", 1<<30, o.players+10)
+	path := filepath.Join(dir, user+".toml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return "", fmt.Errorf("write %s's configuration: %w", user, err)
+	}
+	if isHost {
+		now := time.Now()
+		if err := writeClock(clockPath(db), clockState{Anchor: now.UTC(), Start: WeekendEndAfter(now).UTC(), Speed: 1}); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
 }
 
 // benchPhase runs one system at one scale: set up, measure the commands,
 // and, with backlog > 0, restart it in front of that many unseen messages.
-func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost bool) (f figures, backlogTime time.Duration, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost, profile bool) (f figures, backlogTime time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute)
 	defer cancel()
-	runtime.GC()
-	debug.FreeOSMemory()
-	f.rssReset = resetPeakRSS()
-	mem := startMemSampler()
-	defer mem.stop()
-
-	e, err := newBenchEnv(games, o.players, o.logTo)
+	e, err := newBenchEnv(o.stack, games, o.players, o.logTo)
 	if err != nil {
 		return f, 0, err
 	}
-	defer e.srv.Close()
+	defer func() {
+		if cerr := e.stack.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
 	dir, err := os.MkdirTemp("", "mafiamail-bench-")
 	if err != nil {
 		return f, 0, err
 	}
 	defer os.RemoveAll(dir)
-	db := filepath.Join(dir, "bench.db")
-	sys, err := startSystem(ctx, o, e.srv, db, isHost)
+	user, sub := "relay", "relay"
+	if isHost {
+		user, sub = "host", "serve"
+	}
+	cfg, err := writeSystemConfig(e, o, dir, user, isHost)
+	if err != nil {
+		return f, 0, err
+	}
+	prof := ""
+	if profile {
+		prof = o.cpuProfile
+	}
+	child, err := startChild(o.exe, dir, user, sub, cfg, prof, o.logTo)
 	if err != nil {
 		return f, 0, err
 	}
 	defer func() {
-		if sys != nil {
-			if serr := sys.stop(); err == nil && serr != nil && !errors.Is(serr, context.Canceled) {
+		if child != nil {
+			if serr := child.stop(); err == nil && serr != nil {
 				err = serr
 			}
 		}
@@ -391,12 +393,12 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 
 	start := time.Now()
 	if isHost {
-		if err := createGames(ctx, e, games, o.players); err != nil {
+		if err := createGames(ctx, e, games, o.players, child); err != nil {
 			return f, 0, err
 		}
 	} else {
 		for _, p := range e.players {
-			to := "host@example.org"
+			to := e.address("relay")
 			p.to.Store(&to)
 		}
 	}
@@ -407,57 +409,53 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 	// while.
 	warm, wo := figures{}, o
 	wo.commands = min(50, o.commands)
-	if err := measure(ctx, e, wo, &warm); err != nil {
+	if err := measure(ctx, e, wo, child, &warm); err != nil {
 		return f, 0, fmt.Errorf("warm-up: %w", err)
 	}
-	profile := isHost && o.cpuProfile != "" && games == o.games[len(o.games)-1]
 	if profile {
-		pf, err := os.Create(o.cpuProfile)
-		if err != nil {
+		if err := child.toggleProfile(); err != nil {
 			return f, 0, err
 		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return f, 0, fmt.Errorf("CPU profile: %w", err)
-		}
 	}
-	err = measure(ctx, e, o, &f)
+	err = measure(ctx, e, o, child, &f)
 	if profile {
-		pprof.StopCPUProfile()
+		if perr := child.toggleProfile(); err == nil {
+			err = perr
+		}
 	}
 	if err != nil {
 		return f, 0, err
 	}
-	f.peakHeap = mem.peak()
-	f.peakRSS = peakRSS()
-
-	// What the system itself keeps alive: the live heap with it running,
-	// less the live heap once it has stopped (the mail servers, which keep
-	// every message, and the players stay).
-	withSystem := liveHeap()
-	if err := sys.stop(); err != nil && !errors.Is(err, context.Canceled) {
+	f.peakRSS = child.peakRSS()
+	hs, err := child.heap(ctx)
+	if err != nil {
 		return f, 0, err
 	}
-	sys = nil
-	if without := liveHeap(); withSystem > without {
-		f.ownHeap = withSystem - without
+	f.peakHeap, f.liveHeap = hs.PeakHeapInUse, hs.LiveHeap
+	if err := child.stop(); err != nil {
+		return f, 0, err
 	}
+	child = nil
 
 	if backlog > 0 {
+		msgs := make([]benchMail, backlog)
 		for i := range backlog {
 			p := e.players[i%len(e.players)]
-			msg := commandMail(p, fmt.Sprintf("backlog.%d", i))
-			if err := e.srv.Deliver(p.addr, *p.to.Load(), msg); err != nil {
-				return f, 0, fmt.Errorf("deliver backlog: %w", err)
-			}
+			msgs[i] = benchMail{from: p.addr, to: *p.to.Load(), raw: commandMail(p, fmt.Sprintf("backlog.%d", i))}
+		}
+		if err := e.stack.inject(ctx, msgs); err != nil {
+			return f, 0, err
 		}
 		base := e.answers.Load()
 		start := time.Now()
-		if sys, err = startSystem(ctx, o, e.srv, db, isHost); err != nil {
+		if child, err = startChild(o.exe, dir, user, sub, cfg, "", o.logTo); err != nil {
 			return f, 0, err
 		}
-		if err := poll(ctx, func() bool { return e.answers.Load()-base >= int64(backlog) }); err != nil {
+		if err := poll(ctx, func() bool { return e.answers.Load()-base >= int64(backlog) || child.exited() != nil }); err != nil {
 			return f, 0, fmt.Errorf("backlog: %d of %d answered: %w", e.answers.Load()-base, backlog, err)
+		}
+		if err := child.exited(); err != nil {
+			return f, 0, fmt.Errorf("backlog: %w", err)
 		}
 		backlogTime = time.Since(start)
 	}
@@ -468,7 +466,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 // SETUP, one ADD per player and START in the referee's channel. Several
 // games are set up at once; it returns once every player knows its
 // private channel and the outbox is empty.
-func createGames(ctx context.Context, e *benchEnv, games, players int) error {
+func createGames(ctx context.Context, e *benchEnv, games, players int, child *benchChild) error {
 	setup := fmt.Sprintf("players=%d mafia=%d", players, max(1, players/4))
 	switch players {
 	case 25:
@@ -477,13 +475,13 @@ func createGames(ctx context.Context, e *benchEnv, games, players int) error {
 		setup = "classic"
 	}
 	work := make(chan int)
-	errs := make(chan error, 8)
+	errs := make(chan error, 32)
 	var wg sync.WaitGroup
-	for range min(8, games) {
+	for range min(32, games) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dialSMTP(e.srv.SMTPAddr())
+			c, err := dialSMTP(e.stack.smtpAddr())
 			if err != nil {
 				errs <- err
 				return
@@ -491,7 +489,7 @@ func createGames(ctx context.Context, e *benchEnv, games, players int) error {
 			defer c.Close()
 			for g := range work {
 				id := fmt.Sprintf("g%d", g)
-				if err := sendMail(c, "referee@example.org", "host@example.org", "bench."+id+".new", "NEW GAME "+id); err != nil {
+				if err := sendMail(c, e.referee, e.address("host"), "bench."+id+".new", "NEW GAME "+id); err != nil {
 					errs <- err
 					return
 				}
@@ -500,8 +498,9 @@ func createGames(ctx context.Context, e *benchEnv, games, players int) error {
 					e.mu.Lock()
 					defer e.mu.Unlock()
 					ch = e.refChannels[id]
-					return ch != ""
-				}); err != nil {
+					return ch != "" || child.exited() != nil
+				}); err != nil || ch == "" {
+					err = errors.Join(err, child.exited())
 					errs <- fmt.Errorf("no answer to NEW GAME %s: %w", id, err)
 					return
 				}
@@ -512,7 +511,7 @@ func createGames(ctx context.Context, e *benchEnv, games, players int) error {
 					fmt.Fprintf(&body, "ADD %s %s\r\n", p.name, p.addr)
 				}
 				body.WriteString("START\r\n")
-				if err := sendMail(c, "referee@example.org", ch, "bench."+id+".setup", body.String()); err != nil {
+				if err := sendMail(c, e.referee, ch, "bench."+id+".setup", body.String()); err != nil {
 					errs <- err
 					return
 				}
@@ -534,20 +533,26 @@ func createGames(ctx context.Context, e *benchEnv, games, players int) error {
 	if err := errors.Join(drain(errs)...); err != nil {
 		return err
 	}
-	return poll(ctx, func() bool {
+	if err := poll(ctx, func() bool {
+		if child.exited() != nil {
+			return true
+		}
 		for _, p := range e.players {
 			if p.to.Load() == nil {
 				return false
 			}
 		}
 		return true
-	})
+	}); err != nil {
+		return fmt.Errorf("not every player has its private channel: %w", err)
+	}
+	return child.exited()
 }
 
 // measure sends o.commands STATUS commands, o.inFlight at a time, each
 // from a player with no command outstanding, and times each from the hand
 // over to SMTP to its confirmation being in the player's mailbox.
-func measure(ctx context.Context, e *benchEnv, o benchOptions, f *figures) error {
+func measure(ctx context.Context, e *benchEnv, o benchOptions, child *benchChild, f *figures) error {
 	free := make(chan *benchPlayer, len(e.players))
 	for _, p := range e.players {
 		free <- p
@@ -557,13 +562,13 @@ func measure(ctx context.Context, e *benchEnv, o benchOptions, f *figures) error
 	var mu sync.Mutex
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
-	cpu0 := processCPU()
+	cpu0 := child.cpu()
 	start := time.Now()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dialSMTP(e.srv.SMTPAddr())
+			c, err := dialSMTP(e.stack.smtpAddr())
 			if err != nil {
 				errs <- err
 				return
@@ -598,8 +603,8 @@ func measure(ctx context.Context, e *benchEnv, o benchOptions, f *figures) error
 						f.errors++
 					}
 					mu.Unlock()
-				case <-time.After(time.Minute):
-					errs <- fmt.Errorf("no answer to %s's command %d in a minute", p.addr, n)
+				case <-time.After(2 * time.Minute):
+					errs <- errors.Join(fmt.Errorf("no answer to %s's command %d in two minutes", p.addr, n), child.exited())
 					return
 				case <-ctx.Done():
 					return
@@ -610,7 +615,7 @@ func measure(ctx context.Context, e *benchEnv, o benchOptions, f *figures) error
 	}
 	wg.Wait()
 	f.wall = time.Since(start)
-	f.cpu = processCPU() - cpu0
+	f.cpu = child.cpu() - cpu0
 	close(errs)
 	if err := errors.Join(drain(errs)...); err != nil {
 		return err
@@ -660,147 +665,155 @@ func poll(ctx context.Context, cond func() bool) error {
 	return waitFor(ctx, cond)
 }
 
-// memSampler keeps the peak of HeapInuse, sampled every 50 ms.
-type memSampler struct {
-	max  atomic.Uint64
-	done chan struct{}
-	wg   sync.WaitGroup
-}
+func ms(d float64) string { return fmt.Sprintf("%.1f ms", d/float64(time.Millisecond)) }
 
-func startMemSampler() *memSampler {
-	m := &memSampler{done: make(chan struct{})}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			m.sample()
-			select {
-			case <-m.done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return m
-}
+func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
 
-func (m *memSampler) sample() {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	if ms.HeapInuse > m.max.Load() {
-		m.max.Store(ms.HeapInuse)
+func perSec(v float64) string { return fmt.Sprintf("%.0f", v) }
+
+func secs(v float64) string { return fmt.Sprintf("%.1f s", v) }
+
+func plain(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// spread is the median and the range of one figure over the runs.
+type spread struct{ med, lo, hi float64 }
+
+func spreadOf(xs []float64) spread {
+	if len(xs) == 0 {
+		return spread{}
 	}
-}
-
-func (m *memSampler) peak() uint64 { m.sample(); return m.max.Load() }
-
-func (m *memSampler) stop() { close(m.done); m.wg.Wait() }
-
-// liveHeap is the heap in use right after a collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
-// resetPeakRSS sets the process's VmHWM back to its current RSS (Linux:
-// "5" to clear_refs), so that each phase's peak is its own.
-func resetPeakRSS() bool {
-	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-}
-
-// peakRSS is VmHWM from /proc/self/status, in bytes (0 where unknown).
-func peakRSS() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
+	return spread{med: med, lo: s[0], hi: s[len(s)-1]}
+}
+
+// cell shows the median, and the range where there was more than one run.
+func (s spread) cell(format func(float64) string, runs int) string {
+	if runs < 2 {
+		return format(s.med)
+	}
+	// The range without the unit, which the median shows.
+	num := func(v float64) string { n, _, _ := strings.Cut(format(v), " "); return n }
+	return fmt.Sprintf("%s (%s-%s)", format(s.med), num(s.lo), num(s.hi))
+}
+
+// ratios are a/b for each run (NaN-free: a run with b = 0 is left out).
+func ratios(a, b []float64) []float64 {
+	var out []float64
+	for i := range a {
+		if b[i] != 0 {
+			out = append(out, a[i]/b[i])
 		}
 	}
-	return 0
+	return out
 }
 
-// processCPU is the user and system CPU time of the process so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+// benchRows are the figures of the per-scale table.
+var benchRows = []struct {
+	name   string
+	format func(float64) string
+	value  func(figures) float64
+}{
+	{"p50", ms, func(f figures) float64 { return float64(f.quantile(.5)) }},
+	{"p95", ms, func(f figures) float64 { return float64(f.quantile(.95)) }},
+	{"p99", ms, func(f figures) float64 { return float64(f.quantile(.99)) }},
+	{"commands/s", perSec, figures.perSecond},
+	{"CPU/command", ms, func(f figures) float64 { return float64(f.cpuPerCommand()) }},
+	{"peak RSS", mib, func(f figures) float64 { return float64(f.peakRSS) }},
+	{"peak heap in use", mib, func(f figures) float64 { return float64(f.peakHeap) }},
+	{"live heap", mib, func(f figures) float64 { return float64(f.liveHeap) }},
+}
+
+func column(runs []scaleResult, host bool, value func(figures) float64) []float64 {
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		if host {
+			out[i] = value(r.host)
+		} else {
+			out[i] = value(r.relay)
+		}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return out
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-
-func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+func (r *benchResult) print(w io.Writer, o benchOptions) {
+	how := "the embedded servers, in the bench's process; arrival: the server's delivery hook"
+	if o.stack == stackPostfix {
+		how = "a real Postfix and Dovecot on loopback; arrival: Dovecot's EXISTS to an IDLE session on the players' INBOX"
+	}
+	fmt.Fprintf(w, "\nmafiamail bench: %d players a game, %d commands a scale (STATUS in the private channel), %d in flight;\n"+
+		"mail stack: %s.\n"+
+		"Latency: SMTP hand-over of the command to its confirmation in the player's mailbox.\n"+
+		"The host (mafiamail serve) and the relay each run in a process of their own: CPU is that process's,\n"+
+		"peak RSS its VmHWM from its start (game set-up included), heaps as it reports them (live: after a GC).\n",
+		o.players, o.commands, o.inFlight, how)
+	if o.runs > 1 {
+		fmt.Fprintf(w, "Each figure is the median of %d runs, with the range (min-max) in brackets; ratios are per run.\n", o.runs)
+	}
+	for _, runs := range r.scales {
+		if len(runs) == 0 {
+			continue
+		}
+		g := runs[0].games
+		setup := spreadOf(column(runs, true, func(f figures) float64 { return f.setup.Seconds() }))
+		fmt.Fprintf(w, "\n%d game(s), %d players; games created by mail in %s\n", g, g*o.players, setup.cell(secs, o.runs))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "figure\thost\trelay\thost/relay\t")
+		for _, row := range benchRows {
+			h, b := column(runs, true, row.value), column(runs, false, row.value)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.name, spreadOf(h).cell(row.format, o.runs),
+				spreadOf(b).cell(row.format, o.runs), spreadOf(ratios(h, b)).cell(plain, o.runs))
+		}
+		tw.Flush()
+	}
+	if len(r.scales) > 1 {
+		fmt.Fprintf(w, "\ncost of a command by scale (medians; ratio to %d game(s))\n", r.scales[0][0].games)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "games\thost p99\tratio\thost CPU/cmd\tratio\trelay p99\tratio\trelay CPU/cmd\tratio\t")
+		p99 := func(f figures) float64 { return float64(f.quantile(.99)) }
+		cpu := func(f figures) float64 { return float64(f.cpuPerCommand()) }
+		med := func(runs []scaleResult, host bool, v func(figures) float64) float64 {
+			return spreadOf(column(runs, host, v)).med
+		}
+		first := r.scales[0]
+		for _, runs := range r.scales {
+			fmt.Fprintf(tw, "%d\t", runs[0].games)
+			for _, host := range []bool{true, false} {
+				for _, v := range []func(figures) float64{p99, cpu} {
+					x, x0 := med(runs, host, v), med(first, host, v)
+					fmt.Fprintf(tw, "%s\t%s\t", ms(x), ratio(x, x0))
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	if o.backlog > 0 && len(r.backlog) > 0 {
+		fmt.Fprintf(w, "\nbacklog of %d unseen messages at start (%d game(s)), process start to last confirmation\n", o.backlog, r.backlogGames)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "figure\thost\trelay\thost/relay\t")
+		var ht, bt, hr, br []float64
+		for _, b := range r.backlog {
+			ht, bt = append(ht, b.host.Seconds()), append(bt, b.relay.Seconds())
+			hr, br = append(hr, float64(o.backlog)/b.host.Seconds()), append(br, float64(o.backlog)/b.relay.Seconds())
+		}
+		fmt.Fprintf(tw, "time\t%s\t%s\t%s\t\n", spreadOf(ht).cell(secs, o.runs), spreadOf(bt).cell(secs, o.runs),
+			spreadOf(ratios(ht, bt)).cell(plain, o.runs))
+		fmt.Fprintf(tw, "messages/s\t%s\t%s\t%s\t\n", spreadOf(hr).cell(perSec, o.runs), spreadOf(br).cell(perSec, o.runs),
+			spreadOf(ratios(hr, br)).cell(plain, o.runs))
+		tw.Flush()
+	}
+}
 
 func ratio(a, b float64) string {
 	if b == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", a/b)
-}
-
-func (r *benchResult) print(w io.Writer, o benchOptions) {
-	fmt.Fprintf(w, "\nmafiamail bench: %d players a game, %d commands a scale (STATUS in the private channel), %d in flight;\n"+
-		"latency: SMTP hand-over to the confirmation in the player's mailbox (the server's delivery hook).\n"+
-		"Peak RSS and heap are the whole process's (host or relay, the mail servers, which keep every message,\n"+
-		"and the load driver); own live heap is what the host or relay alone keeps alive after the commands.\n",
-		o.players, o.commands, o.inFlight)
-	for _, s := range r.scales {
-		h, b := s.host, s.relay
-		fmt.Fprintf(w, "\n%d game(s), %d players; games created by mail in %.1f s\n", s.games, s.games*o.players, h.setup.Seconds())
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "figure\thost\trelay\thost/relay\t")
-		for _, q := range []struct {
-			name string
-			q    float64
-		}{{"p50", .5}, {"p95", .95}, {"p99", .99}} {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", q.name, ms(h.quantile(q.q)), ms(b.quantile(q.q)),
-				ratio(float64(h.quantile(q.q)), float64(b.quantile(q.q))))
-		}
-		fmt.Fprintf(tw, "commands/s\t%.0f\t%.0f\t%s\t\n", h.perSecond(), b.perSecond(), ratio(h.perSecond(), b.perSecond()))
-		fmt.Fprintf(tw, "CPU/command\t%s\t%s\t%s\t\n", ms(h.cpuPerCommand()), ms(b.cpuPerCommand()),
-			ratio(float64(h.cpuPerCommand()), float64(b.cpuPerCommand())))
-		rss := "peak RSS"
-		if !h.rssReset || !b.rssReset {
-			rss += " (process lifetime)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", rss, mib(h.peakRSS), mib(b.peakRSS), ratio(float64(h.peakRSS), float64(b.peakRSS)))
-		fmt.Fprintf(tw, "peak heap in use\t%s\t%s\t%s\t\n", mib(h.peakHeap), mib(b.peakHeap), ratio(float64(h.peakHeap), float64(b.peakHeap)))
-		fmt.Fprintf(tw, "own live heap\t%s\t%s\t%s\t\n", mib(h.ownHeap), mib(b.ownHeap), ratio(float64(h.ownHeap), float64(b.ownHeap)))
-		tw.Flush()
-	}
-	if len(r.scales) > 1 {
-		fmt.Fprintf(w, "\ncost of a command by scale (ratio to %d game(s))\n", r.scales[0].games)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "games\thost p50\thost CPU/cmd\tratio\trelay CPU/cmd\tratio\t")
-		h0, b0 := r.scales[0].host.cpuPerCommand(), r.scales[0].relay.cpuPerCommand()
-		for _, s := range r.scales {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t\n", s.games, ms(s.host.quantile(.5)), ms(s.host.cpuPerCommand()),
-				ratio(float64(s.host.cpuPerCommand()), float64(h0)), ms(s.relay.cpuPerCommand()),
-				ratio(float64(s.relay.cpuPerCommand()), float64(b0)))
-		}
-		tw.Flush()
-	}
-	if o.backlog > 0 {
-		fmt.Fprintf(w, "\nbacklog of %d unseen messages at start (%d game(s)), start to last confirmation\n", o.backlog, r.backlogGames)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "figure\thost\trelay\thost/relay\t")
-		fmt.Fprintf(tw, "time\t%.1f s\t%.1f s\t%s\t\n", r.backlogHost.Seconds(), r.backlogRelay.Seconds(),
-			ratio(r.backlogHost.Seconds(), r.backlogRelay.Seconds()))
-		hr, br := float64(o.backlog)/r.backlogHost.Seconds(), float64(o.backlog)/r.backlogRelay.Seconds()
-		fmt.Fprintf(tw, "messages/s\t%.0f\t%.0f\t%s\t\n", hr, br, ratio(hr, br))
-		tw.Flush()
-	}
 }
 
 // drain reads a closed channel of errors to the end.

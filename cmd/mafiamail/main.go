@@ -70,6 +70,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdParse(ctx, args[1:], stdin, stdout)
 	case "games":
 		err = cmdGames(ctx, args[1:], stdout)
+	case "bench-child": // the bench's host and relay processes; not in the usage
+		err = cmdBenchChild(ctx, args[1:], stdout, stderr)
 	case "bench":
 		err = cmdBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
