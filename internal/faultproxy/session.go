@@ -222,7 +222,7 @@ func (s *session) data(line []byte) error {
 	if err := s.say(replyStartData); err != nil {
 		return err
 	}
-	body, err := readBody(s.cr, maxBody)
+	body, err := readBody(s.cr, s.p.limits.maxBody)
 	if errors.Is(err, errBodyTooLarge) {
 		if _, err := s.forward([]byte("RSET\r\n")); err != nil {
 			return err
@@ -279,7 +279,7 @@ func (s *session) dataUnexpected(line []byte) error {
 	if err := s.relay(rep); err != nil || rep.code != 354 {
 		return err
 	}
-	body, err := readBody(s.cr, maxBody)
+	body, err := readBody(s.cr, s.p.limits.maxBody)
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}

@@ -34,7 +34,7 @@ type SMTP struct {
 	upstream string
 	decide   func(from string) Fault
 	log      *slog.Logger
-	timeout  time.Duration
+	limits   limits
 
 	ln     net.Listener
 	ctx    context.Context // ends pending dials on Close
@@ -54,10 +54,16 @@ type SMTP struct {
 // fault; nil means no faults. decide may be called from several
 // connections at once. log may be nil.
 func NewSMTP(upstream string, decide func(from string) Fault, log *slog.Logger) (*SMTP, error) {
-	return newSMTP(upstream, decide, log, idleTimeout)
+	return newSMTP(upstream, decide, log, limits{timeout: idleTimeout, maxBody: maxBody})
 }
 
-func newSMTP(upstream string, decide func(from string) Fault, log *slog.Logger, timeout time.Duration) (*SMTP, error) {
+// limits are the bounds of every session; tests lower them.
+type limits struct {
+	timeout time.Duration // of every read and write
+	maxBody int           // bytes of a message, final dot included
+}
+
+func newSMTP(upstream string, decide func(from string) Fault, log *slog.Logger, lim limits) (*SMTP, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("smtp fault proxy: listen: %w", err)
@@ -70,7 +76,7 @@ func newSMTP(upstream string, decide func(from string) Fault, log *slog.Logger, 
 		upstream: upstream,
 		decide:   decide,
 		log:      log.With("proxy", "smtp", "addr", ln.Addr().String()),
-		timeout:  timeout,
+		limits:   lim,
 		ln:       ln,
 		ctx:      ctx,
 		cancel:   cancel,
@@ -186,7 +192,7 @@ func (p *SMTP) handle(client net.Conn) {
 		log.Warn("dial upstream", "upstream", p.upstream, "err", err)
 		// What a server that cannot serve now says; the client will
 		// try again later.
-		tc := timeoutConn{client, p.timeout}
+		tc := timeoutConn{client, p.limits.timeout}
 		_, _ = tc.Write([]byte("421 4.4.1 Upstream server unavailable, try again later\r\n"))
 		return
 	}
@@ -199,10 +205,10 @@ func (p *SMTP) handle(client net.Conn) {
 	s := &session{
 		p:   p,
 		log: log,
-		cr:  bufio.NewReaderSize(timeoutConn{client, p.timeout}, lineBuffer),
-		cw:  timeoutConn{client, p.timeout},
-		ur:  bufio.NewReaderSize(timeoutConn{up, p.timeout}, lineBuffer),
-		uw:  timeoutConn{up, p.timeout},
+		cr:  bufio.NewReaderSize(timeoutConn{client, p.limits.timeout}, lineBuffer),
+		cw:  timeoutConn{client, p.limits.timeout},
+		ur:  bufio.NewReaderSize(timeoutConn{up, p.limits.timeout}, lineBuffer),
+		uw:  timeoutConn{up, p.limits.timeout},
 	}
 	err = s.run()
 	switch {

@@ -210,7 +210,7 @@ func TestEHLOHidesWhatTheProxyCannotFollow(t *testing.T) {
 			t.Fatalf("EHLO: %v", err)
 		}
 		lines := strings.Split(msg, "\n")
-		if len(lines) != 1+len(kept) || !strings.HasPrefix(lines[0], "upstream.test") && !strings.HasPrefix(lines[0], "Hello") {
+		if len(lines) != 1+len(kept) || lines[0] != "Hello raw.test" {
 			t.Errorf("EHLO reply through the proxy:\n%s\nwant the greeting line and %d extensions", msg, len(kept))
 		}
 	}
@@ -590,7 +590,9 @@ func TestSMTPCloseEndsEverything(t *testing.T) {
 // upstream connection with it.
 func TestIdleSessionsEnd(t *testing.T) {
 	u := startUpstream(t)
-	p, err := newSMTP(u.addr, nil, testlog.New(t, slog.LevelDebug), 300*time.Millisecond)
+	// Short for the test, long enough that a loaded machine still greets
+	// and answers EHLO within it.
+	p, err := newSMTP(u.addr, nil, testlog.New(t, slog.LevelDebug), limits{timeout: 2 * time.Second, maxBody: maxBody})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,14 +603,79 @@ func TestIdleSessionsEnd(t *testing.T) {
 	}
 	defer conn.Close()
 	conn.SetReadDeadline(time.Now().Add(waitTimeout))
-	got, err := io.ReadAll(conn)
-	if err != nil {
-		t.Fatalf("reading until the proxy hangs up: %v", err)
+	tp := textproto.NewConn(conn)
+	if _, _, err := tp.ReadResponse(220); err != nil {
+		t.Fatalf("greeting: %v", err)
 	}
-	if !strings.HasPrefix(string(got), "220 ") {
-		t.Errorf("got %q, want the greeting and then the end", got)
+	if err := tp.PrintfLine("EHLO idle.test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tp.ReadResponse(250); err != nil {
+		t.Fatalf("EHLO: %v", err)
+	}
+	// Now silence, until the proxy hangs up.
+	if rest, err := io.ReadAll(tp.R); err != nil || len(rest) > 0 {
+		t.Fatalf("after going idle: read %q, %v; want the connection closed", rest, err)
 	}
 	eventually(t, "the proxy closed upstream", func() bool { return u.ln.open.Load() == 0 })
+}
+
+// What the proxy cannot or will not carry is refused in plain SMTP: a
+// message over its limit (the session goes on), a line longer than its
+// buffer and BDAT (the session cannot go on).
+func TestRefusals(t *testing.T) {
+	u := startUpstream(t)
+	p, err := newSMTP(u.addr, nil, testlog.New(t, slog.LevelDebug), limits{timeout: waitTimeout, maxBody: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	c := dialSMTP(t, p.Addr())
+	big := mail("big", strings.Repeat("x", 2<<10))
+	wantSMTPError(t, "message over the limit", c.SendMail(goodSender, []string{bob}, bytes.NewReader(big)), 552, smtp.EnhancedCode{5, 3, 4})
+	small := mail("small", "fits")
+	if err := c.SendMail(goodSender, []string{bob}, bytes.NewReader(small)); err != nil {
+		t.Fatalf("next message on the same connection: %v", err)
+	}
+	wantMessages(t, u, message{goodSender, []string{bob}, small})
+	if got := u.Events(); count(got, "data") != 1 || count(got, "reset") < 1 {
+		t.Errorf("upstream saw %q, want the refused message reset and only the small one's DATA", got)
+	}
+
+	for name, script := range map[string]string{
+		"long line": "EHLO x.test\r\nNOOP " + strings.Repeat("x", lineBuffer) + "\r\n",
+		"BDAT":      "EHLO x.test\r\nMAIL FROM:<a@players.test>\r\nRCPT TO:<bob@upstream.test>\r\nBDAT 5 LAST\r\nhello",
+	} {
+		conn, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		go io.WriteString(conn, script)
+		conn.SetReadDeadline(time.Now().Add(waitTimeout))
+		tp := textproto.NewConn(conn)
+		for _, code := range []int{220, 250} {
+			if _, _, err := tp.ReadResponse(code); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		if name == "BDAT" {
+			for _, code := range []int{250, 250} {
+				if _, _, err := tp.ReadResponse(code); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
+		}
+		want := map[string]int{"long line": 500, "BDAT": 502}[name]
+		if _, msg, err := tp.ReadResponse(want); err != nil {
+			t.Errorf("%s: %v %s, want %d", name, err, msg, want)
+		}
+		if rest, err := io.ReadAll(tp.R); errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("%s: still open after %q", name, rest)
+		}
+	}
+	eventually(t, "upstream connections closed", func() bool { return u.ln.open.Load() == 1 })
 }
 
 // With upstream down, clients are told to come back later.

@@ -27,7 +27,8 @@ const (
 // maxHeld bytes per direction, so that it notices a side that closes its
 // connection: then it closes the other side at once, as the peer of a
 // hung network would learn no sooner anyway, and the bytes held for it are
-// dropped.
+// dropped. A side that sent more than maxHeld during the stall before it
+// closed is noticed only on Resume: the proxy no longer reads it.
 type TCP struct {
 	upstream string
 	ln       net.Listener

@@ -20,8 +20,8 @@ const (
 	// maxReplyLines bounds a multi-line reply, so that a broken upstream
 	// cannot make the proxy gather lines for ever.
 	maxReplyLines = 1000
-	// maxBody bounds a buffered message. Bodies of 40 MiB are expected;
-	// twice Postfix's limit in mailstack is plenty.
+	// maxBody bounds a buffered message, final dot included. Bodies of
+	// 40 MiB are expected; twice Postfix's limit in mailstack is plenty.
 	maxBody = 128 << 20
 )
 
