@@ -27,9 +27,10 @@ const (
 // follow. Each client connection gets its own upstream connection, dialed
 // when the client connects.
 //
-// The proxy answers DATA with 354 itself and holds the message in memory
-// up to its final dot; only then does it decide, by the transaction's
-// fault, whether upstream gets the message at all.
+// Once upstream has accepted a recipient, the proxy answers DATA with 354
+// itself and holds the message in memory up to its final dot; only then
+// does it decide, by the transaction's fault, whether upstream gets the
+// message at all. Without a recipient, upstream answers DATA itself.
 type SMTP struct {
 	upstream string
 	decide   func(from string) Fault
