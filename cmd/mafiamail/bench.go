@@ -110,6 +110,11 @@ type figures struct {
 	peakHeap  uint64        // peak heap in use, sampled by the process itself
 	liveHeap  uint64        // heap alive after a collection, after the commands
 	setup     time.Duration // creating the games by mail (host only)
+	// hop is the median time of one message from SMTP hand-over to its
+	// arrival as the bench sees it, between two players, with no system
+	// in between: the stack's own share, which a command pays twice
+	// (player to system, system to player).
+	hop time.Duration
 }
 
 func (f figures) quantile(q float64) time.Duration {
@@ -225,6 +230,8 @@ type benchEnv struct {
 	mu          sync.Mutex
 	refChannels map[string]string
 	answers     atomic.Int64 // confirmations delivered to players
+	// probes are the arrival times of the messages probeHop sent.
+	probes map[string]time.Time
 }
 
 func benchPlayerName(i int) string {
@@ -243,7 +250,7 @@ func benchPlayerName(i int) string {
 }
 
 func newBenchEnv(kind string, games, players int, logTo io.Writer) (*benchEnv, error) {
-	e := &benchEnv{byAddr: map[string]*benchPlayer{}, refChannels: map[string]string{}}
+	e := &benchEnv{byAddr: map[string]*benchPlayer{}, refChannels: map[string]string{}, probes: map[string]time.Time{}}
 	st, err := startStack(kind, e.arrived, logTo)
 	if err != nil {
 		return nil, err
@@ -267,6 +274,12 @@ func (e *benchEnv) address(user string) string { return user + "@" + e.domain }
 // that is when an answer counts as arrived. It learns each player's
 // private channel, and the referee's in each game, from their Reply-To.
 func (e *benchEnv) arrived(to, kind string, replyTo func() string, at time.Time) {
+	if strings.HasPrefix(to, "players+probe-") {
+		e.mu.Lock()
+		e.probes[to] = at
+		e.mu.Unlock()
+		return
+	}
 	if p := e.byAddr[to]; p != nil {
 		if p.to.Load() == nil {
 			if rt := replyTo(); strings.Contains(rt, "-p-") {
@@ -317,6 +330,37 @@ func replyTo(raw []byte) string {
 		return ""
 	}
 	return strings.ToLower(as[0].Address)
+}
+
+// probeHop times n messages from a player to other players' addresses,
+// one after the other, and returns the median time from SMTP hand-over to
+// arrival.
+func probeHop(ctx context.Context, e *benchEnv, n int) (time.Duration, error) {
+	c, err := dialSMTP(e.stack.smtpAddr())
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	var hops []time.Duration
+	for i := range n {
+		to := fmt.Sprintf("players+probe-%d@%s", i, e.domain)
+		t0 := time.Now()
+		if err := sendMail(c, e.players[0].addr, to, fmt.Sprintf("probe.%d", i), "probe"); err != nil {
+			return 0, err
+		}
+		var at time.Time
+		if err := poll(ctx, func() bool {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			at = e.probes[to]
+			return !at.IsZero()
+		}); err != nil {
+			return 0, fmt.Errorf("probe %d did not arrive: %w", i, err)
+		}
+		hops = append(hops, at.Sub(t0))
+	}
+	slices.Sort(hops)
+	return hops[len(hops)/2], nil
 }
 
 // writeSystemConfig writes the configuration file the host (serve) and
@@ -373,6 +417,9 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 	}
 	cfg, err := writeSystemConfig(e, o, dir, user, isHost)
 	if err != nil {
+		return f, 0, err
+	}
+	if f.hop, err = probeHop(ctx, e, 5); err != nil {
 		return f, 0, err
 	}
 	prof := ""
@@ -721,6 +768,7 @@ var benchRows = []struct {
 	{"p50", ms, func(f figures) float64 { return float64(f.quantile(.5)) }},
 	{"p95", ms, func(f figures) float64 { return float64(f.quantile(.95)) }},
 	{"p99", ms, func(f figures) float64 { return float64(f.quantile(.99)) }},
+	{"one mail hop", ms, func(f figures) float64 { return float64(f.hop) }},
 	{"commands/s", perSec, figures.perSecond},
 	{"CPU/command", ms, func(f figures) float64 { return float64(f.cpuPerCommand()) }},
 	{"peak RSS", mib, func(f figures) float64 { return float64(f.peakRSS) }},
@@ -747,7 +795,8 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 	}
 	fmt.Fprintf(w, "\nmafiamail bench: %d players a game, %d commands a scale (STATUS in the private channel), %d in flight;\n"+
 		"mail stack: %s.\n"+
-		"Latency: SMTP hand-over of the command to its confirmation in the player's mailbox.\n"+
+		"Latency: SMTP hand-over of the command to its confirmation in the player's mailbox; one mail hop is the\n"+
+		"median of 5 messages between players, no system in between: a command pays two hops.\n"+
 		"The host (mafiamail serve) and the relay each run in a process of their own: CPU is that process's,\n"+
 		"peak RSS its VmHWM from its start (game set-up included), heaps as it reports them (live: after a GC).\n",
 		o.players, o.commands, o.inFlight, how)

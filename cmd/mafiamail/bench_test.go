@@ -9,55 +9,116 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mafiamail/mafiamail/internal/mailstack"
 )
 
-// The bench runs end to end at a small scale: both systems answer every
-// command with a confirmation and work off the backlog. Only that is
-// checked; the figures are for reading, not for asserting.
+// checkBench checks what every bench run must give, whatever the stack:
+// both systems answer every command with a confirmation, the host's and
+// the relay's own processes report their memory, the backlog is worked
+// off, and the table shows the figures and their ratios. The figures
+// themselves are for reading, not for asserting.
+func checkBench(t *testing.T, res *benchResult, o benchOptions) {
+	t.Helper()
+	if len(res.scales) != len(o.games) {
+		t.Fatalf("%d scales, want %d", len(res.scales), len(o.games))
+	}
+	for _, runs := range res.scales {
+		if len(runs) != o.runs {
+			t.Fatalf("%d runs of a scale, want %d", len(runs), o.runs)
+		}
+		for _, sr := range runs {
+			for name, f := range map[string]figures{"host": sr.host, "relay": sr.relay} {
+				if f.commands != o.commands || len(f.latencies) != o.commands || f.errors != 0 {
+					t.Errorf("%s: %d commands, %d confirmed, %d errors; want %d confirmed", name, f.commands, len(f.latencies), f.errors, o.commands)
+				}
+				for _, l := range f.latencies {
+					if l <= 0 {
+						t.Errorf("%s: a latency of %v", name, l)
+					}
+				}
+				if f.peakRSS == 0 || f.peakHeap == 0 || f.liveHeap == 0 || f.hop <= 0 {
+					t.Errorf("%s: peak RSS %d, peak heap %d, live heap %d, hop %v; want all > 0", name, f.peakRSS, f.peakHeap, f.liveHeap, f.hop)
+				}
+				if f.peakRSS < f.liveHeap {
+					t.Errorf("%s: peak RSS %d below the live heap %d", name, f.peakRSS, f.liveHeap)
+				}
+			}
+		}
+	}
+	if o.backlog > 0 {
+		if len(res.backlog) != o.runs {
+			t.Fatalf("%d backlog runs, want %d", len(res.backlog), o.runs)
+		}
+		for _, b := range res.backlog {
+			if b.host <= 0 || b.relay <= 0 {
+				t.Errorf("backlog times: host %v, relay %v", b.host, b.relay)
+			}
+		}
+	}
+	var out bytes.Buffer
+	res.print(&out, o)
+	want := []string{"p99", "commands/s", "CPU/command", "peak RSS", "live heap", "host/relay", "one mail hop"}
+	if o.backlog > 0 {
+		want = append(want, "backlog of")
+	}
+	if o.runs > 1 {
+		want = append(want, "median of")
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("the table lacks %q:\n%s", w, out.String())
+		}
+	}
+	// A ratio for every figure: four columns in every row of the table.
+	for _, line := range strings.Split(out.String(), "\n") {
+		for _, row := range benchRows {
+			if strings.HasPrefix(strings.TrimSpace(line), row.name+" ") && strings.HasSuffix(strings.TrimSpace(line), " -") {
+				t.Errorf("no ratio in %q", line)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Logf("table:\n%s", out.String())
+	}
+}
+
+// The bench runs end to end at a small scale on the embedded servers,
+// twice, so that medians and ranges are shown.
 func TestBenchSmoke(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const commands, backlog = 20, 50
-	o := benchOptions{games: []int{1}, players: 11, commands: commands, backlog: backlog, inFlight: 4,
-		progress: io.Discard, logTo: io.Discard}
+	o := benchOptions{games: []int{1}, players: 11, commands: 20, backlog: 50, inFlight: 4, runs: 2,
+		stack: stackEmbedded, exe: buildBinary(t), progress: io.Discard, logTo: io.Discard}
 	res, err := runBench(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.scales) != 1 {
-		t.Fatalf("%d scales, want 1", len(res.scales))
-	}
-	for name, f := range map[string]figures{"host": res.scales[0].host, "relay": res.scales[0].relay} {
-		if f.commands != commands || len(f.latencies) != commands || f.errors != 0 {
-			t.Errorf("%s: %d commands, %d confirmed, %d errors; want %d confirmed", name, f.commands, len(f.latencies), f.errors, commands)
-		}
-		for _, l := range f.latencies {
-			if l <= 0 {
-				t.Errorf("%s: a latency of %v", name, l)
-			}
-		}
-		if f.peakHeap == 0 {
-			t.Errorf("%s: no heap sampled", name)
-		}
-	}
-	if res.backlogHost <= 0 || res.backlogRelay <= 0 {
-		t.Errorf("backlog times: host %v, relay %v", res.backlogHost, res.backlogRelay)
-	}
-	var out bytes.Buffer
-	res.print(&out, o)
-	for _, want := range []string{"p99", "commands/s", "peak RSS", "host/relay", "backlog of 50"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the table lacks %q:\n%s", want, out.String())
-		}
-	}
+	checkBench(t, res, o)
 }
 
-// The command line runs the bench and prints the table.
+// The bench runs through a real Postfix and Dovecot: the players are
+// plus-addresses of one Dovecot user, and confirmations are seen by IDLE.
+func TestBenchPostfix(t *testing.T) {
+	mailstack.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	o := benchOptions{games: []int{2}, players: 11, commands: 20, backlog: 200, inFlight: 8, runs: 1,
+		stack: stackPostfix, exe: buildBinary(t), progress: io.Discard, logTo: io.Discard}
+	res, err := runBench(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkBench(t, res, o)
+}
+
+// The command line runs the bench and prints the table; the CPU profile
+// is the host process's.
 func TestBenchCommandLine(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	prof := filepath.Join(t.TempDir(), "cpu.prof")
 	if code := run([]string{"bench", "--games", "1", "--players", "11", "--commands", "5", "--backlog", "0",
-		"--cpuprofile", prof}, nil, &stdout, &stderr); code != 0 {
+		"--cpuprofile", prof, "--bin", buildBinary(t)}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "commands/s") {
@@ -66,7 +127,9 @@ func TestBenchCommandLine(t *testing.T) {
 	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
 		t.Errorf("no CPU profile written: %v", err)
 	}
-	if code := run([]string{"bench", "--games", "x"}, nil, &stdout, &stderr); code != 2 {
-		t.Errorf("--games x: exit %d, want 2", code)
+	for _, bad := range [][]string{{"--games", "x"}, {"--runs", "0"}, {"--stack", "exim"}} {
+		if code := run(append([]string{"bench"}, bad...), nil, &stdout, &stderr); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
 	}
 }
