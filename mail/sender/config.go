@@ -42,6 +42,15 @@ type Config struct {
 	// BatchSize is how many messages are claimed from the outbox at a
 	// time; default 50.
 	BatchSize int
+	// Connections is how many SMTP connections the sender uses at once
+	// when several messages are due; default 4, at most 32. Each copy of
+	// a message is its own transaction, and a server answers each only
+	// once the message is safely queued, so one connection leaves most
+	// of the time waiting; a few in parallel keep the outbox moving. A
+	// connection is opened only when a message is there for it. A server
+	// that refuses the extra connections (a per-client limit) is used
+	// with those it accepts.
+	Connections int
 	// MinBackoff and MaxBackoff bound the waits after temporary failures:
 	// a message's next attempt after its n-th failure, and the next
 	// connection after n failed ones in a row, is MinBackoff doubled n
@@ -68,10 +77,15 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultBatchSize      = 50
+	DefaultConnections    = 4
 	DefaultMinBackoff     = 5 * time.Second
 	DefaultMaxBackoff     = 30 * time.Minute
 	DefaultCommandTimeout = 2 * time.Minute
 )
+
+// MaxConnections bounds Config.Connections: more would look like a flood
+// to the server, and gain nothing once the server's disk is the limit.
+const MaxConnections = 32
 
 func (c *Config) setDefaults() {
 	if c.Helo == "" {
@@ -82,6 +96,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = DefaultBatchSize
+	}
+	if c.Connections == 0 {
+		c.Connections = DefaultConnections
 	}
 	if c.MinBackoff <= 0 {
 		c.MinBackoff = DefaultMinBackoff
@@ -115,6 +132,9 @@ func (c *Config) validate() error {
 	}
 	if c.Username == "" && c.Password != "" {
 		return errors.New("sender: a Password without a Username")
+	}
+	if c.Connections < 1 || c.Connections > MaxConnections {
+		return fmt.Errorf("sender: Connections %d: want 1 to %d", c.Connections, MaxConnections)
 	}
 	if strings.ContainsAny(c.Helo, " \t\r\n") {
 		return fmt.Errorf("sender: Helo %q is not a host name", c.Helo)

@@ -2,8 +2,9 @@
 //
 // Every message the host sends is first written to the outbox, in the same
 // transaction as the change that caused it. A Sender takes the messages that
-// are due (Outbox.ClaimDue), sends them over one SMTP connection, reused for
-// the whole drain, and records each result:
+// are due (Outbox.ClaimDue), sends them over up to Config.Connections SMTP
+// connections at once, each reused for the whole drain and opened only when
+// a message is there for it, and records each result:
 //
 //   - accepted (250): MarkSent;
 //   - a temporary failure (4xx) or a network error: MarkRetry, with the next
@@ -26,6 +27,14 @@
 // loopback address. AUTH PLAIN or LOGIN is used when a username is set. The
 // package-level smtp.SendMail of go-smtp is not used: it demands STARTTLS
 // even on loopback, and opens a connection per message.
+//
+// Every participant of a game gets a copy of their own, so a post to a game
+// is as many transactions as it has players; a server answers each once
+// the message is safely queued (written to disk), and one connection
+// spends most of its time waiting for that. Several connections overlap
+// the waits. A message is in the hands of one connection at a time, and
+// a server that allows fewer connections than configured is used with
+// those it allows.
 //
 // Delivery is at least once: when a connection breaks after the data was
 // sent but before the server's answer arrived, the message is sent again,

@@ -15,6 +15,8 @@ import (
 )
 
 // Outbox is the queue of outgoing mail. *store.Store implements it.
+// MarkSent, MarkRetry and MarkFailed are called from several goroutines at
+// once when Config.Connections is above 1.
 type Outbox interface {
 	// ClaimDue marks up to limit messages that are due at now as being
 	// sent and returns them, earliest due first.
@@ -59,9 +61,14 @@ type Sender struct {
 	log    *slog.Logger
 	kick   chan struct{}
 
-	// Only Run's goroutine touches these.
-	failures   int      // consecutive failures of the server or the outbox
-	unrecorded []record // results the outbox failed to record
+	// Only Run's goroutine touches failures: consecutive failures of the
+	// server or the outbox.
+	failures int
+
+	// recMu guards unrecorded, the results the outbox failed to record,
+	// which the workers of a drain add to.
+	recMu      sync.Mutex
+	unrecorded []record
 
 	mu    sync.Mutex
 	stats Stats
@@ -72,7 +79,7 @@ type record struct {
 	what string
 	id   int64
 	save func(ctx context.Context) error
-	// after runs once save has succeeded (OnFailed).
+	// after runs once save has succeeded (OnFailed), on Run's goroutine.
 	after func()
 }
 
@@ -192,9 +199,10 @@ func (s *Sender) waitForWork(ctx context.Context) bool {
 	return true
 }
 
-// drain sends every due message, over one connection. It returns an error
-// when the server cannot be reached or the outbox fails; the messages it
-// had claimed are then released for a later attempt.
+// drain sends every due message, over up to Config.Connections
+// connections at once. It returns an error when the server cannot be
+// reached or the outbox fails; the messages it had claimed and not yet
+// attempted are then released for a later attempt.
 func (s *Sender) drain(ctx context.Context) error {
 	// Connect only when something is due.
 	next, ok, err := s.outbox.NextAttempt(ctx)
@@ -205,18 +213,17 @@ func (s *Sender) drain(ctx context.Context) error {
 		return nil
 	}
 	// Connect before claiming: while the server is down, messages stay
-	// as they are instead of collecting failed attempts.
+	// as they are instead of collecting failed attempts. The other
+	// connections are opened once there is a message for them.
 	c, err := s.connect(ctx)
 	if err != nil {
 		s.update(func(st *Stats) { st.ConnectFailures++ })
 		return err
 	}
 	s.update(func(st *Stats) { st.Connects++ })
-	defer func() {
-		if c != nil {
-			c.quit()
-		}
-	}()
+	p := newPool(s.cfg.Connections)
+	p.conns[0] = c
+	defer p.quit()
 	for {
 		msgs, err := s.outbox.ClaimDue(ctx, s.clock(), s.cfg.BatchSize)
 		if err != nil {
@@ -225,29 +232,8 @@ func (s *Sender) drain(ctx context.Context) error {
 		if len(msgs) == 0 {
 			return nil
 		}
-		for i, m := range msgs {
-			if ctx.Err() != nil {
-				s.release(ctx, msgs[i:], "not attempted: the sender is stopping", 0)
-				return ctx.Err()
-			}
-			if c == nil {
-				// The connection broke on an earlier message: one new
-				// try, and if the server is gone, the rest of the batch
-				// waits as long as the next connection will.
-				if c, err = s.connect(ctx); err != nil {
-					s.update(func(st *Stats) { st.ConnectFailures++ })
-					delay := backoff.Duration(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
-					s.release(ctx, msgs[i:], "not attempted: "+err.Error(), delay)
-					return err
-				}
-				s.update(func(st *Stats) { st.Connects++ })
-			}
-			res := c.send(ctx, m)
-			s.apply(ctx, m, res)
-			if res.broken {
-				c.close()
-				c = nil
-			}
+		if err := s.sendBatch(ctx, p, msgs); err != nil {
+			return err
 		}
 		if err := s.flush(ctx); err != nil {
 			return err
@@ -262,12 +248,14 @@ func (s *Sender) release(ctx context.Context, msgs []store.OutMessage, why strin
 	for _, m := range msgs {
 		s.save(ctx, record{what: "release", id: m.ID, save: func(ctx context.Context) error {
 			return s.outbox.MarkRetry(ctx, m.ID, next, why)
-		}})
+		}}, runNow)
 	}
 }
 
-// apply records the result of one attempt.
-func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result) {
+// apply records the result of one attempt. It is called from the
+// workers of a drain, several at once; notify runs a record's after on
+// Run's goroutine.
+func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify func(func())) {
 	log := s.log.With("id", m.ID, "message_id", m.MessageID, "kind", m.Kind, "game", m.Game, "attempts", m.Attempts+1)
 	switch {
 	case r.sent:
@@ -285,7 +273,7 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result) {
 		} else {
 			log.Debug("sent", "recipients", len(m.To))
 		}
-		s.save(ctx, rec)
+		s.save(ctx, rec, notify)
 	case r.permanent:
 		s.update(func(st *Stats) {
 			st.Failed++
@@ -294,7 +282,7 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result) {
 		log.Error("the server refused the message for good", "err", r.err)
 		s.save(ctx, record{what: "mark failed", id: m.ID, save: func(ctx context.Context) error {
 			return s.outbox.MarkFailed(ctx, m.ID, r.err.Error())
-		}, after: func() { s.onFailed(m, r.err) }})
+		}, after: func() { s.onFailed(m, r.err) }}, notify)
 	default:
 		delay := backoff.Duration(m.Attempts, s.cfg.MinBackoff, s.cfg.MaxBackoff)
 		next := s.clock().Add(delay)
@@ -305,7 +293,7 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result) {
 		log.Warn("sending failed for now; will retry", "err", r.err, "retry_in", delay.Round(time.Millisecond))
 		s.save(ctx, record{what: "mark retry", id: m.ID, save: func(ctx context.Context) error {
 			return s.outbox.MarkRetry(ctx, m.ID, next, r.err.Error())
-		}})
+		}}, notify)
 	}
 }
 
@@ -328,31 +316,39 @@ const recordTimeout = 30 * time.Second
 // even while Run is stopping, so the write does not end with ctx. A
 // result the outbox cannot take now is kept and written before anything
 // else is sent (flush); until then the message stays claimed, and is not
-// sent again.
-func (s *Sender) save(ctx context.Context, r record) {
-	if err := s.write(ctx, r); err != nil {
+// sent again. It is safe to call from several goroutines at once.
+func (s *Sender) save(ctx context.Context, r record, notify func(func())) {
+	if err := s.write(ctx, r, notify); err != nil {
 		s.log.Error("cannot record a result in the outbox; keeping it to record later", "what", r.what, "id", r.id, "err", err)
+		s.recMu.Lock()
 		s.unrecorded = append(s.unrecorded, r)
+		s.recMu.Unlock()
 	}
 }
 
-func (s *Sender) write(ctx context.Context, r record) error {
+func (s *Sender) write(ctx context.Context, r record, notify func(func())) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	if err := r.save(ctx); err != nil {
 		return err
 	}
 	if r.after != nil {
-		r.after()
+		notify(r.after)
 	}
 	return nil
 }
 
-// flush writes the results the outbox could not take before.
+// runNow is the notify of code that runs on Run's goroutine.
+func runNow(f func()) { f() }
+
+// flush writes the results the outbox could not take before. It runs on
+// Run's goroutine while no worker is sending.
 func (s *Sender) flush(ctx context.Context) error {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
 	for len(s.unrecorded) > 0 {
 		r := s.unrecorded[0]
-		if err := s.write(ctx, r); err != nil {
+		if err := s.write(ctx, r, runNow); err != nil {
 			return fmt.Errorf("record earlier results in the outbox (%s of %d): %w", r.what, r.id, err)
 		}
 		s.unrecorded = s.unrecorded[1:]

@@ -17,8 +17,9 @@ import (
 	"github.com/mafiamail/mafiamail/store"
 )
 
-// Messages due at start go out over one connection, each exactly once,
-// with its bytes (dot-stuffing undone by the server) and envelope.
+// With Connections 1, messages due at start go out over one connection,
+// each exactly once, with its bytes (dot-stuffing undone by the server)
+// and envelope.
 func TestSendsDueMessagesOverOneConnection(t *testing.T) {
 	var got deliveries
 	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add})
@@ -29,7 +30,9 @@ func TestSendsDueMessagesOverOneConnection(t *testing.T) {
 		ob.add(m)
 		want = append(want, m.MessageID)
 	}
-	s := runSender(t, testConfig(t, srv.SMTPAddr()), ob)
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.Connections = 1
+	s := runSender(t, cfg, ob)
 	waitFor(t, "all sent", func() bool { return ob.count(store.OutSent) == 10 })
 
 	delivered := got.delivered()
@@ -141,7 +144,8 @@ func TestDeliversEverythingAfterAnOutage(t *testing.T) {
 }
 
 // A 5xx marks the message failed and calls OnFailed with the server's
-// error; the other messages go out.
+// error; the other messages go out, over the same connection (a single
+// one here, to see that the 5xx does not end it).
 func TestPermanentFailureIsReported(t *testing.T) {
 	rejected := outMsg(2, "bob@example.org").MessageID
 	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, Fault: func(m mailserver.Message) mailserver.Fault {
@@ -155,6 +159,7 @@ func TestPermanentFailureIsReported(t *testing.T) {
 	var fails failures
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.OnFailed = fails.record
+	cfg.Connections = 1
 	s := runSender(t, cfg, ob)
 	waitFor(t, "two sent, one failed", func() bool { return ob.count(store.OutSent) == 2 && len(fails.list()) == 1 })
 

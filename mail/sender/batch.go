@@ -1,0 +1,230 @@
+package sender
+
+import (
+	"context"
+	"sync"
+
+	"github.com/mafiamail/mafiamail/internal/backoff"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// pool holds the connections of one drain, one slot per worker. Slot i is
+// touched only by worker i while a batch runs, and by the drain between
+// batches.
+type pool struct {
+	conns []*conn
+	// refused marks the slots whose connection the server would not open
+	// while others were open (a limit of connections per client): they
+	// stay unused for the rest of the drain.
+	refused []bool
+}
+
+func newPool(n int) *pool {
+	return &pool{conns: make([]*conn, n), refused: make([]bool, n)}
+}
+
+// quit ends every open connection politely, all at once, so that a server
+// that does not answer QUIT costs one quitTimeout, not one per connection.
+func (p *pool) quit() {
+	var wg sync.WaitGroup
+	for i, c := range p.conns {
+		if c == nil {
+			continue
+		}
+		p.conns[i] = nil
+		wg.Go(c.quit)
+	}
+	wg.Wait()
+}
+
+// batch hands the claimed messages to the workers.
+type batch struct {
+	mu   sync.Mutex
+	cond *sync.Cond // signalled when queue, dialing or stopping changes
+	// queue holds the messages no worker has taken yet.
+	queue []store.OutMessage
+	// open counts the running workers that hold a connection; dialing
+	// those that are opening one, with a message in hand.
+	open, dialing int
+	// stopping is set when a connection could not be opened while no
+	// other was open: the server is gone, and err says why.
+	stopping bool
+	err      error
+}
+
+// take returns the next message for a worker, or false when the worker is
+// done. A worker with a connection waits while others are dialing, since
+// a dial that fails gives its message back; a worker without one has no
+// use once the queue is empty. A worker without a connection that gets a
+// message counts as dialing until it calls dialed or dialFailed.
+func (b *batch) take(ctx context.Context, hasConn bool) (store.OutMessage, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		if b.stopping || ctx.Err() != nil {
+			break
+		}
+		if len(b.queue) > 0 {
+			m := b.queue[0]
+			b.queue = b.queue[1:]
+			if !hasConn {
+				b.dialing++
+			}
+			return m, true
+		}
+		if !hasConn || b.dialing == 0 {
+			break
+		}
+		b.cond.Wait()
+	}
+	if hasConn {
+		b.open--
+	}
+	return store.OutMessage{}, false
+}
+
+// dialed records that a worker has opened its connection.
+func (b *batch) dialed() {
+	b.mu.Lock()
+	b.dialing--
+	b.open++
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// dialFailed gives m back and reports whether the failure stops the
+// batch: it does when no other worker holds a connection, for then the
+// server is unreachable; otherwise the server only limits connections,
+// and the others go on without this one.
+func (b *batch) dialFailed(m store.OutMessage, err error) (fatal bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.dialing--
+	b.queue = append([]store.OutMessage{m}, b.queue...)
+	if b.open == 0 {
+		b.stopping = true
+		if b.err == nil {
+			b.err = err
+		}
+	}
+	b.cond.Broadcast()
+	return b.stopping
+}
+
+// broke records that a worker's connection is gone.
+func (b *batch) broke() {
+	b.mu.Lock()
+	b.open--
+	b.mu.Unlock()
+}
+
+// sendBatch sends msgs over the pool's usable slots, opening connections
+// as messages need them, and records every result. It returns an error
+// when the server cannot be reached, after releasing the messages not
+// attempted with the backoff of a failed connection, or when ctx ended,
+// after releasing them at once. Results, and OnFailed, are done with
+// before it returns; OnFailed runs on the caller's goroutine (Run's).
+func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage) error {
+	b := &batch{queue: msgs}
+	b.cond = sync.NewCond(&b.mu)
+	// Slots with a connection first: a batch of one message uses the
+	// connection that is open rather than opening another.
+	var slots []int
+	for i, c := range p.conns {
+		if c != nil && !p.refused[i] {
+			slots = append(slots, i)
+		}
+	}
+	for i, c := range p.conns {
+		if c == nil && !p.refused[i] {
+			slots = append(slots, i)
+		}
+	}
+	if len(slots) == 0 {
+		// Every slot was refused or broke; the first is tried again.
+		p.refused[0] = false
+		slots = []int{0}
+	}
+	slots = slots[:min(len(slots), len(msgs))]
+	for _, i := range slots {
+		if p.conns[i] != nil {
+			b.open++
+		}
+	}
+
+	notices := make(chan func())
+	notify := func(f func()) { notices <- f }
+	var wg sync.WaitGroup
+	for _, i := range slots {
+		wg.Go(func() { s.work(ctx, b, p, i, notify) })
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	// A worker that sends a notice waits until it has run here, so once
+	// done is closed none is left.
+	for running := true; running; {
+		select {
+		case f := <-notices:
+			f()
+		case <-done:
+			running = false
+		}
+	}
+
+	rest := b.queue
+	switch {
+	case ctx.Err() != nil:
+		s.release(ctx, rest, "not attempted: the sender is stopping", 0)
+		return ctx.Err()
+	case b.err != nil:
+		delay := backoff.Duration(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
+		s.release(ctx, rest, "not attempted: "+b.err.Error(), delay)
+		return b.err
+	case len(rest) > 0:
+		// Unreachable: a worker that gives a message back leaves one with
+		// a connection behind it. Released rather than left claimed.
+		s.log.Error("messages left unattempted by the workers; releasing them", "count", len(rest))
+		s.release(ctx, rest, "not attempted", 0)
+	}
+	return nil
+}
+
+// work is one worker of a batch: it sends messages over the connection
+// of its slot, opening it when it has none, and records each result.
+func (s *Sender) work(ctx context.Context, b *batch, p *pool, slot int, notify func(func())) {
+	c := p.conns[slot]
+	for {
+		m, ok := b.take(ctx, c != nil)
+		if !ok {
+			return
+		}
+		if c == nil {
+			// No connection yet, or it broke on an earlier message: one
+			// try. If the server is gone, the rest of the batch waits
+			// as long as the next connection will.
+			var err error
+			if c, err = s.connect(ctx); err != nil {
+				s.update(func(st *Stats) { st.ConnectFailures++ })
+				if !b.dialFailed(m, err) {
+					p.refused[slot] = true
+					s.log.Info("cannot open another connection; going on with those open", "err", err)
+				}
+				return
+			}
+			s.update(func(st *Stats) { st.Connects++ })
+			p.conns[slot] = c
+			b.dialed()
+		}
+		res := c.send(ctx, m)
+		s.apply(ctx, m, res, notify)
+		if res.broken {
+			c.close()
+			c = nil
+			p.conns[slot] = nil
+			b.broke()
+		}
+	}
+}
