@@ -360,14 +360,16 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	ob := &memOutbox{}
 	good := sender.Config{URL: "smtps://smtp.example.org", Username: "u", Password: "p"}
 	for name, mod := range map[string]func(*sender.Config){
-		"bad scheme":  func(c *sender.Config) { c.URL = "imap://smtp.example.org" },
-		"credentials": func(c *sender.Config) { c.URL = "smtps://u:hunter2@smtp.example.org" },
-		"path":        func(c *sender.Config) { c.URL = "smtps://smtp.example.org/x" },
-		"no host":     func(c *sender.Config) { c.URL = "smtp://" },
-		"bad auth":    func(c *sender.Config) { c.Auth = "cram-md5" },
-		"bad helo":    func(c *sender.Config) { c.Helo = "two words" },
-		"no username": func(c *sender.Config) { c.Username = "" },
-		"unparsable":  func(c *sender.Config) { c.URL = "smtp://u:hunter2@[::1" },
+		"bad scheme":           func(c *sender.Config) { c.URL = "imap://smtp.example.org" },
+		"credentials":          func(c *sender.Config) { c.URL = "smtps://u:hunter2@smtp.example.org" },
+		"path":                 func(c *sender.Config) { c.URL = "smtps://smtp.example.org/x" },
+		"no host":              func(c *sender.Config) { c.URL = "smtp://" },
+		"bad auth":             func(c *sender.Config) { c.Auth = "cram-md5" },
+		"bad helo":             func(c *sender.Config) { c.Helo = "two words" },
+		"no username":          func(c *sender.Config) { c.Username = "" },
+		"unparsable":           func(c *sender.Config) { c.URL = "smtp://u:hunter2@[::1" },
+		"negative connections": func(c *sender.Config) { c.Connections = -1 },
+		"too many connections": func(c *sender.Config) { c.Connections = sender.MaxConnections + 1 },
 	} {
 		cfg := good
 		mod(&cfg)
@@ -386,37 +388,4 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	if _, err := sender.New(good, ob, nil); err != nil {
 		t.Errorf("New(%+v): %v", good, err)
 	}
-}
-
-// BenchmarkDrain measures sending a batch of messages over loopback, per
-// message.
-func BenchmarkDrain(b *testing.B) {
-	const batch = 200
-	srv, err := mailserver.Start(mailserver.Options{AutoCreateUsers: true, Logger: discard})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	for range b.N {
-		b.StopTimer()
-		ob := &memOutbox{}
-		for i := range batch {
-			ob.add(outMsg(i, fmt.Sprintf("p%d@example.org", i%10)))
-		}
-		s, err := sender.New(sender.Config{URL: "smtp://" + srv.SMTPAddr(), Logger: discard, BatchSize: 50}, ob, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		stopped := make(chan struct{})
-		b.StartTimer()
-		go func() { s.Run(ctx); close(stopped) }()
-		for ob.count(store.OutSent) < batch {
-			time.Sleep(100 * time.Microsecond)
-		}
-		b.StopTimer()
-		cancel()
-		<-stopped
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*batch), "µs/msg")
 }
