@@ -84,7 +84,15 @@ type IMAP struct {
 // SMTP is the account the host sends through.
 type SMTP struct {
 	Account
+	// Connections is how many SMTP connections the host sends over at
+	// once when several messages are due (1 to 32). Zero means the
+	// sender's default, 4.
+	Connections int `toml:"connections"`
 }
+
+// maxSMTPConnections is the most connections the sender takes
+// (sender.MaxConnections).
+const maxSMTPConnections = 32
 
 // Auth configures sender authentication.
 type Auth struct {
@@ -230,6 +238,9 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 	if r := time.Duration(cfg.IMAP.IdleRefresh); r != 0 && (r < time.Second || r > 29*time.Minute) {
 		// RFC 2177: a server may end an IDLE after 30 minutes.
 		errs = append(errs, bad("imap.idle_refresh", "must be between 1s and 29m, not %v", r))
+	}
+	if n := cfg.SMTP.Connections; n < 0 || n > maxSMTPConnections {
+		errs = append(errs, bad("smtp.connections", "must be between 1 and %d (0 or left out: 4), not %d", maxSMTPConnections, n))
 	}
 	if cfg.IMAP.Mailbox == "" {
 		errs = append(errs, bad("imap.mailbox", "must name a mailbox"))

@@ -59,6 +59,25 @@ func TestTimeouts(t *testing.T) {
 	}
 }
 
+func TestSMTPConnections(t *testing.T) {
+	edited := strings.Replace(good, "[smtp]", "[smtp]\nconnections = 8", 1)
+	c, err := Parse([]byte(edited), "m.toml", env(map[string]string{"IMAP_PW": "pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SMTP.Connections != 8 {
+		t.Fatalf("connections = %d, want 8", c.SMTP.Connections)
+	}
+	// Left out, it is zero: the sender's default applies.
+	c, err = Parse([]byte(good), "m.toml", env(map[string]string{"IMAP_PW": "pw"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SMTP.Connections != 0 {
+		t.Fatalf("connections left out = %d, want 0", c.SMTP.Connections)
+	}
+}
+
 func TestSMTPWithoutAuthentication(t *testing.T) {
 	edited := strings.Replace(good, "username = \"mafia@example.org\"\npassword = \"s3cret\"", "", 1)
 	c, err := Parse([]byte(edited), "m.toml", env(map[string]string{"IMAP_PW": "pw"}))
@@ -91,6 +110,9 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"syntax", good + "\n[imap\n", "m.toml"},
 		{"not a duration", strings.Replace(good, "[smtp]", "[smtp]\ntimeout = \"soon\"", 1), "m.toml:11: smtp.timeout: toml: \"soon\" is not a duration"},
 		{"timeout too short", strings.Replace(good, "[smtp]", "[smtp]\ntimeout = \"10ms\"", 1), "m.toml:11: smtp.timeout: must be between 1s and 1h"},
+		{"too many connections", strings.Replace(good, "[smtp]", "[smtp]\nconnections = 33", 1), "m.toml:11: smtp.connections: must be between 1 and 32"},
+		{"negative connections", strings.Replace(good, "[smtp]", "[smtp]\nconnections = -1", 1), "m.toml:11: smtp.connections: must be between 1 and 32"},
+		{"connections not a number", strings.Replace(good, "[smtp]", "[smtp]\nconnections = \"four\"", 1), "m.toml:11: smtp.connections"},
 		{"idle refresh too long", strings.Replace(good, "[smtp]", "idle_refresh = \"45m\"\n[smtp]", 1), "m.toml:10: imap.idle_refresh: must be between 1s and 29m"},
 	}
 	for _, c := range cases {

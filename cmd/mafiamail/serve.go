@@ -134,6 +134,7 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 		URL: cfg.SMTP.URL, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password,
 		TLSConfig: tlsConfig(cfg.SMTP.Account), Helo: heloName(cfg.Address), Logger: log,
 		CommandTimeout: time.Duration(cfg.SMTP.Timeout),
+		Connections:    cfg.SMTP.Connections,
 		// A message refused for good is reported by the outbox in the
 		// transaction that marks it failed; this is for the messages that
 		// reached only some of their recipients.
