@@ -397,16 +397,33 @@ func TestServerLimitsConnections(t *testing.T) {
 }
 
 // BenchmarkDrain measures sending a batch of 200 messages over loopback,
-// per message, with one connection and with four.
+// per message, with one connection and with four: to the embedded server
+// as it is (memory only, so the sender's and server's CPU is all there is
+// to it), and with each transaction held 2ms before the answer, as a
+// server that writes the message to disk first holds it.
 func BenchmarkDrain(b *testing.B) {
 	srv, err := mailserver.Start(mailserver.Options{AutoCreateUsers: true, Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
+	slow, err := mailserver.Start(mailserver.Options{AutoCreateUsers: true, Logger: discard, Fault: func(mailserver.Message) mailserver.Fault {
+		time.Sleep(2 * time.Millisecond)
+		return mailserver.FaultNone
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer slow.Close()
+	rcpt := func(i int) string { return fmt.Sprintf("p%d@example.org", i%10) }
 	for _, conns := range []int{1, 4} {
 		b.Run(fmt.Sprintf("embedded/conns=%d", conns), func(b *testing.B) {
-			benchDrain(b, srv.SMTPAddr(), conns, func(i int) string { return fmt.Sprintf("p%d@example.org", i%10) })
+			benchDrain(b, srv.SMTPAddr(), conns, rcpt)
+		})
+	}
+	for _, conns := range []int{1, 4} {
+		b.Run(fmt.Sprintf("embedded-2ms/conns=%d", conns), func(b *testing.B) {
+			benchDrain(b, slow.SMTPAddr(), conns, rcpt)
 		})
 	}
 }
