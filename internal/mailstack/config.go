@@ -71,6 +71,10 @@ smtpd_relay_restrictions = reject_unauth_destination
 virtual_mailbox_domains = {{.Domain}}
 virtual_mailbox_maps = hash:{{.Dir}}/postfix/conf/mailboxes
 virtual_transport = lmtp:inet:127.0.0.1:{{.LMTPPort}}
+# One recipient per LMTP transaction: Dovecot adds Delivered-To only to mail
+# delivered to a single recipient, and tests tell plus-addresses sharing a
+# mailbox apart by it.
+lmtp_destination_recipient_limit = 1
 recipient_delimiter = +
 
 # Large enough for the tests' oversized mail (25 MiB and more), which the
