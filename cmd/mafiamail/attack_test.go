@@ -117,8 +117,12 @@ func attackMail(id, from, to, subject, auth string, extra []string, body string)
 
 // attackPass is a passing Authentication-Results field for the From domain
 // of addr, from the host's own MTA.
-func attackPass(addr string) string {
-	return fmt.Sprintf("%s; dmarc=pass header.from=%s", attackAuthserv, addr[strings.LastIndex(addr, "@")+1:])
+func attackPass(addr string) string { return attackPassFrom(attackAuthserv, addr) }
+
+// attackPassFrom is the passing Authentication-Results field that the MTA
+// of authserv-id authserv adds to mail from addr.
+func attackPassFrom(authserv, addr string) string {
+	return fmt.Sprintf("%s; dmarc=pass header.from=%s", authserv, addr[strings.LastIndex(addr, "@")+1:])
 }
 
 // record notes a message for the host before it is sent, so that no

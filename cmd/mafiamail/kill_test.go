@@ -161,7 +161,7 @@ per_sender_per_hour = 1000000
 	}
 	h.view = view
 
-	d := &killDriver{h: h, view: view, rng: rand.New(rand.NewPCG(h.rng.Uint64(), h.rng.Uint64()))}
+	d := &killDriver{h: h, view: view, smtpAddr: srv.SMTPAddr(), rng: rand.New(rand.NewPCG(h.rng.Uint64(), h.rng.Uint64()))}
 	driverErr := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -436,6 +436,11 @@ type killView struct {
 	games  map[string]*engine.State
 	seqs   map[string]int64
 	tokens map[string]string // game -> the referee's token
+	// maxAge lets state and states answer from a fold this recent, so
+	// that many players reading the table at once do not each read the
+	// whole log; zero reads afresh every time.
+	maxAge    time.Duration
+	refreshed time.Time
 }
 
 func openView(db string) (*killView, error) {
@@ -465,6 +470,7 @@ func (v *killView) refresh() error {
 	if err != nil {
 		return err
 	}
+	v.refreshed = time.Now()
 	for _, g := range games {
 		evs, err := v.st.Events(ctx, g.ID, v.seqs[g.ID])
 		if err != nil {
@@ -500,6 +506,14 @@ func (v *killView) refresh() error {
 	return nil
 }
 
+// refreshOld refreshes unless the fold is younger than maxAge.
+func (v *killView) refreshOld() error {
+	if v.maxAge > 0 && v.st != nil && time.Since(v.refreshed) < v.maxAge {
+		return nil
+	}
+	return v.refresh()
+}
+
 func (v *killView) lastSeqs() (map[string]int64, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -513,7 +527,7 @@ func (v *killView) lastSeqs() (map[string]int64, error) {
 func (v *killView) state(game string) (*engine.State, string, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err := v.refresh(); err != nil {
+	if err := v.refreshOld(); err != nil {
 		return nil, "", err
 	}
 	s, ok := v.games[game]
@@ -526,7 +540,7 @@ func (v *killView) state(game string) (*engine.State, string, error) {
 func (v *killView) states() []*engine.State {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err := v.refresh(); err != nil {
+	if err := v.refreshOld(); err != nil {
 		return nil
 	}
 	var out []*engine.State
@@ -582,6 +596,21 @@ type killDriver struct {
 	view *killView
 	rng  *rand.Rand
 
+	// smtpAddr is where the players hand their mail in.
+	smtpAddr string
+	// authserv, when set, is the authserv-id of the host's receiving MTA:
+	// each message carries the passing Authentication-Results field that
+	// MTA would add for a genuine sender.
+	authserv string
+	// channel, when set, gives the address a player writes to for kind
+	// ("t", "p" or "m") as the player learned it from the host's mail;
+	// false while the player has not yet been told it. Without it the
+	// token comes from the database.
+	channel func(g *killGame, p engine.Player, kind string) (string, bool)
+	// refChannelOf, when set, is the referee's channel as the referee
+	// learned it from the host's mail ("" while not yet told).
+	refChannelOf func(g *killGame) string
+
 	mu    sync.Mutex
 	sent  []*killMsg
 	games []*killGame
@@ -596,12 +625,18 @@ type killMsg struct {
 	// command tells that the message holds at least one command, which
 	// must be answered.
 	command bool
+	// game is the game the message is about, at when it was handed to
+	// the mail server.
+	game string
+	at   time.Time
 }
 
 type killGame struct {
-	id    string
-	names []string
-	addrs map[string]string
+	id string
+	// referee is the referee's address; "" means referee@example.org.
+	referee string
+	names   []string
+	addrs   map[string]string
 	// announced is the round whose weekend close the referee announced.
 	announced string
 }
@@ -610,13 +645,16 @@ var killNames = []string{"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grac
 
 func (d *killDriver) send(from, to string, lines ...string) (*killMsg, error) {
 	d.mu.Lock()
-	m := &killMsg{id: fmt.Sprintf("k%d.%d@players.example.org", len(d.sent)+1, time.Now().UnixNano()), from: from, to: to}
+	m := &killMsg{id: fmt.Sprintf("k%d.%d@players.example.org", len(d.sent)+1, time.Now().UnixNano()), from: from, to: to, at: time.Now()}
 	d.sent = append(d.sent, m)
 	d.mu.Unlock()
 	msg := fmt.Sprintf("From: <%s>\r\nTo: <%s>\r\nSubject: Re: the game\r\nMessage-ID: <%s>\r\n"+
 		"Date: %s\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
 		from, to, m.id, time.Now().Format(time.RFC1123Z), strings.Join(lines, "\r\n"))
-	c, err := smtp.Dial(d.h.srv.SMTPAddr())
+	if d.authserv != "" {
+		msg = "Authentication-Results: " + attackPassFrom(d.authserv, from) + "\r\n" + msg
+	}
+	c, err := smtp.Dial(d.smtpAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +667,35 @@ func (d *killDriver) send(from, to string, lines ...string) (*killMsg, error) {
 
 // refChannel is the referee's private channel in a game.
 func (d *killDriver) refChannel(g *killGame, token string) string {
+	if d.refChannelOf != nil {
+		return d.refChannelOf(g)
+	}
 	return killAddress(g.id, "p", token)
+}
+
+// refereeOf is the address of a game's referee.
+func (g *killGame) refereeOf() string {
+	if g.referee != "" {
+		return g.referee
+	}
+	return "referee@example.org"
+}
+
+// sendAs sends a message from player p to their address of kind in g. It
+// sends nothing, and returns nil, while p does not know that address yet.
+func (d *killDriver) sendAs(g *killGame, p engine.Player, kind string, lines ...string) (*killMsg, error) {
+	to := killAddress(g.id, kind, p.Token)
+	if d.channel != nil {
+		var ok bool
+		if to, ok = d.channel(g, p, kind); !ok {
+			return nil, nil
+		}
+	}
+	m, err := d.send(p.Address, to, lines...)
+	if m != nil {
+		m.game = g.id
+	}
+	return m, err
 }
 
 // killAddress is a participant's address: kind "t" the thread, "p" the
@@ -767,7 +833,7 @@ func (d *killDriver) act(g *killGame, s *engine.State, refToken string) error {
 	}
 	chatter := func(about string) string { return fmt.Sprintf(killChatter[d.rng.IntN(len(killChatter))], about) }
 	send := func(p engine.Player, kind string, lines ...string) (*killMsg, error) {
-		return d.send(p.Address, killAddress(g.id, kind, p.Token), lines...)
+		return d.sendAs(g, p, kind, lines...)
 	}
 	r := d.rng.IntN(100)
 	switch s.Phase {
@@ -777,9 +843,13 @@ func (d *killDriver) act(g *killGame, s *engine.State, refToken string) error {
 			// The referee lets each round close on a weekend once everyone
 			// has voted (D7), so that weekends hold no game for long.
 			g.announced = round
-			m, err := d.send("referee@example.org", d.refChannel(g, refToken), "WEEKEND CLOSE")
+			ch := d.refChannel(g, refToken)
+			if ch == "" {
+				return nil
+			}
+			m, err := d.send(g.refereeOf(), ch, "WEEKEND CLOSE")
 			if m != nil {
-				m.command = true
+				m.command, m.game = true, g.id
 			}
 			return err
 		}
@@ -887,8 +957,15 @@ func (d *killDriver) act(g *killGame, s *engine.State, refToken string) error {
 // killSummary counts what a run did, for its summary line.
 type killSummary struct {
 	passedWhileDown, votes, votesApplied, events, transactions, deadlineTx, outbox, smtp, duplicates int
+	// appliedTwice counts inbox rows whose events came in more than one
+	// transaction.
+	appliedTwice int
 	// games tells how each game ended.
 	games []string
+	// finals is each game's state at the end; closings the game times of
+	// the deadlines that closed a round or brought the dawn, per game.
+	finals   map[string]*engine.State
+	closings map[string][]time.Time
 }
 
 // checkKillRun checks the database and the mail server's record after the
@@ -949,154 +1026,9 @@ func checkKillRun(t *testing.T, st *store.Store, srv *mailserver.Server, h *kill
 		}
 	}
 
-	// The event log, one transaction at a time.
-	games, err := st.Games(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := map[string]int{} // cause -> transactions
-	replayed := map[string][]byte{}
-	for _, g := range games {
-		evs, err := st.Events(ctx, g.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		killsAt := map[int64][]int{}
-		for i, k := range h.kills {
-			if seq, ok := k.seqs[g.ID]; ok {
-				killsAt[seq] = append(killsAt[seq], i)
-			}
-		}
-		var all []engine.Event
-		s := &engine.State{}
-		walk := &phaseWalk{}
-		var overdue []time.Time // deadlines passed while the host was down, not yet applied
-		for i := 0; i < len(evs); {
-			j := i + 1
-			for j < len(evs) && evs[j].Cause == evs[i].Cause && evs[j].At.Equal(evs[i].At) {
-				j++
-			}
-			block := evs[i:j]
-			i = j
-			cause, now := block[0].Cause, block[0].At
-			sum.transactions++
-			sum.events += len(block)
-			blocks[cause]++
-			// What the clock had made due: every transaction applies it
-			// first, a deadline's transaction nothing else.
-			after := s.Clone()
-			var due []engine.Event
-			if s.Game != "" {
-				due = engine.Tick(after, now)
-			}
-			if len(overdue) > 0 {
-				if len(due) == 0 {
-					errorf("%s: the deadlines %v passed while the host was down, and the next transaction (%s at %v) did not apply them",
-						g.ID, overdue, cause, now)
-				}
-				overdue = nil
-			}
-			switch {
-			case cause == "deadline":
-				sum.deadlineTx++
-				if err := sameEvents(block, due); err != nil {
-					errorf("%s: deadline transaction at event %d is not one tick at %v: %v", g.ID, block[0].Seq, now, err)
-				}
-			case strings.HasPrefix(cause, "inbox:"):
-				if len(block) < len(due) {
-					errorf("%s: transaction %s at event %d lacks what the clock made due", g.ID, cause, block[0].Seq)
-				} else if err := sameEvents(block[:len(due)], due); err != nil {
-					errorf("%s: transaction %s at event %d does not start with what the clock made due: %v", g.ID, cause, block[0].Seq, err)
-				}
-				row, _ := strconv.ParseInt(strings.TrimPrefix(cause, "inbox:"), 10, 64)
-				m := byRow[row]
-				if m == nil {
-					errorf("%s: events caused by inbox row %d, which holds no message of the test", g.ID, row)
-					break
-				}
-				voted := 0
-				for _, se := range block[min(len(due), len(block)):] {
-					if se.Type == string(engine.EvVoted) {
-						voted++
-					}
-				}
-				want := 0
-				if m.vote != "" {
-					sum.votes++
-					want = expectVote(after, m)
-				}
-				sum.votesApplied += voted
-				if voted != want {
-					errorf("%s: message %s (%s voting %q) made %d voted events, want %d", g.ID, m.id, m.voter, m.vote, voted, want)
-				}
-			default:
-				errorf("%s: events with an unknown cause %q", g.ID, cause)
-			}
-			for _, se := range block {
-				e, err := engine.UnmarshalEvent(se.Payload)
-				if err != nil {
-					t.Fatalf("%s: event %d: %v", g.ID, se.Seq, err)
-				}
-				if err := walk.step(e); err != nil {
-					errorf("%s: event %d (%s, %s): %v", g.ID, se.Seq, se.Type, se.Cause, err)
-				}
-				if err := s.Fold(e); err != nil {
-					t.Fatalf("%s: fold event %d: %v", g.ID, se.Seq, err)
-				}
-				all = append(all, e)
-			}
-			// The kills that found the log here: was a deadline due by
-			// the time the next host started?
-			for _, k := range killsAt[block[len(block)-1].Seq] {
-				kr := h.kills[k]
-				dl, ok := engine.NextDeadline(s)
-				if !ok || kr.restart.IsZero() || dl.After(h.gameTime(kr.restart)) {
-					continue
-				}
-				if dl.After(h.gameTime(kr.at)) {
-					sum.passedWhileDown++
-				}
-				overdue = append(overdue, dl)
-			}
-		}
-		if len(overdue) > 0 {
-			errorf("%s: the deadlines %v passed while the host was down and were never applied", g.ID, overdue)
-		}
-		// The log folded afresh gives the state folded transaction by
-		// transaction.
-		fresh, err := engine.Replay(all)
-		if err != nil {
-			t.Fatalf("%s: replay: %v", g.ID, err)
-		}
-		a, _ := json.Marshal(fresh)
-		b, _ := json.Marshal(s)
-		if !bytes.Equal(a, b) {
-			errorf("%s: replay differs from the fold:\n%s\n%s", g.ID, a, b)
-		}
-		replayed[g.ID] = a
-		sum.games = append(sum.games, fmt.Sprintf("%s: %d events, day %d, %s", g.ID, len(evs), fresh.Day, cmp.Or(string(fresh.Winner), "no winner")))
-		if fresh.Phase != engine.EndedPhase {
-			errorf("%s: the game is in phase %s at the end", g.ID, fresh.Phase)
-		}
-	}
-	for cause, n := range blocks {
-		if strings.HasPrefix(cause, "inbox:") && n != 1 {
-			errorf("events caused by %s come in %d transactions", cause, n)
-		}
-	}
-	// What a restarted host rebuilds, snapshots checked against the log,
-	// is the fresh replay.
-	rebuilt, err := st.RebuildAll(ctx, killFold, true)
-	if err != nil {
-		t.Fatalf("rebuild: %v", err)
-	}
-	for _, rb := range rebuilt {
-		if !bytes.Equal(rb.State, replayed[rb.Game]) {
-			errorf("%s: the state rebuilt from the store (snapshot at %d) differs from the replay", rb.Game, rb.FromSnapshot)
-		}
-	}
-	if len(rebuilt) != len(games) || len(games) != len(d.games) {
-		errorf("%d games rebuilt, %d in the store, %d played", len(rebuilt), len(games), len(d.games))
+	games := checkEventLog(t, st, h, byRow, errorf, &sum)
+	if len(games) != len(d.games) {
+		errorf("%d games in the store, %d played", len(games), len(d.games))
 	}
 
 	// The outbox: everything sent, each copy the SMTP server got the same
@@ -1189,6 +1121,200 @@ func checkKillRun(t *testing.T, st *store.Store, srv *mailserver.Server, h *kill
 		errorf("the games did not get going: %d votes applied, %d deadline transactions", sum.votesApplied, sum.deadlineTx)
 	}
 	return sum
+}
+
+// checkEventLog walks every game's event log one transaction at a time:
+// each transaction applies first what the clock made due, a deadline's
+// nothing else; deadlines that passed while the host was down (h.kills)
+// are applied by the next transaction; a message's votes make the voted
+// events its vote demands (byRow: the test's message of each inbox row);
+// rounds close and nights dawn once; the fold equals a fresh replay and
+// what a restarted host rebuilds. It returns the games of the store.
+func checkEventLog(t *testing.T, st *store.Store, h *killHarness, byRow map[int64]*killMsg,
+	errorf func(format string, args ...any), sum *killSummary) []store.Game {
+	t.Helper()
+	ctx := context.Background()
+	sum.finals, sum.closings = map[string]*engine.State{}, map[string][]time.Time{}
+	// The event log, one transaction at a time.
+	games, err := st.Games(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[string]int{} // cause -> transactions
+	replayed := map[string][]byte{}
+	for _, g := range games {
+		evs, err := st.Events(ctx, g.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		killsAt := map[int64][]int{}
+		for i, k := range h.kills {
+			if seq, ok := k.seqs[g.ID]; ok {
+				killsAt[seq] = append(killsAt[seq], i)
+			}
+		}
+		var all []engine.Event
+		s := &engine.State{}
+		walk := &phaseWalk{}
+		var overdue []time.Time // deadlines passed while the host was down, not yet applied
+		for i := 0; i < len(evs); {
+			j := i + 1
+			for j < len(evs) && evs[j].Cause == evs[i].Cause && evs[j].At.Equal(evs[i].At) {
+				j++
+			}
+			block := evs[i:j]
+			i = j
+			cause, now := block[0].Cause, block[0].At
+			sum.transactions++
+			sum.events += len(block)
+			blocks[cause]++
+			// What the clock had made due: every transaction applies it
+			// first, a deadline's transaction nothing else.
+			after := s.Clone()
+			var due []engine.Event
+			if s.Game != "" {
+				due = engine.Tick(after, now)
+			}
+			if len(due) > 0 {
+				sum.closings[g.ID] = append(sum.closings[g.ID], closingsDue(s, now)...)
+			}
+			if len(overdue) > 0 {
+				if len(due) == 0 {
+					errorf("%s: the deadlines %v passed while the host was down, and the next transaction (%s at %v) did not apply them",
+						g.ID, overdue, cause, now)
+				}
+				overdue = nil
+			}
+			switch {
+			case cause == "deadline":
+				sum.deadlineTx++
+				if err := sameEvents(block, due); err != nil {
+					errorf("%s: deadline transaction at event %d is not one tick at %v: %v", g.ID, block[0].Seq, now, err)
+				}
+			case strings.HasPrefix(cause, "inbox:"):
+				if len(block) < len(due) {
+					errorf("%s: transaction %s at event %d lacks what the clock made due", g.ID, cause, block[0].Seq)
+				} else if err := sameEvents(block[:len(due)], due); err != nil {
+					errorf("%s: transaction %s at event %d does not start with what the clock made due: %v", g.ID, cause, block[0].Seq, err)
+				}
+				row, _ := strconv.ParseInt(strings.TrimPrefix(cause, "inbox:"), 10, 64)
+				m := byRow[row]
+				if m == nil {
+					errorf("%s: events caused by inbox row %d, which holds no message of the test", g.ID, row)
+					break
+				}
+				voted := 0
+				for _, se := range block[min(len(due), len(block)):] {
+					if se.Type == string(engine.EvVoted) {
+						voted++
+					}
+				}
+				want := 0
+				if m.vote != "" {
+					sum.votes++
+					want = expectVote(after, m)
+				}
+				sum.votesApplied += voted
+				if voted != want {
+					errorf("%s: message %s (%s voting %q) made %d voted events, want %d", g.ID, m.id, m.voter, m.vote, voted, want)
+				}
+			default:
+				errorf("%s: events with an unknown cause %q", g.ID, cause)
+			}
+			for _, se := range block {
+				e, err := engine.UnmarshalEvent(se.Payload)
+				if err != nil {
+					t.Fatalf("%s: event %d: %v", g.ID, se.Seq, err)
+				}
+				if err := walk.step(e); err != nil {
+					errorf("%s: event %d (%s, %s): %v", g.ID, se.Seq, se.Type, se.Cause, err)
+				}
+				if err := s.Fold(e); err != nil {
+					t.Fatalf("%s: fold event %d: %v", g.ID, se.Seq, err)
+				}
+				all = append(all, e)
+			}
+			// The kills that found the log here: was a deadline due by
+			// the time the next host started?
+			for _, k := range killsAt[block[len(block)-1].Seq] {
+				kr := h.kills[k]
+				dl, ok := engine.NextDeadline(s)
+				if !ok || kr.restart.IsZero() || dl.After(h.gameTime(kr.restart)) {
+					continue
+				}
+				if dl.After(h.gameTime(kr.at)) {
+					sum.passedWhileDown++
+				}
+				overdue = append(overdue, dl)
+			}
+		}
+		if len(overdue) > 0 {
+			errorf("%s: the deadlines %v passed while the host was down and were never applied", g.ID, overdue)
+		}
+		// The log folded afresh gives the state folded transaction by
+		// transaction.
+		fresh, err := engine.Replay(all)
+		if err != nil {
+			t.Fatalf("%s: replay: %v", g.ID, err)
+		}
+		a, _ := json.Marshal(fresh)
+		b, _ := json.Marshal(s)
+		if !bytes.Equal(a, b) {
+			errorf("%s: replay differs from the fold:\n%s\n%s", g.ID, a, b)
+		}
+		replayed[g.ID] = a
+		sum.finals[g.ID] = fresh
+		if fresh.Winner != "" && fresh.Winner != engine.NoWinner {
+			if err := checkWinner(fresh); err != nil {
+				errorf("%s: %v", g.ID, err)
+			}
+		}
+		sum.games = append(sum.games, fmt.Sprintf("%s: %d events, day %d, %s", g.ID, len(evs), fresh.Day, cmp.Or(string(fresh.Winner), "no winner")))
+		if fresh.Phase != engine.EndedPhase {
+			errorf("%s: the game is in phase %s at the end", g.ID, fresh.Phase)
+		}
+	}
+	for cause, n := range blocks {
+		if strings.HasPrefix(cause, "inbox:") && n != 1 {
+			sum.appliedTwice++
+			errorf("events caused by %s come in %d transactions", cause, n)
+		}
+	}
+	// What a restarted host rebuilds, snapshots checked against the log,
+	// is the fresh replay.
+	rebuilt, err := st.RebuildAll(ctx, killFold, true)
+	if err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+	for _, rb := range rebuilt {
+		if !bytes.Equal(rb.State, replayed[rb.Game]) {
+			errorf("%s: the state rebuilt from the store (snapshot at %d) differs from the replay", rb.Game, rb.FromSnapshot)
+		}
+	}
+	if len(rebuilt) != len(games) {
+		errorf("%d games rebuilt, %d in the store", len(rebuilt), len(games))
+	}
+	return games
+}
+
+// closingsDue are the deadlines up to now that close a round or bring the
+// dawn in s, each when it fell due.
+func closingsDue(s *engine.State, now time.Time) []time.Time {
+	var out []time.Time
+	c := s.Clone()
+	for range 1000 {
+		dl, ok := engine.NextDeadline(c)
+		if !ok || dl.After(now) {
+			break
+		}
+		for _, e := range engine.Tick(c, dl) {
+			if e.Type == engine.EvRoundClosed || e.Type == engine.EvDawn {
+				out = append(out, dl)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // expectVote is how many voted events a message whose first line is a
@@ -1341,21 +1467,31 @@ func grepLines(data []byte, s string) string {
 // flagged \Seen.
 func hostInbox(t *testing.T, imapAddr string) (total, unseen int) {
 	t.Helper()
+	total, unseen, err := hostInboxAt(imapAddr, killPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return total, unseen
+}
+
+// hostInboxAt counts the messages in the INBOX of user host, whose
+// password is pass, and those not yet flagged \Seen.
+func hostInboxAt(imapAddr, pass string) (total, unseen int, err error) {
 	c, err := imapclient.DialInsecure(imapAddr, nil)
 	if err != nil {
-		t.Fatal(err)
+		return 0, 0, err
 	}
 	defer c.Close()
-	if err := c.Login("host", killPassword).Wait(); err != nil {
-		t.Fatal(err)
+	if err := c.Login("host", pass).Wait(); err != nil {
+		return 0, 0, err
 	}
-	sel, err := c.Select("INBOX", nil).Wait()
+	sel, err := c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()
 	if err != nil {
-		t.Fatal(err)
+		return 0, 0, err
 	}
 	found, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
 	if err != nil {
-		t.Fatal(err)
+		return 0, 0, err
 	}
-	return int(sel.NumMessages), len(found.AllUIDs())
+	return int(sel.NumMessages), len(found.AllUIDs()), nil
 }
