@@ -1,0 +1,459 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/faultproxy"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// check reads the database and every participant's mailbox after the run
+// and checks the guarantees; it logs and prints the summary.
+func (s *siege) check() {
+	t := s.t
+	ctx := context.Background()
+	st, err := store.OpenReadOnly(ctx, s.h.db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	reported := 0
+	errorf := func(format string, args ...any) {
+		t.Helper()
+		if reported++; reported <= 40 {
+			t.Errorf(format, args...)
+		}
+	}
+	defer func() {
+		if reported > 40 {
+			t.Errorf("and %d more failures", reported-40)
+		}
+	}()
+	genuine, special := s.sent()
+	var sum killSummary
+
+	// Every message sent to the host is in its inbox exactly once.
+	rows := map[string]store.Inbound{}
+	dupRows := 0
+	for _, o := range []store.Outcome{store.OutcomePending, store.OutcomeApplied, store.OutcomeRefused, store.OutcomeIgnored, store.OutcomeError} {
+		ins, err := st.InboundByOutcome(ctx, o, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range ins {
+			id := bareID(in.MessageID)
+			if _, dup := rows[id]; dup {
+				dupRows++
+				errorf("message %s is in the inbox twice", id)
+			}
+			in.Raw = nil // the flood and the 25 MiB message need not stay in memory
+			rows[id] = in
+		}
+	}
+	ours := map[string]bool{}
+	lost := 0
+	byRow := map[int64]*killMsg{}
+	for _, m := range genuine {
+		ours[m.id] = true
+		in, ok := rows[m.id]
+		if !ok {
+			lost++
+			errorf("message %s from %s to %s was never recorded", m.id, m.from, m.to)
+			continue
+		}
+		// The players' and referees' own mail, at their own addresses:
+		// each must be applied.
+		if in.Outcome != store.OutcomeApplied {
+			errorf("message %s from %s to %s is %s: %s", m.id, m.from, m.to, in.Outcome, in.Reason)
+		}
+		byRow[in.ID] = m
+	}
+	for _, m := range special {
+		ours[m.id] = true
+		in, ok := rows[m.id]
+		if !ok {
+			lost++
+			errorf("%s %s from %s to %s was never recorded", m.what, m.id, m.from, m.to)
+			continue
+		}
+		// Whether it may make events is checked below; here it is only
+		// known to be the test's.
+		byRow[in.ID] = &killMsg{id: m.id, from: m.from, to: m.to}
+	}
+	for id, in := range rows {
+		if !ours[id] {
+			errorf("inbox row %d is message %q, which the test did not send", in.ID, id)
+		}
+	}
+
+	// Each game's log, transaction by transaction, and its winner.
+	games := checkEventLog(t, st, s.h, byRow, errorf, &sum)
+	if len(games) != len(s.games) {
+		errorf("%d games in the store, %d played", len(games), len(s.games))
+	}
+	events := map[string]int{} // cause -> events
+	for _, g := range games {
+		evs, err := st.Events(ctx, g.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			events[e.Cause]++
+		}
+	}
+
+	// The outbox: everything sent; who may get what.
+	outbox := map[string]store.OutMessage{}
+	answers := map[string][]store.OutMessage{} // cause -> messages
+	for _, status := range []store.OutStatus{store.OutPending, store.OutSending, store.OutSent, store.OutFailed} {
+		ms, err := st.OutMessages(ctx, status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if status != store.OutSent {
+				errorf("outgoing %s (%s to %v) ends %s: %s", m.MessageID, m.Kind, m.To, status, m.LastError)
+			}
+			outbox[bareID(m.MessageID)] = m
+			answers[m.Cause] = append(answers[m.Cause], m)
+		}
+	}
+	sum.outbox = len(outbox)
+	s.checkAudience(outbox, sum.finals, errorf)
+	for _, m := range genuine {
+		in, ok := rows[m.id]
+		if !ok || !m.command {
+			continue
+		}
+		replied := false
+		for _, o := range answers["inbox:"+strconv.FormatInt(in.ID, 10)] {
+			if slices.Contains(o.To, strings.ToLower(m.from)) || slices.Contains(o.To, m.from) {
+				replied = true
+			}
+		}
+		if !replied {
+			errorf("message %s from %s to %s held a command and got no reply", m.id, m.from, m.to)
+		}
+	}
+
+	flood := s.checkSpecial(special, rows, events, answers, errorf)
+	delivered, duplicates := s.checkMailboxes(outbox, errorf)
+	late, lateOutside, during, worst := s.checkLate(genuine, rows, sum.closings, errorf)
+	if during == 0 {
+		errorf("no message of another game was sent during the flood: its effect on them was not measured")
+	}
+
+	// The host's mailbox: every message read and flagged \Seen.
+	total, unseen, err := hostInboxAt(s.stack.IMAPAddr(), siegePassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unseen > 0 || total < len(rows) {
+		errorf("the host's INBOX holds %d messages, %d unseen; %d were recorded", total, unseen, len(rows))
+	}
+
+	logData, err := os.ReadFile(s.h.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"panic:", "fatal error:", "DATA RACE", "level=ERROR"} {
+		if bytes.Contains(logData, []byte(bad)) {
+			errorf("serve's log holds %q:\n%s", bad, grepLines(logData, bad))
+		}
+	}
+
+	// Every kind of fault happened.
+	injected := s.smtp.Injected()
+	var kinds []string
+	faults := int64(0)
+	for _, f := range []faultproxy.Fault{faultproxy.TempFailMail, faultproxy.TempFailRcpt, faultproxy.TempFailData,
+		faultproxy.Shutdown, faultproxy.DropBeforeDelivery, faultproxy.DropAfterDelivery} {
+		kinds = append(kinds, fmt.Sprintf("%d %v", injected[f], f))
+		faults += injected[f]
+		if injected[f] == 0 {
+			errorf("no SMTP fault %v was injected", f)
+		}
+	}
+	if len(s.h.kills) < s.o.kills || s.restarts < s.o.restarts || s.stalls < s.o.stalls {
+		errorf("too few faults: %d kills, %d Dovecot restarts, %d IMAP stalls", len(s.h.kills), s.restarts, s.stalls)
+	}
+	if sum.passedWhileDown == 0 {
+		errorf("no deadline passed while the host was down")
+	}
+	if sum.votesApplied == 0 || sum.deadlineTx == 0 {
+		errorf("the games did not get going: %d votes applied, %d deadline transactions", sum.votesApplied, sum.deadlineTx)
+	}
+
+	winners := map[engine.Side]int{}
+	for _, f := range sum.finals {
+		winners[f.Winner]++
+	}
+	var ends []string
+	for _, w := range slices.Sorted(maps.Keys(winners)) {
+		ends = append(ends, fmt.Sprintf("%s %d", w, winners[w]))
+	}
+	line := fmt.Sprintf("siege %s: %d games of up to 25 players (winners: %s); %d kills (%d planned before a deadline, %d deadlines passed while down), "+
+		"%d Dovecot restarts, %d IMAP stalls, %d SMTP faults (%s); "+
+		"%d messages sent to the host checked, %d lost, %d applied twice; %d outgoing messages, %d mailbox deliveries checked, %d duplicate copies; "+
+		"%d votes applied; flood of %d: %d applied, %d refused, %d answers, sent in %v, worked off in %v; "+
+		"%d of the %d messages of other games sent during the flood missed a deadline, %d outside it (worst %v late); largest loop %d messages",
+		s.o.name, len(games), strings.Join(ends, ", "), len(s.h.kills), s.h.deadlineKills, sum.passedWhileDown,
+		s.restarts, s.stalls, faults, strings.Join(kinds, ", "),
+		len(genuine)+len(special), lost, dupRows+sum.appliedTwice, len(outbox), delivered, duplicates,
+		sum.votesApplied, s.o.floodSize, flood.applied, flood.refused, flood.answers,
+		s.atk.floodSent.Round(time.Second), s.atk.floodWindow.to.Sub(s.atk.floodWindow.from).Round(time.Second),
+		late, during, lateOutside, worst.Round(time.Millisecond), flood.largestLoop)
+	t.Log(line)
+	fmt.Println(line)
+}
+
+// checkAudience checks who each outgoing message went to: a role message
+// to its player alone, the mafia list to Mafiosi (and the referee), every
+// message of a game to that game's people only, private mail to one.
+func (s *siege) checkAudience(outbox map[string]store.OutMessage, finals map[string]*engine.State, errorf func(string, ...any)) {
+	for id, m := range outbox {
+		if m.Game == "" {
+			continue
+		}
+		final := finals[m.Game]
+		if final == nil {
+			errorf("outgoing %s is for game %q, which is not in the store", id, m.Game)
+			continue
+		}
+		people := map[string]engine.Role{strings.ToLower(siegeReferee(m.Game)): ""}
+		for _, p := range final.Players {
+			people[strings.ToLower(p.Address)] = p.Role
+		}
+		// A replaced player's old address was theirs until then.
+		for _, p := range final.Players {
+			if m.Game == "atk2" && p.Address == siegePlayer("CarolSub", "atk2") {
+				people[siegePlayer("Carol", "atk2")] = p.Role
+			}
+		}
+		for _, r := range m.To {
+			role, ok := people[strings.ToLower(r)]
+			switch {
+			case !ok && (m.Kind == "error" || m.Kind == "confirm"):
+				// An answer may go to whoever wrote in: checked with the
+				// forgeries.
+			case !ok:
+				errorf("outgoing %s (%s of %s) went to %s, who is not in the game", id, m.Kind, m.Game, r)
+			case m.Kind == "mafia" && role != engine.Mafia && r != strings.ToLower(siegeReferee(m.Game)):
+				errorf("outgoing %s (the mafia list of %s) went to %s, a %s", id, m.Game, r, role)
+			}
+		}
+		switch m.Kind {
+		case "role", "confirm", "error", "private", "tally":
+			if len(m.To) != 1 {
+				errorf("outgoing %s (%s of %s) went to %d recipients: %v", id, m.Kind, m.Game, len(m.To), m.To)
+			}
+		}
+	}
+}
+
+// floodFigures is what became of the flood and the loops.
+type floodFigures struct{ applied, refused, answers, largestLoop int }
+
+// checkSpecial checks the messages with an expectation of their own, as
+// TestAttack does.
+func (s *siege) checkSpecial(special []*attackMsg, rows map[string]store.Inbound, events map[string]int,
+	answers map[string][]store.OutMessage, errorf func(string, ...any)) floodFigures {
+	t := s.t
+	var f floodFigures
+	for _, m := range special {
+		in, ok := rows[m.id]
+		if !ok {
+			continue // reported as lost
+		}
+		cause := "inbox:" + strconv.FormatInt(in.ID, 10)
+		evs, outs := events[cause], answers[cause]
+		to := map[string]int{}
+		for _, o := range outs {
+			for _, r := range o.To {
+				to[strings.ToLower(r)]++
+			}
+		}
+		for _, fg := range m.forgers {
+			if to[fg] > 0 {
+				errorf("%s %s: the forger's address %s got %d answers", m.what, m.id, fg, to[fg])
+			}
+		}
+		switch m.expect {
+		case attackRefused:
+			if m.strict && in.Outcome == store.OutcomeApplied || evs > 0 {
+				errorf("%s %s from %s was applied (%s, %d events)", m.what, m.id, m.from, in.Outcome, evs)
+			}
+			for addr, n := range to {
+				if addr != m.notify {
+					errorf("%s %s: its refusal went to %s, not the registered %s", m.what, m.id, addr, m.notify)
+				}
+				if n > 1 {
+					errorf("%s %s: %s got %d refusals", m.what, m.id, addr, n)
+				}
+			}
+			if m.mustTell && to[m.notify] != 1 {
+				errorf("%s %s: %s got %d private errors, want 1", m.what, m.id, m.notify, to[m.notify])
+			}
+			t.Logf("%s: %s (%s), answered to %v", m.what, in.Outcome, in.Reason, slices.Sorted(maps.Keys(to)))
+		case attackIgnored:
+			if in.Outcome != store.OutcomeIgnored {
+				errorf("%s %s from %s to %s is %s (%s), want ignored", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
+			}
+			if evs > 0 || len(outs) > 0 {
+				errorf("%s %s from %s was answered: %d events, %d messages", m.what, m.id, m.from, evs, len(outs))
+			}
+		case attackOdd:
+			if in.Outcome == store.OutcomePending {
+				errorf("%s %s was never decided", m.what, m.id)
+			}
+			if in.Outcome != store.OutcomeApplied && to[m.notify] != 1 {
+				errorf("%s %s is %s (%s) and %s got %d private errors, want 1", m.what, m.id, in.Outcome, in.Reason, m.notify, to[m.notify])
+			}
+			t.Logf("%s: %s (%s), %d answers", m.what, in.Outcome, in.Reason, len(outs))
+		case attackFlood:
+			switch in.Outcome {
+			case store.OutcomeApplied:
+				f.applied++
+			case store.OutcomeRefused:
+				f.refused++
+				if evs > 0 {
+					errorf("flood message %s was refused yet made events", m.id)
+				}
+			default:
+				errorf("flood message %s is %s: %s", m.id, in.Outcome, in.Reason)
+			}
+			f.answers += to[m.notify]
+		}
+	}
+	// The allowance is a bucket of 30 refilled at one message every 30
+	// seconds (120 an hour): a few more for a slow run, never most of it.
+	window := s.atk.floodWindow.to.Sub(s.atk.floodWindow.from)
+	if most := 30 + int(window/(30*time.Second)) + 2; f.applied > most {
+		errorf("the rate limiter let %d of %d flood messages through in %v; at most %d expected", f.applied, s.o.floodSize, window, most)
+	}
+	if f.answers > f.applied+int(window/(30*time.Second))+2 {
+		errorf("the flooder got %d answers for %d messages applied: refusals were not limited to one", f.answers, f.applied)
+	}
+	// A loop is a chain of answers: the host answers none of them and the
+	// pair stops after three rounds each, so no chain is longer than seven.
+	a := s.atk
+	a.mu.Lock()
+	for _, d := range a.depth {
+		f.largestLoop = max(f.largestLoop, d)
+	}
+	loops := maps.Clone(a.loopMail)
+	a.mu.Unlock()
+	if f.largestLoop > 7 {
+		errorf("a chain of %d answers ran between the responders and the host", f.largestLoop)
+	}
+	if len(loops) == 0 || f.largestLoop < 2 {
+		errorf("the auto-responders did not get going: %d looping addresses got mail, the longest chain has %d messages", len(loops), f.largestLoop)
+	}
+	return f
+}
+
+// checkMailboxes reads every participant's mailbox whole: after
+// de-duplication by Message-ID, each holds exactly the host's messages
+// addressed to them, each copy ending with the bytes the host queued.
+func (s *siege) checkMailboxes(outbox map[string]store.OutMessage, errorf func(string, ...any)) (delivered, duplicates int) {
+	t := s.t
+	type key struct{ rcpt, id string }
+	copies := map[key]int{}
+	for _, user := range []string{"players", "referee"} {
+		err := readAll(s.stack.IMAPAddr(), user, siegePassword, func(uid imap.UID, raw []byte) error {
+			d, err := parseDelivery(uid, raw)
+			if err != nil {
+				errorf("%s's message %d does not parse: %v", user, uid, err)
+				return nil
+			}
+			if !d.fromHost() {
+				return nil // the responders' mail to each other
+			}
+			delivered++
+			m, ok := outbox[d.id]
+			switch {
+			case !ok:
+				errorf("%s got %s from the host, which is not in its outbox", d.rcpt, d.id)
+			case !slices.ContainsFunc(m.To, func(r string) bool { return strings.EqualFold(r, d.rcpt) }):
+				errorf("%s got %s (%s of %s), addressed to %v", d.rcpt, d.id, m.Kind, m.Game, m.To)
+			case !bytes.HasSuffix(raw, m.Raw):
+				errorf("%s's copy of %s differs from what the host queued", d.rcpt, d.id)
+			}
+			copies[key{d.rcpt, d.id}]++
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("read the %s mailbox: %v", user, err)
+		}
+	}
+	for id, m := range outbox {
+		for _, r := range m.To {
+			if !strings.HasSuffix(strings.ToLower(r), "@"+siegeDomain) {
+				continue // refused by Postfix: only the domain's mailboxes exist
+			}
+			n := copies[key{strings.ToLower(r), id}]
+			if n == 0 {
+				errorf("%s never got %s (%s of %s)", r, id, m.Kind, m.Game)
+			}
+			duplicates += max(0, n-1)
+		}
+	}
+	return delivered, duplicates
+}
+
+// checkLate finds the players' messages that were applied after a deadline
+// that had not yet come when they were sent, allowing two seconds for the
+// way through Postfix and Dovecot. During the flood, with no kill and no
+// fault on the way in, there must be none.
+func (s *siege) checkLate(genuine []*killMsg, rows map[string]store.Inbound, closings map[string][]time.Time,
+	errorf func(string, ...any)) (late, lateOutside, during int, worst time.Duration) {
+	const slack = 2 * time.Second
+	c := s.h.clock
+	real := func(g time.Time) time.Time {
+		return c.Anchor.Add(time.Duration(float64(g.Sub(c.Start)) / c.Speed))
+	}
+	s.mu.Lock()
+	outages := slices.Clone(s.outages)
+	s.mu.Unlock()
+	fw := s.atk.floodWindow
+	for _, m := range genuine {
+		in, ok := rows[m.id]
+		if !ok || m.game == "" || strings.HasPrefix(m.game, "atk") || in.Outcome != store.OutcomeApplied {
+			continue
+		}
+		if slices.ContainsFunc(outages, func(o span) bool { return o.from.Before(in.ReceivedAt) && o.to.After(m.at) }) {
+			continue
+		}
+		if m.at.After(fw.from) && m.at.Before(fw.to) {
+			during++
+		}
+		for _, d := range closings[m.game] {
+			rd := real(d)
+			if rd.After(m.at.Add(slack)) && rd.Before(in.ReceivedAt) {
+				worst = max(worst, in.ReceivedAt.Sub(rd))
+				if m.at.After(fw.from) && m.at.Before(fw.to) {
+					late++
+					if late <= 5 {
+						errorf("during the flood, %s of game %s, sent %v before the deadline, was applied %v after it",
+							m.id, m.game, rd.Sub(m.at).Round(time.Millisecond), in.ReceivedAt.Sub(rd).Round(time.Millisecond))
+					}
+				} else {
+					lateOutside++
+				}
+				break
+			}
+		}
+	}
+	return late, lateOutside, during, worst
+}
