@@ -31,6 +31,9 @@ type session struct {
 	// the send never waits.
 	wake    chan struct{}
 	canIdle bool
+	// senders caches the From address of unseen mail, for fair turns
+	// through a backlog; a message leaves it once it is handled.
+	senders map[imap.UID]string
 }
 
 func (s *session) signal() {
@@ -281,27 +284,110 @@ func (s *session) scan(ctx context.Context) error {
 	if err := s.moveLeftovers(ctx); err != nil {
 		return err
 	}
-	var data *imap.SearchData
-	if err := s.cmd(ctx, "UID SEARCH UNSEEN", func() (err error) {
-		data, err = s.c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
-		return err
-	}); err != nil {
-		return err
-	}
-	unseen := data.AllUIDs()
-	slices.Sort(unseen)
-	due, _ := s.w.due(unseen, time.Now())
-	if len(due) > 0 {
-		s.w.log.Debug("unseen mail", "unseen", len(unseen), "due", len(due))
-	}
-	for len(due) > 0 {
-		n := min(len(due), s.w.cfg.BatchSize)
-		if err := s.batch(ctx, due[:n]); err != nil {
+	for {
+		var data *imap.SearchData
+		if err := s.cmd(ctx, "UID SEARCH UNSEEN", func() (err error) {
+			data, err = s.c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+			return err
+		}); err != nil {
 			return err
 		}
-		due = due[n:]
+		unseen := data.AllUIDs()
+		slices.Sort(unseen)
+		due, _ := s.w.due(unseen, time.Now())
+		if len(due) > 0 {
+			s.w.log.Debug("unseen mail", "unseen", len(unseen), "due", len(due))
+		}
+		if len(due) <= s.w.cfg.BatchSize {
+			if len(due) == 0 {
+				return nil
+			}
+			return s.batch(ctx, due)
+		}
+		// A backlog: one sender's flood must not hold up everyone else's
+		// mail behind it. The next batch takes the senders in turn, each
+		// sender's mail in the order it came, and then the mailbox is
+		// searched again, so that mail arriving meanwhile gets its turn.
+		next, err := s.turns(ctx, due, s.w.cfg.BatchSize)
+		if err != nil {
+			return err
+		}
+		if err := s.batch(ctx, next); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
 	}
-	return nil
+}
+
+// turns returns the first limit of uids (ascending) in the order in which
+// senders take turns: the first message of every sender, then the second
+// of every sender who has one, and so on. The senders come from the
+// envelopes, fetched once per message.
+func (s *session) turns(ctx context.Context, uids []imap.UID, limit int) ([]imap.UID, error) {
+	if s.senders == nil {
+		s.senders = map[imap.UID]string{}
+	}
+	want := make(map[imap.UID]bool, len(uids))
+	var unknown []imap.UID
+	for _, u := range uids {
+		want[u] = true
+		if _, ok := s.senders[u]; !ok {
+			unknown = append(unknown, u)
+		}
+	}
+	for u := range s.senders {
+		if !want[u] {
+			delete(s.senders, u) // handled, or gone
+		}
+	}
+	const chunk = 1000
+	for len(unknown) > 0 {
+		n := min(len(unknown), chunk)
+		var envs []*imapclient.FetchMessageBuffer
+		if err := s.cmd(ctx, "UID FETCH ENVELOPE", func() (err error) {
+			envs, err = s.c.Fetch(imap.UIDSetNum(unknown[:n]...), &imap.FetchOptions{UID: true, Envelope: true}).Collect()
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		for _, m := range envs {
+			from := ""
+			if m.Envelope != nil && len(m.Envelope.From) > 0 {
+				from = strings.ToLower(m.Envelope.From[0].Addr())
+			}
+			s.senders[m.UID] = from
+		}
+		for _, u := range unknown[:n] {
+			if _, ok := s.senders[u]; !ok {
+				s.senders[u] = "" // no envelope came back: a sender of its own
+			}
+		}
+		unknown = unknown[n:]
+	}
+	queues := map[string][]imap.UID{}
+	var order []string // senders by their first message
+	for _, u := range uids {
+		from := s.senders[u]
+		if from == "" {
+			from = fmt.Sprintf("uid:%d", u)
+		}
+		if _, ok := queues[from]; !ok {
+			order = append(order, from)
+		}
+		queues[from] = append(queues[from], u)
+	}
+	limit = min(limit, len(uids))
+	out := make([]imap.UID, 0, limit)
+	for round := 0; len(out) < limit; round++ {
+		for _, from := range order {
+			if q := queues[from]; round < len(q) && len(out) < limit {
+				out = append(out, q[round])
+			}
+		}
+	}
+	return out, nil
 }
 
 // moveLeftovers moves mail that is \Seen but still in the watched mailbox

@@ -559,3 +559,44 @@ func BenchmarkBacklog(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*backlog), "µs/msg")
 }
+
+// A backlog is worked off with the senders taking turns: mail from five
+// players that came after a flood of 200 messages from one address is
+// handled in the first batch, not after the flood, and each sender's own
+// mail keeps its order.
+func TestFloodDoesNotHoldUpOthers(t *testing.T) {
+	srv := startServer(t, mailserver.Options{})
+	const flood = 200
+	flooder := "flood@players.example.net"
+	for i := 1; i <= flood; i++ {
+		raw := strings.Replace(string(mailText(1000+i)), fmt.Sprintf("Player %d <player%d@players.example.net>", 1000+i, 1000+i),
+			"Flood <"+flooder+">", 1)
+		if err := srv.Deliver(flooder, hostAddr, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deliver(t, srv, 1, 2, 3, 4, 5)
+
+	rec := &recorder{}
+	cfg := testConfig(t, srv.IMAPAddr())
+	cfg.BatchSize = 20
+	runWatcher(t, cfg, rec.handle)
+	waitFor(t, "every message handled", func() bool { return rec.count() >= flood+5 })
+
+	pos := map[string]int{}
+	for i, m := range rec.handled() {
+		pos[messageID(m.Raw)] = i
+	}
+	for n := 1; n <= 5; n++ {
+		if p, ok := pos[msgID(n)]; !ok || p >= cfg.BatchSize {
+			t.Errorf("player %d's message was handled at position %d (found %v), after the flood's; want it in the first batch of %d", n, p, ok, cfg.BatchSize)
+		}
+	}
+	for i := 1; i < flood; i++ {
+		a, b := pos[msgID(1000+i)], pos[msgID(1000+i+1)]
+		if a >= b {
+			t.Errorf("the flood's message %d was handled at %d, its next at %d: one sender's mail must keep its order", i, a, b)
+			break
+		}
+	}
+}
