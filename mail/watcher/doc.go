@@ -13,10 +13,11 @@
 //  2. call the Handler for each, in UID order; when it returns nil, set
 //     \Seen (and, if Config.MoveTo is set, move the message there). When
 //     more mail is waiting than one batch holds, the senders (by the
-//     envelope's From) take turns: the batch takes every sender's first
-//     message, then every second, and so on, and the search is repeated
-//     after it, so that one address flooding the mailbox delays everyone
-//     else's mail by a batch at most, not by the whole flood;
+//     envelope's From) take turns: a batch of at most ten takes every
+//     sender's first message, then every second, and so on, and the
+//     search is repeated after it, so that one address flooding the
+//     mailbox delays everyone else's mail by ten messages at most, not by
+//     the whole flood;
 //  3. wait for new mail: in IDLE where the server has it, leaving IDLE every
 //     Config.IdleRefresh to send a NOOP, because a dead connection can go
 //     unnoticed in IDLE; or by polling every Config.PollInterval.

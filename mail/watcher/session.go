@@ -308,7 +308,7 @@ func (s *session) scan(ctx context.Context) error {
 		// mail behind it. The next batch takes the senders in turn, each
 		// sender's mail in the order it came, and then the mailbox is
 		// searched again, so that mail arriving meanwhile gets its turn.
-		next, err := s.turns(ctx, due, s.w.cfg.BatchSize)
+		next, err := s.turns(ctx, due, min(s.w.cfg.BatchSize, turnBatch))
 		if err != nil {
 			return err
 		}
@@ -320,6 +320,10 @@ func (s *session) scan(ctx context.Context) error {
 		}
 	}
 }
+
+// turnBatch bounds a batch taken by turns: mail that arrives during a
+// backlog waits for at most this many messages before its sender's turn.
+const turnBatch = 10
 
 // turns returns the first limit of uids (ascending) in the order in which
 // senders take turns: the first message of every sender, then the second
