@@ -42,6 +42,7 @@ type siegeAttack struct {
 	// flooding is set while the flood is sent and worked off; floodWindow
 	// is that span, floodSent how long sending took.
 	flooding    atomic.Bool
+	floodOver   atomic.Bool
 	floodWindow span
 	floodSent   time.Duration
 }
@@ -135,7 +136,7 @@ func (a *siegeAttack) voteRound(ctx context.Context, g *killGame, offset int, sk
 func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 	s := a.s
 	// A first game, played a little and ended by the referee.
-	old := s.newGame("atk1", killNames)
+	old := s.newGame("atk1", siegeReferee("atk"), killNames)
 	a.d.games = append(a.d.games, old)
 	if err := s.openGame(ctx, a.d, old, siegeAttackSetup); err != nil {
 		return fmt.Errorf("atk1: %w", err)
@@ -157,7 +158,7 @@ func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 	}
 
 	// The second game's responders answer from its first message on.
-	g := s.newGame("atk2", killNames)
+	g := s.newGame("atk2", siegeReferee("atk"), killNames)
 	a.d.games = append(a.d.games, g)
 	a.mu.Lock()
 	a.autoAddr = g.addrs["Bob"]
@@ -188,8 +189,8 @@ func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 		}
 		panic("no player " + name)
 	}
-	thread := func(p engine.Player) string { return killAddress(g.id, "t", s.learned.token(p.Address)) }
-	private := func(p engine.Player) string { return killAddress(g.id, "p", s.learned.token(p.Address)) }
+	thread := func(p engine.Player) string { return killAddress(g.id, "t", s.learned.token(p.Address, g.id)) }
+	private := func(p engine.Player) string { return killAddress(g.id, "p", s.learned.token(p.Address, g.id)) }
 	alice, carol := player("Alice"), player("Carol")
 	var errs []error
 	post := func(m *attackMsg, auth string, extra []string, body string) {
@@ -197,6 +198,14 @@ func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 			errs = append(errs, err)
 		}
 	}
+
+	// The flood, on one connection, while the other games go on and the
+	// forgeries and odd mail come in; its window lasts until the host has
+	// worked it off.
+	a.flooding.Store(true)
+	a.floodWindow.from = time.Now()
+	floodDone := make(chan error, 1)
+	go func() { floodDone <- a.flood(player("Frank"), private(player("Frank"))) }()
 
 	// Forgeries.
 	post(&attackMsg{from: a.forger, to: thread(alice), what: "stolen token", expect: attackRefused, strict: true,
@@ -211,7 +220,7 @@ func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 		[]string{"Authentication-Results: " + siegePass(alice.Address)}, "VOTE Grace")
 	for _, p := range oldState.Players {
 		if p.Name == "Judy" {
-			post(&attackMsg{from: p.Address, to: killAddress(old.id, "t", s.learned.token(p.Address)), what: "finished game",
+			post(&attackMsg{from: p.Address, to: killAddress(old.id, "t", s.learned.token(p.Address, old.id)), what: "finished game",
 				expect: attackRefused, notify: p.Address}, siegePass(p.Address), nil, "VOTE Alice")
 		}
 	}
@@ -228,7 +237,7 @@ func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 		notify: sub, forgers: []string{carol.Address}}, siegePass(carol.Address), nil, "VOTE Grace")
 
 	// Odd mail.
-	grace, heidi, ivan, frank := player("Grace"), player("Heidi"), player("Ivan"), player("Frank")
+	grace, heidi, ivan := player("Grace"), player("Heidi"), player("Ivan")
 	post(&attackMsg{from: grace.Address, to: private(grace), what: "malformed MIME", expect: attackOdd,
 		notify: grace.Address}, siegePass(grace.Address),
 		[]string{"MIME-Version: 1.0", "Content-Type: multipart/alternative; boundary=\"zz\"", "Content-Transfer-Encoding: quoted-printable"},
@@ -241,13 +250,6 @@ func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 	if len(errs) > 0 {
 		return errs[0]
 	}
-
-	// The flood, on one connection, while the games go on; the window
-	// lasts until the host has worked it off.
-	a.flooding.Store(true)
-	a.floodWindow.from = time.Now()
-	floodDone := make(chan error, 1)
-	go func() { floodDone <- a.flood(frank, private(frank)) }()
 	if err := a.voteRound(ctx, g, 2, "Frank"); err != nil {
 		return err
 	}
@@ -255,18 +257,19 @@ func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 		return err
 	}
 	a.floodSent = time.Since(a.floodWindow.from)
-	end := time.Now().Add(2 * siegeWait)
+	end := time.Now().Add(2 * s.o.wait)
 	for {
 		if _, unseen, err := hostInboxAt(s.stack.IMAPAddr(), siegePassword); err == nil && unseen == 0 {
 			break
 		}
 		if time.Now().After(end) {
-			return fmt.Errorf("the host did not work off the flood in %v", 2*siegeWait)
+			return fmt.Errorf("the host did not work off the flood in %v", 2*s.o.wait)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	a.floodWindow.to = time.Now()
 	a.flooding.Store(false)
+	a.floodOver.Store(true)
 
 	if err := a.voteRound(ctx, g, 3, "Frank"); err != nil {
 		return err

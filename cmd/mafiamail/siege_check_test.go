@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -172,6 +173,12 @@ func (s *siege) check() {
 			errorf("serve's log holds %q:\n%s", bad, grepLines(logData, bad))
 		}
 	}
+	// What the watcher saw of the restarts and the hung network.
+	inIdle := bytes.Count(logData, []byte("closed the connection during IDLE"))
+	unanswered := bytes.Count(logData, []byte("no answer within"))
+	if inIdle == 0 {
+		errorf("no Dovecot restart caught the watcher in IDLE")
+	}
 
 	// Every kind of fault happened.
 	injected := s.smtp.Injected()
@@ -204,18 +211,29 @@ func (s *siege) check() {
 		ends = append(ends, fmt.Sprintf("%s %d", w, winners[w]))
 	}
 	line := fmt.Sprintf("siege %s: %d games of up to 25 players (winners: %s); %d kills (%d planned before a deadline, %d deadlines passed while down), "+
-		"%d Dovecot restarts, %d IMAP stalls, %d SMTP faults (%s); "+
+		"%d Dovecot restarts (%d ended the watcher's IDLE), %d IMAP stalls (%d commands the watcher gave up on), %d SMTP faults (%s); "+
 		"%d messages sent to the host checked, %d lost, %d applied twice; %d outgoing messages, %d mailbox deliveries checked, %d duplicate copies; "+
 		"%d votes applied; flood of %d: %d applied, %d refused, %d answers, sent in %v, worked off in %v; "+
 		"%d of the %d messages of other games sent during the flood missed a deadline, %d outside it (worst %v late); largest loop %d messages",
 		s.o.name, len(games), strings.Join(ends, ", "), len(s.h.kills), s.h.deadlineKills, sum.passedWhileDown,
-		s.restarts, s.stalls, faults, strings.Join(kinds, ", "),
+		s.restarts, inIdle, s.stalls, unanswered, faults, strings.Join(kinds, ", "),
 		len(genuine)+len(special), lost, dupRows+sum.appliedTwice, len(outbox), delivered, duplicates,
 		sum.votesApplied, s.o.floodSize, flood.applied, flood.refused, flood.answers,
 		s.atk.floodSent.Round(time.Second), s.atk.floodWindow.to.Sub(s.atk.floodWindow.from).Round(time.Second),
 		late, during, lateOutside, worst.Round(time.Millisecond), flood.largestLoop)
 	t.Log(line)
-	fmt.Println(line)
+	// go test shows a passing package's output only with -v: the summary
+	// also goes to the file MAFIAMAIL_SIEGE_SUMMARY names, for CI to print.
+	if path := os.Getenv("MAFIAMAIL_SIEGE_SUMMARY"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintln(f, line)
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			t.Errorf("write the summary: %v", err)
+		}
+	}
 }
 
 // checkAudience checks who each outgoing message went to: a role message
@@ -231,7 +249,7 @@ func (s *siege) checkAudience(outbox map[string]store.OutMessage, finals map[str
 			errorf("outgoing %s is for game %q, which is not in the store", id, m.Game)
 			continue
 		}
-		people := map[string]engine.Role{strings.ToLower(siegeReferee(m.Game)): ""}
+		people := map[string]engine.Role{strings.ToLower(final.Referee): ""}
 		for _, p := range final.Players {
 			people[strings.ToLower(p.Address)] = p.Role
 		}
@@ -249,7 +267,7 @@ func (s *siege) checkAudience(outbox map[string]store.OutMessage, finals map[str
 				// forgeries.
 			case !ok:
 				errorf("outgoing %s (%s of %s) went to %s, who is not in the game", id, m.Kind, m.Game, r)
-			case m.Kind == "mafia" && role != engine.Mafia && r != strings.ToLower(siegeReferee(m.Game)):
+			case m.Kind == "mafia" && role != engine.Mafia && r != strings.ToLower(final.Referee):
 				errorf("outgoing %s (the mafia list of %s) went to %s, a %s", id, m.Game, r, role)
 			}
 		}

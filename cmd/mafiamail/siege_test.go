@@ -80,6 +80,10 @@ type siegeOptions struct {
 	// The least number of each fault in a run.
 	kills, restarts, stalls int
 	floodSize               int
+	// stagger is the time between the openings of two games; wait bounds
+	// every wait for the host, which only matters when something is
+	// broken.
+	stagger, wait time.Duration
 }
 
 var (
@@ -87,9 +91,13 @@ var (
 	// plays: players who miss votes are removed, and someone wins.
 	siegeShort = siegeOptions{name: "short", games: 6, playFor: 150 * time.Second, pace: 500 * time.Millisecond,
 		speed: 3600, setup: "mafia150 digest_interval=6h day_length=24h runoff_length=4h extra_length=4h",
-		kills: 12, restarts: 3, stalls: 3, floodSize: 2000}
-	siegeLong = siegeOptions{name: "long", games: 100, playFor: 15 * time.Minute, pace: 3 * time.Second,
-		speed: 900, setup: "mafia150 digest_interval=12h", kills: 60, restarts: 10, stalls: 10, floodSize: 10000}
+		kills: 12, restarts: 3, stalls: 3, floodSize: 2000, stagger: 150 * time.Millisecond, wait: 3 * time.Minute}
+	// The long form's hundred games each send every player their own copy
+	// of each post, day and digest: game time runs slower, so that the
+	// mail of a day fits through one Postfix on a small machine.
+	siegeLong = siegeOptions{name: "long", games: 100, playFor: 20 * time.Minute, pace: 4 * time.Second,
+		speed: 240, setup: "mafia150 digest_interval=12h day_length=24h runoff_length=4h extra_length=4h",
+		kills: 60, restarts: 10, stalls: 10, floodSize: 10000, stagger: 2 * time.Second, wait: 10 * time.Minute}
 )
 
 const (
@@ -101,9 +109,6 @@ const (
 	// forger can: nothing, or fields of a foreign authserv-id.
 	siegeAuthserv = "mx." + siegeDomain
 	siegePassword = "pw"
-	// siegeWait bounds every wait for the host; it only matters when
-	// something is broken.
-	siegeWait = 3 * time.Minute
 )
 
 // siege is one run: the servers, the proxies, the host and the players.
@@ -192,7 +197,7 @@ func startSiege(t *testing.T, o siegeOptions) *siege {
 	for i := range o.games {
 		refs = append(refs, fmt.Sprintf("%q", siegeReferee(siegeGameID(i))))
 	}
-	refs = append(refs, fmt.Sprintf("%q", siegeReferee("atk1")), fmt.Sprintf("%q", siegeReferee("atk2")))
+	refs = append(refs, fmt.Sprintf("%q", siegeReferee("atk")))
 	// The watcher checks its connection every few seconds, so that a hung
 	// network costs seconds, not the default minutes; the SMTP account has
 	// no credentials: Postfix relays for loopback.
@@ -278,7 +283,7 @@ func (s *siege) fault(from string) faultproxy.Fault {
 // token in the Reply-To of the mail delivered to them, per game.
 type channels struct {
 	mu     sync.Mutex
-	tokens map[string]string // delivered-to address -> token
+	tokens map[string]string // delivered-to address + " " + game -> token
 	notify chan struct{}
 }
 
@@ -293,26 +298,28 @@ func (c *channels) learn(rcpt, replyTo string) {
 	if m == nil {
 		return
 	}
+	key := rcpt + " " + m[1]
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tokens[rcpt] != m[2] {
-		c.tokens[rcpt] = m[2]
+	if c.tokens[key] != m[2] {
+		c.tokens[key] = m[2]
 		close(c.notify)
 		c.notify = make(chan struct{})
 	}
 }
 
-func (c *channels) token(addr string) string {
+// token is what addr learned of its token in game, "" if nothing yet.
+func (c *channels) token(addr, game string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tokens[strings.ToLower(addr)]
+	return c.tokens[strings.ToLower(addr)+" "+game]
 }
 
-// wait waits until addr has learned a token.
-func (c *channels) wait(ctx context.Context, addr string) (string, error) {
+// wait waits until addr has learned its token in game.
+func (c *channels) wait(ctx context.Context, addr, game string) (string, error) {
 	for {
 		c.mu.Lock()
-		tok, ch := c.tokens[strings.ToLower(addr)], c.notify
+		tok, ch := c.tokens[strings.ToLower(addr)+" "+game], c.notify
 		c.mu.Unlock()
 		if tok != "" {
 			return tok, nil
@@ -504,7 +511,7 @@ func (s *siege) newDriver() *killDriver {
 }
 
 func (s *siege) channelOf(g *killGame, p engine.Player, kind string) (string, bool) {
-	tok := s.learned.token(p.Address)
+	tok := s.learned.token(p.Address, g.id)
 	if tok == "" {
 		return "", false
 	}
@@ -512,15 +519,15 @@ func (s *siege) channelOf(g *killGame, p engine.Player, kind string) (string, bo
 }
 
 func (s *siege) refChannelOf(g *killGame) string {
-	tok := s.learned.token(g.refereeOf())
+	tok := s.learned.token(g.refereeOf(), g.id)
 	if tok == "" {
 		return ""
 	}
 	return killAddress(g.id, "p", tok)
 }
 
-func (s *siege) newGame(id string, names []string) *killGame {
-	g := &killGame{id: id, referee: siegeReferee(id), addrs: map[string]string{}}
+func (s *siege) newGame(id, referee string, names []string) *killGame {
+	g := &killGame{id: id, referee: referee, addrs: map[string]string{}}
 	for _, n := range names {
 		g.names = append(g.names, n)
 		g.addrs[n] = siegePlayer(n, id)
@@ -533,7 +540,7 @@ func (s *siege) newGame(id string, names []string) *killGame {
 
 // await polls the game until cond holds; the host may be down meanwhile.
 func (s *siege) await(ctx context.Context, g *killGame, what string, cond func(*engine.State) bool) (*engine.State, error) {
-	end := time.Now().Add(siegeWait)
+	end := time.Now().Add(s.o.wait)
 	for time.Now().Before(end) {
 		st, _, err := s.view.state(g.id)
 		if err != nil {
@@ -548,7 +555,7 @@ func (s *siege) await(ctx context.Context, g *killGame, what string, cond func(*
 		case <-time.After(150 * time.Millisecond):
 		}
 	}
-	return nil, fmt.Errorf("game %s: %s did not happen in %v", g.id, what, siegeWait)
+	return nil, fmt.Errorf("game %s: %s did not happen in %v", g.id, what, s.o.wait)
 }
 
 // openGame has the referee create the game and set it up, the players
@@ -564,9 +571,9 @@ func (s *siege) openGame(ctx context.Context, d *killDriver, g *killGame, setup 
 	if err := command(d.send(g.refereeOf(), "host@"+siegeDomain, "NEW GAME "+g.id)); err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, siegeWait)
+	wctx, cancel := context.WithTimeout(ctx, s.o.wait)
 	defer cancel()
-	if _, err := s.learned.wait(wctx, g.refereeOf()); err != nil {
+	if _, err := s.learned.wait(wctx, g.refereeOf(), g.id); err != nil {
 		return err
 	}
 	if setup != "" {
@@ -593,7 +600,7 @@ func (s *siege) openGame(ctx context.Context, d *killDriver, g *killGame, setup 
 	}
 	// Every player learns their role and addresses from the role message.
 	for _, name := range g.names {
-		if _, err := s.learned.wait(wctx, g.addrs[name]); err != nil {
+		if _, err := s.learned.wait(wctx, g.addrs[name], g.id); err != nil {
 			return err
 		}
 	}
@@ -601,15 +608,36 @@ func (s *siege) openGame(ctx context.Context, d *killDriver, g *killGame, setup 
 	return err
 }
 
+// playSeat keeps a game of the load going at one seat of the host: when
+// a game ends and there is time for another, its referee opens the next.
+func (s *siege) playSeat(ctx context.Context, d *killDriver, seat int, until time.Time) error {
+	for round := 1; ; round++ {
+		id := siegeGameID(seat)
+		if round > 1 {
+			id += fmt.Sprintf("r%d", round)
+		}
+		g := s.newGame(id, siegeReferee(siegeGameID(seat)), demoNames[:25])
+		if err := s.playGame(ctx, d, g, until); err != nil {
+			return fmt.Errorf("game %s: %w", g.id, err)
+		}
+		if time.Until(until) < s.o.playFor/4 && s.atk.floodOver.Load() {
+			return nil
+		}
+	}
+}
+
 // playGame plays one game of the load until it ends or the time is up,
 // when the referee ends it.
-func (s *siege) playGame(ctx context.Context, g *killGame, until time.Time) error {
-	d := s.newDriver()
-	d.games = []*killGame{g}
+func (s *siege) playGame(ctx context.Context, d *killDriver, g *killGame, until time.Time) error {
+	d.mu.Lock()
+	d.games = append(d.games, g)
+	d.mu.Unlock()
 	if err := s.openGame(ctx, d, g, s.o.setup); err != nil {
 		return err
 	}
-	for time.Now().Before(until) {
+	// The games go on at least until the flood is over: its effect on
+	// them is measured.
+	for time.Now().Before(until) || !s.atk.floodOver.Load() {
 		st, _, err := s.view.state(g.id)
 		if err != nil {
 			return err
@@ -620,10 +648,14 @@ func (s *siege) playGame(ctx context.Context, g *killGame, until time.Time) erro
 		if err := d.act(g, st, ""); err != nil {
 			return err
 		}
+		// Each player writes about as often whatever the number left
+		// alive, as people do, and stays within the host's allowance.
+		living := max(1, len(st.Living()))
+		pace := s.o.pace * time.Duration(len(g.names)) / time.Duration(living)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(s.o.pace/2 + time.Duration(d.rng.Int64N(int64(s.o.pace)))):
+		case <-time.After(pace/2 + time.Duration(d.rng.Int64N(int64(pace)))):
 		}
 	}
 	st, _, err := s.view.state(g.id)
@@ -651,16 +683,12 @@ func (s *siege) run() {
 	n := s.o.games + 1
 	errs := make(chan error, n)
 	for i := range s.o.games {
-		g := s.newGame(siegeGameID(i), demoNames[:25])
+		d := s.newDriver() // here: the test goroutine's random numbers seed it
 		// The games open a few at a time, as groups would.
-		delay := time.Duration(i) * 150 * time.Millisecond
+		delay := time.Duration(i) * s.o.stagger
 		go func() {
 			time.Sleep(delay)
-			if err := s.playGame(ctx, g, until); err != nil {
-				errs <- fmt.Errorf("game %s: %w", g.id, err)
-				return
-			}
-			errs <- nil
+			errs <- s.playSeat(ctx, d, i, until)
 		}()
 	}
 	go func() { errs <- s.atk.run(ctx, until) }()
@@ -784,7 +812,7 @@ func (s *siege) sent() (genuine []*killMsg, special []*attackMsg) {
 func (s *siege) waitDrained() {
 	t := s.t
 	t.Helper()
-	end := time.Now().Add(2 * siegeWait)
+	end := time.Now().Add(2 * s.o.wait)
 	var why string
 	for time.Now().Before(end) {
 		s.h.alive()
@@ -794,7 +822,7 @@ func (s *siege) waitDrained() {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("the host did not finish its work in %v: %s\n%s", 2*siegeWait, why, s.h.logTail())
+	t.Fatalf("the host did not finish its work in %v: %s\n%s", 2*s.o.wait, why, s.h.logTail())
 }
 
 // waitRead waits until the readers have read every message delivered.
@@ -802,7 +830,7 @@ func (s *siege) waitRead() {
 	t := s.t
 	t.Helper()
 	for _, r := range s.readers {
-		end := time.Now().Add(siegeWait)
+		end := time.Now().Add(s.o.wait)
 		for {
 			total := mailboxSize(t, s.stack.IMAPAddr(), r.user)
 			r.mu.Lock()
