@@ -203,6 +203,7 @@ func (a *attackRun) open(game string) (*engine.State, string) {
 func (a *attackRun) voteRound(game string, offset int, skip ...string) {
 	s, _ := a.state(game, "a day", func(s *engine.State) bool { return s.Phase == engine.DayPhase })
 	n := len(s.Players)
+	votes := map[int]int{} // voter's slot -> target's
 	for i, p := range s.Players {
 		target := s.Players[(i+offset)%n]
 		if !p.Alive || !target.Alive || target.Slot == p.Slot || slices.Contains(skip, p.Name) || p.Vote == target.Slot {
@@ -210,7 +211,19 @@ func (a *attackRun) voteRound(game string, offset int, skip ...string) {
 		}
 		a.post(&attackMsg{from: p.Address, to: killAddress(game, "t", p.Token), what: "vote", expect: attackApplied, vote: true},
 			attackPass(p.Address), nil, "VOTE "+target.Name)
+		votes[p.Slot] = target.Slot
 	}
+	// During a backlog the senders take turns, so a later message of
+	// another sender (the referee's END, say) may overtake these: what
+	// the test sends next waits until they count.
+	a.state(game, "the votes", func(s *engine.State) bool {
+		for voter, target := range votes {
+			if s.Player(voter).Vote != target {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // onMessage is the mail server's view of every SMTP transaction: it counts
@@ -652,105 +665,8 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 		}
 	}
 
-	lost, floodApplied, floodRefused, floodAnswers := 0, 0, 0, 0
-	var voteLag time.Duration
-	for _, m := range a.sent {
-		in, ok := rows[m.id]
-		if !ok {
-			lost++
-			errorf("%s %s from %s to %s was never recorded", m.what, m.id, m.from, m.to)
-			continue
-		}
-		cause := "inbox:" + strconv.FormatInt(in.ID, 10)
-		evs, outs := events[cause], answers[cause]
-		voted := 0
-		for _, e := range evs {
-			if e.Type == string(engine.EvVoted) {
-				voted++
-			}
-		}
-		to := map[string]int{}
-		for _, o := range outs {
-			for _, r := range o.To {
-				to[strings.ToLower(r)]++
-			}
-		}
-		for _, f := range m.forgers {
-			if to[f] > 0 {
-				errorf("%s %s: the forger's address %s got %d answers", m.what, m.id, f, to[f])
-			}
-		}
-		refusedOnce := func() {
-			t.Helper()
-			if m.strict && in.Outcome == store.OutcomeApplied || len(evs) > 0 {
-				errorf("%s %s from %s was applied (%s, %d events)", m.what, m.id, m.from, in.Outcome, len(evs))
-			}
-			for addr, n := range to {
-				if addr != m.notify {
-					errorf("%s %s: its refusal went to %s, not the registered %s", m.what, m.id, addr, m.notify)
-				}
-				if n > 1 {
-					errorf("%s %s: %s got %d refusals", m.what, m.id, addr, n)
-				}
-			}
-		}
-		switch m.expect {
-		case attackApplied:
-			if in.Outcome != store.OutcomeApplied {
-				errorf("%s %s from %s to %s is %s: %s", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
-			}
-			if m.vote && voted != 1 {
-				errorf("%s %s from %s made %d voted events, want 1", m.what, m.id, m.from, voted)
-			}
-			if m.vote && len(evs) > 0 {
-				// At speed 1 the game clock is the real one.
-				voteLag = max(voteLag, evs[0].At.Sub(m.at))
-			}
-		case attackRefused:
-			refusedOnce()
-			t.Logf("%s: %s (%s), answered to %v", m.what, in.Outcome, in.Reason, slices.Sorted(maps.Keys(to)))
-			if m.mustTell && to[m.notify] != 1 {
-				errorf("%s %s: %s got %d private errors, want 1", m.what, m.id, m.notify, to[m.notify])
-			}
-		case attackIgnored:
-			if in.Outcome != store.OutcomeIgnored {
-				errorf("%s %s from %s to %s is %s (%s), want ignored", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
-			}
-			if len(evs) > 0 || len(outs) > 0 {
-				errorf("%s %s from %s was answered: %d events, %d messages", m.what, m.id, m.from, len(evs), len(outs))
-			}
-		case attackOdd:
-			if in.Outcome == store.OutcomePending {
-				errorf("%s %s was never decided", m.what, m.id)
-			}
-			if in.Outcome != store.OutcomeApplied && to[m.notify] != 1 {
-				errorf("%s %s is %s (%s) and %s got %d private errors, want 1", m.what, m.id, in.Outcome, in.Reason, m.notify, to[m.notify])
-			}
-			t.Logf("%s: %s (%s), %d answers", m.what, in.Outcome, in.Reason, len(outs))
-		case attackFlood:
-			switch in.Outcome {
-			case store.OutcomeApplied:
-				floodApplied++
-			case store.OutcomeRefused:
-				floodRefused++
-				if len(evs) > 0 {
-					errorf("flood message %s was refused yet made events", m.id)
-				}
-			default:
-				errorf("flood message %s is %s: %s", m.id, in.Outcome, in.Reason)
-			}
-			floodAnswers += to[m.notify]
-		}
-	}
-	// The allowance is a bucket of 30 refilled at one message every 30
-	// seconds (120 an hour): a few more for a slow run, never most of the
-	// flood.
-	if most := 30 + int(floodWindow/(30*time.Second)) + 2; floodApplied > most {
-		errorf("the rate limiter let %d of %d flood messages through in %v; at most %d expected", floodApplied, floodSize, floodWindow, most)
-	}
-	if floodAnswers > floodApplied+int(floodWindow/(30*time.Second))+2 {
-		errorf("the flooder got %d answers for %d messages applied: refusals were not limited to one", floodAnswers, floodApplied)
-	}
+	f := checkExpected(t, a.sent, rows, events, answers, floodWindow, floodSize, errorf)
+	lost, floodApplied, floodRefused, floodAnswers, voteLag := f.lost, f.applied, f.refused, f.answers, f.voteLag
 
 	// Loops: what went to and from the looping addresses.
 	// A loop is a chain of answers: the host answers none, and the pair
@@ -817,4 +733,120 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 	if testing.Verbose() {
 		fmt.Println(line)
 	}
+}
+
+// expectedFigures is what became of the messages with an expectation of
+// their own.
+type expectedFigures struct {
+	lost                      int
+	applied, refused, answers int // of the flood
+	voteLag                   time.Duration
+	largestLoop               int
+}
+
+// checkExpected checks each message against what the host made of it: its
+// inbox row (rows, by Message-ID), the events it caused and the mail that
+// answered it (events and answers, by cause). The flood's allowance is
+// checked against floodWindow, the time it took to send and work off.
+func checkExpected(t *testing.T, sent []*attackMsg, rows map[string]store.Inbound, events map[string][]store.Event,
+	answers map[string][]store.OutMessage, floodWindow time.Duration, floodSize int, errorf func(string, ...any)) expectedFigures {
+	t.Helper()
+	var f expectedFigures
+	for _, m := range sent {
+		in, ok := rows[m.id]
+		if !ok {
+			f.lost++
+			errorf("%s %s from %s to %s was never recorded", m.what, m.id, m.from, m.to)
+			continue
+		}
+		cause := "inbox:" + strconv.FormatInt(in.ID, 10)
+		evs, outs := events[cause], answers[cause]
+		voted := 0
+		for _, e := range evs {
+			if e.Type == string(engine.EvVoted) {
+				voted++
+			}
+		}
+		to := map[string]int{}
+		for _, o := range outs {
+			for _, r := range o.To {
+				to[strings.ToLower(r)]++
+			}
+		}
+		for _, fg := range m.forgers {
+			if to[fg] > 0 {
+				errorf("%s %s: the forger's address %s got %d answers", m.what, m.id, fg, to[fg])
+			}
+		}
+		switch m.expect {
+		case attackApplied:
+			if in.Outcome != store.OutcomeApplied {
+				errorf("%s %s from %s to %s is %s: %s", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
+			}
+			if m.vote && voted != 1 {
+				errorf("%s %s from %s made %d voted events, want 1", m.what, m.id, m.from, voted)
+			}
+			if m.vote && len(evs) > 0 {
+				// At speed 1 the game clock is the real one.
+				f.voteLag = max(f.voteLag, evs[0].At.Sub(m.at))
+			}
+		case attackRefused:
+			// A genuine sender at a wrong address may be answered with an
+			// error line, recorded as applied with no effect; a strict
+			// one must not even be recorded as applied.
+			if m.strict && in.Outcome == store.OutcomeApplied || len(evs) > 0 {
+				errorf("%s %s from %s was applied (%s, %d events)", m.what, m.id, m.from, in.Outcome, len(evs))
+			}
+			for addr, n := range to {
+				if addr != m.notify {
+					errorf("%s %s: its refusal went to %s, not the registered %s", m.what, m.id, addr, m.notify)
+				}
+				if n > 1 {
+					errorf("%s %s: %s got %d refusals", m.what, m.id, addr, n)
+				}
+			}
+			if m.mustTell && to[m.notify] != 1 {
+				errorf("%s %s: %s got %d private errors, want 1", m.what, m.id, m.notify, to[m.notify])
+			}
+			t.Logf("%s: %s (%s), answered to %v", m.what, in.Outcome, in.Reason, slices.Sorted(maps.Keys(to)))
+		case attackIgnored:
+			if in.Outcome != store.OutcomeIgnored {
+				errorf("%s %s from %s to %s is %s (%s), want ignored", m.what, m.id, m.from, m.to, in.Outcome, in.Reason)
+			}
+			if len(evs) > 0 || len(outs) > 0 {
+				errorf("%s %s from %s was answered: %d events, %d messages", m.what, m.id, m.from, len(evs), len(outs))
+			}
+		case attackOdd:
+			if in.Outcome == store.OutcomePending {
+				errorf("%s %s was never decided", m.what, m.id)
+			}
+			if in.Outcome != store.OutcomeApplied && to[m.notify] != 1 {
+				errorf("%s %s is %s (%s) and %s got %d private errors, want 1", m.what, m.id, in.Outcome, in.Reason, m.notify, to[m.notify])
+			}
+			t.Logf("%s: %s (%s), %d answers", m.what, in.Outcome, in.Reason, len(outs))
+		case attackFlood:
+			switch in.Outcome {
+			case store.OutcomeApplied:
+				f.applied++
+			case store.OutcomeRefused:
+				f.refused++
+				if len(evs) > 0 {
+					errorf("flood message %s was refused yet made events", m.id)
+				}
+			default:
+				errorf("flood message %s is %s: %s", m.id, in.Outcome, in.Reason)
+			}
+			f.answers += to[m.notify]
+		}
+	}
+	// The allowance is a bucket of 30 refilled at one message every 30
+	// seconds (120 an hour): a few more for a slow run, never most of the
+	// flood.
+	if most := 30 + int(floodWindow/(30*time.Second)) + 2; f.applied > most {
+		errorf("the rate limiter let %d of %d flood messages through in %v; at most %d expected", f.applied, floodSize, floodWindow, most)
+	}
+	if f.answers > f.applied+int(floodWindow/(30*time.Second))+2 {
+		errorf("the flooder got %d answers for %d messages applied: refusals were not limited to one", f.answers, f.applied)
+	}
+	return f
 }

@@ -91,7 +91,7 @@ var (
 	// plays: players who miss votes are removed, and someone wins.
 	siegeShort = siegeOptions{name: "short", games: 6, playFor: 150 * time.Second, pace: 500 * time.Millisecond,
 		speed: 3600, setup: "mafia150 digest_interval=6h day_length=24h runoff_length=4h extra_length=4h",
-		kills: 12, restarts: 3, stalls: 3, floodSize: 2000, stagger: 150 * time.Millisecond, wait: 3 * time.Minute}
+		kills: 12, restarts: 3, stalls: 3, floodSize: 2000, stagger: 150 * time.Millisecond, wait: 5 * time.Minute}
 	// The long form's hundred games each send every player their own copy
 	// of each post, day and digest: game time runs slower, so that the
 	// mail of a day fits through one Postfix on a small machine.
@@ -315,8 +315,10 @@ func (c *channels) token(addr, game string) string {
 	return c.tokens[strings.ToLower(addr)+" "+game]
 }
 
-// wait waits until addr has learned its token in game.
-func (c *channels) wait(ctx context.Context, addr, game string) (string, error) {
+// wait waits until addr has learned its token in game, at most timeout.
+func (c *channels) wait(ctx context.Context, addr, game string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	for {
 		c.mu.Lock()
 		tok, ch := c.tokens[strings.ToLower(addr)+" "+game], c.notify
@@ -571,9 +573,7 @@ func (s *siege) openGame(ctx context.Context, d *killDriver, g *killGame, setup 
 	if err := command(d.send(g.refereeOf(), "host@"+siegeDomain, "NEW GAME "+g.id)); err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.o.wait)
-	defer cancel()
-	if _, err := s.learned.wait(wctx, g.refereeOf(), g.id); err != nil {
+	if _, err := s.learned.wait(ctx, g.refereeOf(), g.id, s.o.wait); err != nil {
 		return err
 	}
 	if setup != "" {
@@ -600,7 +600,7 @@ func (s *siege) openGame(ctx context.Context, d *killDriver, g *killGame, setup 
 	}
 	// Every player learns their role and addresses from the role message.
 	for _, name := range g.names {
-		if _, err := s.learned.wait(wctx, g.addrs[name], g.id); err != nil {
+		if _, err := s.learned.wait(ctx, g.addrs[name], g.id, s.o.wait); err != nil {
 			return err
 		}
 	}
