@@ -523,42 +523,24 @@ func createGames(ctx context.Context, e *benchEnv, games, players int, child *be
 	}
 	work := make(chan int)
 	errs := make(chan error, 32)
+	setupGame := setupGameFunc(ctx, e, setup, players, child)
 	var wg sync.WaitGroup
 	for range min(32, games) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dialSMTP(e.stack.smtpAddr())
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer c.Close()
 			for g := range work {
-				id := fmt.Sprintf("g%d", g)
-				if err := sendMail(c, e.referee, e.address("host"), "bench."+id+".new", "NEW GAME "+id); err != nil {
+				// A connection of its own for each game: the wait for the
+				// answer to NEW GAME can outlast an MTA's idle timeout
+				// (Postfix: 300 s) on a loaded machine.
+				c, err := dialSMTP(e.stack.smtpAddr())
+				if err != nil {
 					errs <- err
 					return
 				}
-				var ch string
-				if err := poll(ctx, func() bool {
-					e.mu.Lock()
-					defer e.mu.Unlock()
-					ch = e.refChannels[id]
-					return ch != "" || child.exited() != nil
-				}); err != nil || ch == "" {
-					err = errors.Join(err, child.exited())
-					errs <- fmt.Errorf("no answer to NEW GAME %s: %w", id, err)
-					return
-				}
-				var body strings.Builder
-				fmt.Fprintf(&body, "SETUP %s\r\n", setup)
-				for i := range players {
-					p := e.players[g*players+i]
-					fmt.Fprintf(&body, "ADD %s %s\r\n", p.name, p.addr)
-				}
-				body.WriteString("START\r\n")
-				if err := sendMail(c, e.referee, ch, "bench."+id+".setup", body.String()); err != nil {
+				err = setupGame(c, g)
+				c.Close()
+				if err != nil {
 					errs <- err
 					return
 				}
@@ -580,6 +562,39 @@ func createGames(ctx context.Context, e *benchEnv, games, players int, child *be
 	if err := errors.Join(drain(errs)...); err != nil {
 		return err
 	}
+	return awaitChannels(ctx, e, child)
+}
+
+// setupGameFunc sends one game's NEW GAME and, once the referee's channel
+// is known, its SETUP, ADDs and START.
+func setupGameFunc(ctx context.Context, e *benchEnv, setup string, players int, child *benchChild) func(c *smtp.Client, g int) error {
+	return func(c *smtp.Client, g int) error {
+		id := fmt.Sprintf("g%d", g)
+		if err := sendMail(c, e.referee, e.address("host"), "bench."+id+".new", "NEW GAME "+id); err != nil {
+			return err
+		}
+		var ch string
+		if err := poll(ctx, func() bool {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			ch = e.refChannels[id]
+			return ch != "" || child.exited() != nil
+		}); err != nil || ch == "" {
+			return fmt.Errorf("no answer to NEW GAME %s: %w", id, errors.Join(err, child.exited()))
+		}
+		var body strings.Builder
+		fmt.Fprintf(&body, "SETUP %s\r\n", setup)
+		for i := range players {
+			p := e.players[g*players+i]
+			fmt.Fprintf(&body, "ADD %s %s\r\n", p.name, p.addr)
+		}
+		body.WriteString("START\r\n")
+		return sendMail(c, e.referee, ch, "bench."+id+".setup", body.String())
+	}
+}
+
+// awaitChannels waits until every player knows its private channel.
+func awaitChannels(ctx context.Context, e *benchEnv, child *benchChild) error {
 	if err := poll(ctx, func() bool {
 		if child.exited() != nil {
 			return true
