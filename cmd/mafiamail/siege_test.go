@@ -77,8 +77,10 @@ type siegeOptions struct {
 	// the SETUP line of the games of the load.
 	speed float64
 	setup string
-	// The least number of each fault in a run.
+	// The least number of each fault in a run, and the share in percent
+	// of the host's SMTP transactions that meet a fault.
 	kills, restarts, stalls int
+	smtpFaults              int
 	floodSize               int
 	// stagger is the time between the openings of two games; wait bounds
 	// every wait for the host, which only matters when something is
@@ -91,13 +93,14 @@ var (
 	// plays: players who miss votes are removed, and someone wins.
 	siegeShort = siegeOptions{name: "short", games: 6, playFor: 150 * time.Second, pace: 500 * time.Millisecond,
 		speed: 3600, setup: "mafia150 digest_interval=6h day_length=24h runoff_length=4h extra_length=4h",
-		kills: 12, restarts: 3, stalls: 3, floodSize: 2000, stagger: 150 * time.Millisecond, wait: 5 * time.Minute}
+		kills: 12, restarts: 3, stalls: 3, smtpFaults: 26, floodSize: 2000, stagger: 150 * time.Millisecond, wait: 5 * time.Minute}
 	// The long form's hundred games each send every player their own copy
-	// of each post, day and digest: game time runs slower, so that the
-	// mail of a day fits through one Postfix on a small machine.
-	siegeLong = siegeOptions{name: "long", games: 100, playFor: 20 * time.Minute, pace: 4 * time.Second,
-		speed: 240, setup: "mafia150 digest_interval=12h day_length=24h runoff_length=4h extra_length=4h",
-		kills: 60, restarts: 10, stalls: 10, floodSize: 10000, stagger: 2 * time.Second, wait: 10 * time.Minute}
+	// of each post, day and digest: game time runs slower, the games open
+	// over five minutes and fewer transactions fail, so that the mail fits
+	// through one Postfix on a small machine.
+	siegeLong = siegeOptions{name: "long", games: 100, playFor: 15 * time.Minute, pace: 6 * time.Second,
+		speed: 120, setup: "mafia150 digest_interval=12h day_length=24h runoff_length=4h extra_length=4h",
+		kills: 60, restarts: 10, stalls: 10, smtpFaults: 8, floodSize: 10000, stagger: 3 * time.Second, wait: 15 * time.Minute}
 )
 
 const (
@@ -262,19 +265,11 @@ func (s *siege) fault(from string) faultproxy.Fault {
 	if !s.faulting.Load() {
 		return faultproxy.None
 	}
-	switch r := s.frng.IntN(100); {
-	case r < 5:
-		return faultproxy.TempFailMail
-	case r < 10:
-		return faultproxy.TempFailRcpt
-	case r < 14:
-		return faultproxy.TempFailData
-	case r < 18:
-		return faultproxy.Shutdown
-	case r < 22:
-		return faultproxy.DropBeforeDelivery
-	case r < 26:
-		return faultproxy.DropAfterDelivery
+	// The six faults, equally likely, in smtpFaults percent of the
+	// transactions.
+	if r := s.frng.IntN(600); r < 6*s.o.smtpFaults {
+		return []faultproxy.Fault{faultproxy.TempFailMail, faultproxy.TempFailRcpt, faultproxy.TempFailData,
+			faultproxy.Shutdown, faultproxy.DropBeforeDelivery, faultproxy.DropAfterDelivery}[r/s.o.smtpFaults]
 	}
 	return faultproxy.None
 }
