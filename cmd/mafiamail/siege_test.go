@@ -98,7 +98,7 @@ var (
 	// of each post, day and digest: game time runs slower, the games open
 	// over five minutes and fewer transactions fail, so that the mail fits
 	// through one Postfix on a small machine.
-	siegeLong = siegeOptions{name: "long", games: 100, playFor: 15 * time.Minute, pace: 6 * time.Second,
+	siegeLong = siegeOptions{name: "long", games: 100, playFor: 10 * time.Minute, pace: 6 * time.Second,
 		speed: 120, setup: "mafia150 digest_interval=12h day_length=24h runoff_length=4h extra_length=4h",
 		kills: 60, restarts: 10, stalls: 10, smtpFaults: 8, floodSize: 10000, stagger: 3 * time.Second, wait: 15 * time.Minute}
 )
