@@ -665,7 +665,7 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 		}
 	}
 
-	f := checkExpected(t, a.sent, rows, events, answers, floodWindow, floodSize, errorf)
+	f := checkExpected(t, a.sent, rows, events, answers, floodWindow, floodSize, 120, errorf)
 	lost, floodApplied, floodRefused, floodAnswers, voteLag := f.lost, f.applied, f.refused, f.answers, f.voteLag
 
 	// Loops: what went to and from the looping addresses.
@@ -746,10 +746,11 @@ type expectedFigures struct {
 
 // checkExpected checks each message against what the host made of it: its
 // inbox row (rows, by Message-ID), the events it caused and the mail that
-// answered it (events and answers, by cause). The flood's allowance is
-// checked against floodWindow, the time it took to send and work off.
+// answered it (events and answers, by cause). The flood's allowance,
+// perHour messages an hour as the host configures it, is checked against
+// floodWindow, the time it took to send and work off.
 func checkExpected(t *testing.T, sent []*attackMsg, rows map[string]store.Inbound, events map[string][]store.Event,
-	answers map[string][]store.OutMessage, floodWindow time.Duration, floodSize int, errorf func(string, ...any)) expectedFigures {
+	answers map[string][]store.OutMessage, floodWindow time.Duration, floodSize, perHour int, errorf func(string, ...any)) expectedFigures {
 	t.Helper()
 	var f expectedFigures
 	for _, m := range sent {
@@ -839,13 +840,14 @@ func checkExpected(t *testing.T, sent []*attackMsg, rows map[string]store.Inboun
 			f.answers += to[m.notify]
 		}
 	}
-	// The allowance is a bucket of 30 refilled at one message every 30
-	// seconds (120 an hour): a few more for a slow run, never most of the
-	// flood.
-	if most := 30 + int(floodWindow/(30*time.Second)) + 2; f.applied > most {
+	// The allowance is a bucket of a quarter of the hourly messages (at
+	// least ten), refilled evenly over the hour (host.New): a few more for
+	// a slow run, never most of the flood.
+	burst, every := max(10, perHour/4), time.Hour/time.Duration(perHour)
+	if most := burst + int(floodWindow/every) + 2; f.applied > most {
 		errorf("the rate limiter let %d of %d flood messages through in %v; at most %d expected", f.applied, floodSize, floodWindow, most)
 	}
-	if f.answers > f.applied+int(floodWindow/(30*time.Second))+2 {
+	if f.answers > f.applied+int(floodWindow/every)+2 {
 		errorf("the flooder got %d answers for %d messages applied: refusals were not limited to one", f.answers, f.applied)
 	}
 	return f
