@@ -91,7 +91,7 @@ type siegeOptions struct {
 var (
 	// The short form's days are short, so that games end in the time it
 	// plays: players who miss votes are removed, and someone wins.
-	siegeShort = siegeOptions{name: "short", games: 6, playFor: 150 * time.Second, pace: 500 * time.Millisecond,
+	siegeShort = siegeOptions{name: "short", games: 6, playFor: 150 * time.Second, pace: time.Second,
 		speed: 3600, setup: "mafia150 digest_interval=6h day_length=24h runoff_length=4h extra_length=4h",
 		kills: 12, restarts: 3, stalls: 3, smtpFaults: 26, floodSize: 2000, stagger: 150 * time.Millisecond, wait: 5 * time.Minute}
 	// The long form's hundred games each send every player their own copy
@@ -112,10 +112,10 @@ const (
 	// forger can: nothing, or fields of a foreign authserv-id.
 	siegeAuthserv = "mx." + siegeDomain
 	siegePassword = "pw"
-	// siegePerHour is the host's allowance per address: five times the
+	// siegePerHour is the host's allowance per address: two and a half times the
 	// default, so that a bot in a game's last days, writing as often as
 	// all of its fellows did, stays within it; the flood does not.
-	siegePerHour = 600
+	siegePerHour = 300
 )
 
 // siege is one run: the servers, the proxies, the host and the players.
