@@ -96,6 +96,9 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if err := h.load(ctx); err != nil {
 		return nil, err
 	}
+	if err := h.restoreRateLimit(ctx); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 

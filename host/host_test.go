@@ -27,11 +27,21 @@ type harness struct {
 	now  time.Time
 	uid  uint32
 	log  *slog.Logger
+	// perHour is the per-sender rate limit, 0 for none.
+	perHour int
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	hs := &harness{t: t, path: filepath.Join(t.TempDir(), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
+	return newLimitedHarness(t, 0)
+}
+
+// newLimitedHarness is newHarness with a rate limit of perHour messages an
+// hour per sender.
+func newLimitedHarness(t *testing.T, perHour int) *harness {
+	t.Helper()
+	hs := &harness{t: t, path: filepath.Join(t.TempDir(), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
+		perHour: perHour}
 	hs.open()
 	t.Cleanup(func() { hs.st.Close() })
 	return hs
@@ -44,7 +54,7 @@ func (hs *harness) open() {
 		hs.t.Fatal(err)
 	}
 	h, err := New(context.Background(), Options{Address: "host@example.org", Referees: []string{"ref@example.org"},
-		Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log})
+		PerSenderPerHour: hs.perHour, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log})
 	if err != nil {
 		hs.t.Fatal(err)
 	}
@@ -455,5 +465,64 @@ func TestNoSilentDrop(t *testing.T) {
 		if s := hs.game("g1"); s.Player(1).Vote != 0 {
 			t.Fatalf("%s: a vote counted", to)
 		}
+	}
+}
+
+// TestRateLimitSurvivesRestart: a sender's allowance is saved with each
+// message, so a host that restarts, or is killed, does not hand a flooder a
+// fresh one; and a message seen twice costs it only once.
+func TestRateLimitSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	hs := newLimitedHarness(t, 40) // ten at once, then one every 90 s
+	hs.setUp()
+	refused := func() []store.Inbound {
+		t.Helper()
+		ms, err := hs.st.InboundByOutcome(ctx, store.OutcomeRefused, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	// Alice's JOIN drew one; nine more, one of them delivered twice, are
+	// what is left of her ten.
+	for i := range 9 {
+		raw := hs.send(addr("Alice"), hs.thread("Alice"), fmt.Sprintf("VOTE Bob\r\n\r\npost %d", i))
+		if i == 0 {
+			hs.deliver(raw)
+		}
+	}
+	if r := refused(); len(r) != 0 {
+		t.Fatalf("refused within the allowance: %+v", r)
+	}
+	notices := len(hs.mailTo(addr("Alice"), 0))
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Carol")
+	if r := refused(); len(r) != 1 || r[0].Reason != inbound.ReasonRateLimited {
+		t.Fatalf("the eleventh message: refused %+v, want one rate-limited", r)
+	}
+	if n := len(hs.mailTo(addr("Alice"), 0)) - notices; n != 1 {
+		t.Fatalf("%d notices for the first refusal, want 1", n)
+	}
+
+	hs.restart()
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Carol")
+	if r := refused(); len(r) != 2 || r[1].Reason != inbound.ReasonRateLimited {
+		t.Fatalf("after a restart: %d refused, want a second rate-limited message", len(r))
+	}
+	if n := len(hs.mailTo(addr("Alice"), 0)) - notices; n != 1 {
+		t.Fatalf("%d notices after the restart, want still 1: the host forgot it had told her", n)
+	}
+	if v := hs.game("g1").Player(1).Vote; v != 2 {
+		t.Fatalf("Alice votes for seat %d, want Bob (2): a refused vote was applied", v)
+	}
+
+	// The allowance fills again as time passes, restart or not.
+	hs.now = hs.now.Add(90 * time.Second)
+	hs.restart()
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Carol")
+	if r := refused(); len(r) != 2 {
+		t.Fatalf("90 s later: %d refused, want the message applied", len(r))
+	}
+	if v := hs.game("g1").Player(1).Vote; v != 3 {
+		t.Fatalf("Alice votes for seat %d, want Carol (3)", v)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/command"
@@ -21,16 +22,29 @@ import (
 func (h *Host) HandleMessage(ctx context.Context, mailbox string, uidValidity, uid uint32, raw []byte) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	report := h.proc.Process(raw, h.clock.real())
+	now := h.clock.real()
+	report := h.proc.Inspect(raw)
+	// The rate limit draws on a sender's allowance once per new message,
+	// and the allowance is saved with the message's outcome: a message seen
+	// before costs nothing, and a restart gives no one a fresh allowance.
+	var charge inbound.Charge
+	limited := false
 	record := func(w *work) (store.Inbound, bool, error) {
 		in, dup, err := w.tx.RecordInbound(ctx, store.Inbound{Mailbox: mailbox, UIDValidity: uidValidity, UID: uid,
-			MessageID: report.MessageID, Raw: raw, ReceivedAt: h.clock.real()})
+			MessageID: report.MessageID, Raw: raw, ReceivedAt: now})
 		if err != nil {
 			return in, false, fmt.Errorf("record inbound: %w", err)
 		}
 		if dup != store.NotDuplicate {
 			h.log.Info("message already processed", "mailbox", mailbox, "uid", uid, "message_id", report.MessageID)
 			return in, false, nil
+		}
+		if !limited {
+			charge, limited = h.proc.Limit(&report, now), true
+			h.proc.Log(report)
+		}
+		if err := h.saveCharge(ctx, w.tx, charge, now); err != nil {
+			return in, false, err
 		}
 		return in, true, nil
 	}
@@ -49,6 +63,9 @@ func (h *Host) HandleMessage(ctx context.Context, mailbox string, uidValidity, u
 		}
 		return w.tx.SetInboundOutcome(ctx, in.ID, outcome, reason, report.Route.Game)
 	})
+	if err == nil {
+		h.proc.Keep(charge)
+	}
 	var f *failure
 	if !errors.As(err, &f) {
 		return err
@@ -57,13 +74,49 @@ func (h *Host) HandleMessage(ctx context.Context, mailbox string, uidValidity, u
 	// forever, or bring the host down each time it starts: it is recorded
 	// with the outcome "error" instead, and left for the referee.
 	h.log.Error("message recorded as an error", "message_id", report.MessageID, "game", report.Route.Game, "err", f.err)
-	return h.transact(ctx, "", func(w *work) error {
+	err = h.transact(ctx, "", func(w *work) error {
 		in, isNew, err := record(w)
 		if err != nil || !isNew {
 			return err
 		}
 		return w.tx.SetInboundOutcome(ctx, in.ID, store.OutcomeError, f.Error(), report.Route.Game)
 	})
+	if err == nil {
+		h.proc.Keep(charge)
+	}
+	return err
+}
+
+// saveCharge keeps a message's draw on the rate limit in its transaction,
+// and forgets the buckets that have filled up since they were last drawn
+// on: they decide as an unknown sender's would.
+func (h *Host) saveCharge(ctx context.Context, tx *store.Tx, c inbound.Charge, now time.Time) error {
+	if c.Key == "" {
+		return nil
+	}
+	if err := tx.SaveRateBucket(ctx, store.RateBucket{Key: c.Key, Tokens: c.Bucket.Tokens,
+		Last: c.Bucket.Last, Refused: c.Bucket.Refused}); err != nil {
+		return err
+	}
+	_, err := tx.ForgetRateBuckets(ctx, now.Add(-h.proc.RateFillTime()))
+	return err
+}
+
+// restoreRateLimit gives the rate limit back what it had drawn before the
+// host last stopped.
+func (h *Host) restoreRateLimit(ctx context.Context) error {
+	fill := h.proc.RateFillTime()
+	if fill == 0 {
+		return nil
+	}
+	bs, err := h.st.RateBuckets(ctx, h.clock.real().Add(-fill))
+	if err != nil {
+		return fmt.Errorf("host: restore rate limit: %w", err)
+	}
+	for _, b := range bs {
+		h.proc.Keep(inbound.Charge{Key: b.Key, Bucket: inbound.Bucket{Tokens: b.Tokens, Last: b.Last, Refused: b.Refused}})
+	}
+	return nil
 }
 
 // breakForTest, when set by a test, runs before a message is handled: a

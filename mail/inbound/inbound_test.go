@@ -315,3 +315,34 @@ func TestOutOfOfficeSubjects(t *testing.T) {
 		}
 	}
 }
+
+// Take decides without counting; Put counts, and restores a saved bucket.
+func TestLimiterTakeThenPut(t *testing.T) {
+	l := NewLimiter(time.Minute, 2)
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for range 3 {
+		if ok, _, after := l.Take("a", t0); !ok || after.Tokens != 1 {
+			t.Fatalf("Take on a full bucket: %v, %+v; want allowed with 1 token left", ok, after)
+		}
+	}
+	_, _, b := l.Take("a", t0)
+	l.Put("a", b)
+	_, _, b = l.Take("a", t0)
+	l.Put("a", b)
+	ok, first, b := l.Take("a", t0)
+	if ok || !first || !b.Refused {
+		t.Fatalf("third message at once: allowed %v, first refusal %v, %+v", ok, first, b)
+	}
+	// A bucket saved by another process, refused and nearly empty.
+	l2 := NewLimiter(time.Minute, 2)
+	l2.Put("a", b)
+	if ok, first := l2.Allow("a", t0.Add(30*time.Second)); ok || first {
+		t.Errorf("restored bucket half a token later: allowed %v, first refusal %v; want refused, not first", ok, first)
+	}
+	if ok, _ := l2.Allow("a", t0.Add(90*time.Second)); !ok {
+		t.Error("restored bucket refilled by a token was refused")
+	}
+	if l2.FillTime() != 2*time.Minute {
+		t.Errorf("FillTime %v, want 2m", l2.FillTime())
+	}
+}

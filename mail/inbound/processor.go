@@ -37,12 +37,58 @@ func NewProcessor(cfg Config, dir Directory, limiter *Limiter, log *slog.Logger)
 	return &Processor{cfg: cfg, dir: dir, limiter: limiter, log: log}, nil
 }
 
-// Process inspects raw, received at now, and applies the rate limit.
+// Process inspects raw, received at now, applies the rate limit and keeps
+// its decision at once: for a caller with nothing to make durable.
 func (p *Processor) Process(raw []byte, now time.Time) Report {
-	r := Inspect(raw, p.cfg, p.dir)
-	if p.limiter != nil {
-		p.limit(&r, now)
+	r := p.Inspect(raw)
+	p.Keep(p.Limit(&r, now))
+	p.Log(r)
+	return r
+}
+
+// Inspect reads raw as Inspect does, with the processor's configuration
+// and directory. It leaves the rate limit alone.
+func (p *Processor) Inspect(raw []byte) Report {
+	return Inspect(raw, p.cfg, p.dir)
+}
+
+// Charge is a rate limit decision not yet kept: the key it drew on ("" for
+// none) and the state of that key's bucket after it.
+type Charge struct {
+	Key    string
+	Bucket Bucket
+}
+
+// Limit applies the rate limit to r, received at now: a sender over its
+// allowance has its message refused, and a refusal to an address that has
+// had too many goes unsent. The limiter itself is left unchanged: the
+// caller saves the returned charge with the message's outcome and then
+// Keeps it, so that a decision whose transaction fails is not counted.
+func (p *Processor) Limit(r *Report, now time.Time) Charge {
+	if p.limiter == nil {
+		return Charge{}
 	}
+	return p.limit(r, now)
+}
+
+// Keep applies a charge from Limit, or one saved before a restart.
+func (p *Processor) Keep(c Charge) {
+	if p.limiter != nil && c.Key != "" {
+		p.limiter.Put(c.Key, c.Bucket)
+	}
+}
+
+// RateFillTime is how long an emptied allowance takes to fill again, 0
+// without a rate limit: charges older than that no longer matter.
+func (p *Processor) RateFillTime() time.Duration {
+	if p.limiter == nil {
+		return 0
+	}
+	return p.limiter.FillTime()
+}
+
+// Log records what was decided about a message.
+func (p *Processor) Log(r Report) {
 	p.log.Info("inbound message",
 		"message_id", r.MessageID,
 		"from", r.Sender.Address,
@@ -54,15 +100,15 @@ func (p *Processor) Process(raw []byte, now time.Time) Report {
 		"command_errors", len(r.Errors),
 		"notify", r.Verdict.Notify != "",
 	)
-	return r
 }
 
-func (p *Processor) limit(r *Report, now time.Time) {
+func (p *Processor) limit(r *Report, now time.Time) Charge {
 	switch r.Verdict.Kind {
 	case Accepted:
-		ok, first := p.limiter.Allow("from:"+strings.ToLower(r.Sender.Address), now)
+		key := "from:" + strings.ToLower(r.Sender.Address)
+		ok, first, b := p.limiter.Take(key, now)
 		if ok {
-			return
+			return Charge{key, b}
 		}
 		notify := ""
 		if first && r.Sender.Participant != nil {
@@ -71,13 +117,18 @@ func (p *Processor) limit(r *Report, now time.Time) {
 		r.Verdict = refuse(ReasonRateLimited, fmt.Sprintf(
 			"A message to %s was not accepted: %s has sent more messages than the host takes in a short time. "+
 				"Nothing in it was applied; wait a while and send it again.", describe(r.Route), r.Sender.Address), notify)
+		return Charge{key, b}
 	case Refused:
 		if r.Verdict.Notify == "" {
-			return
+			return Charge{}
 		}
-		if ok, _ := p.limiter.Allow("notify:"+strings.ToLower(r.Verdict.Notify), now); !ok {
+		key := "notify:" + strings.ToLower(r.Verdict.Notify)
+		ok, _, b := p.limiter.Take(key, now)
+		if !ok {
 			r.Verdict.Notify = ""
 			r.Verdict.Explanation += " (No refusal was sent: too many have gone to this address lately.)"
 		}
+		return Charge{key, b}
 	}
+	return Charge{}
 }

@@ -38,6 +38,15 @@ func NewLimiter(every time.Duration, burst int) *Limiter {
 	return &Limiter{every: every, burst: float64(burst), buckets: make(map[string]*bucket), maxKeys: 10000}
 }
 
+// Bucket is the state of one key: its tokens as of Last, and whether its
+// last message was refused. A host saves it with each message that drew on
+// it, so that a restart does not give every sender a fresh allowance.
+type Bucket struct {
+	Tokens  float64
+	Last    time.Time
+	Refused bool
+}
+
 // Allow takes one token from key's bucket at time now. It reports whether
 // there was one, and, when there was not, whether this is the first refusal
 // since the key was last allowed — the one refusal worth telling the sender
@@ -45,24 +54,64 @@ func NewLimiter(every time.Duration, burst int) *Limiter {
 func (l *Limiter) Allow(key string, now time.Time) (allowed, firstRefusal bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.buckets[key]
-	if !ok {
-		if len(l.buckets) >= l.maxKeys {
-			l.forgetFull(now)
-		}
-		b = &bucket{tokens: l.burst, last: now}
-		l.buckets[key] = b
+	allowed, firstRefusal, b := l.take(key, now)
+	l.put(key, b)
+	return allowed, firstRefusal
+}
+
+// Take decides like Allow but changes nothing: it returns the state key's
+// bucket would have after the decision, for the caller to Put once the
+// message's outcome is durable. A decision that is never Put (its
+// transaction failed) leaves the limit as it was.
+func (l *Limiter) Take(key string, now time.Time) (allowed, firstRefusal bool, after Bucket) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.take(key, now)
+}
+
+func (l *Limiter) take(key string, now time.Time) (allowed, firstRefusal bool, after Bucket) {
+	b := bucket{tokens: l.burst, last: now}
+	if cur, ok := l.buckets[key]; ok {
+		b = *cur
 	}
-	l.refill(b, now)
+	l.refill(&b, now)
 	if b.tokens >= 1 {
 		b.tokens--
 		b.refused = false
-		return true, false
+		return true, false, b.export()
 	}
 	first := !b.refused
 	b.refused = true
-	return false, first
+	return false, first, b.export()
 }
+
+// Put sets key's bucket: the result of a Take, or a state saved before a
+// restart.
+func (l *Limiter) Put(key string, b Bucket) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.put(key, b)
+}
+
+func (l *Limiter) put(key string, b Bucket) {
+	cur, ok := l.buckets[key]
+	if !ok {
+		if len(l.buckets) >= l.maxKeys {
+			l.forgetFull(b.Last)
+		}
+		cur = &bucket{}
+		l.buckets[key] = cur
+	}
+	*cur = bucket{tokens: min(b.Tokens, l.burst), last: b.Last, refused: b.Refused}
+}
+
+// FillTime is how long an empty bucket takes to fill: a bucket last drawn on
+// longer ago than that is full, the same as one never drawn on.
+func (l *Limiter) FillTime() time.Duration {
+	return time.Duration(l.burst * float64(l.every))
+}
+
+func (b bucket) export() Bucket { return Bucket{Tokens: b.tokens, Last: b.last, Refused: b.refused} }
 
 func (l *Limiter) refill(b *bucket, now time.Time) {
 	if elapsed := now.Sub(b.last); elapsed > 0 {
