@@ -46,6 +46,7 @@ func startChild(exe, dir, name, sub, cfg, cpuProfile string, logTo io.Writer) (*
 	}
 	c.cmd = exec.Command(exe, append(args, sub, "--config", cfg)...)
 	c.cmd.Stdout = io.Discard
+	dieWithParent(c.cmd)
 	c.cmd.Stderr = logf
 	if logTo != io.Discard {
 		c.cmd.Stderr = io.MultiWriter(logf, logTo)

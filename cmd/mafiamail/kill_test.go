@@ -253,6 +253,7 @@ func (h *killHarness) start() {
 	fmt.Fprintf(logf, "=== start %d at %s\n", h.starts, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(h.bin, "serve", "--config", h.cfg)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		h.t.Fatalf("start serve: %v", err)
 	}
