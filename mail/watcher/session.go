@@ -34,6 +34,22 @@ type session struct {
 	// senders caches the From address of unseen mail, for fair turns
 	// through a backlog; a message leaves it once it is handled.
 	senders map[imap.UID]string
+	// turn is the fair queue through a backlog (see turns); reset once
+	// the backlog is gone.
+	turn fairQueue
+}
+
+// fairQueue shares the handler among the senders of a backlog, much as
+// start-time fair queueing does: each sender has a tag that counts its
+// messages taken, and the next message is the oldest of the sender with
+// the lowest tag. vtime is the highest tag taken so far. A sender who was
+// idle starts just below it: it gains no credit from having been idle, yet
+// goes ahead of every sender who is working off a backlog, whose tags are
+// at least vtime. So mail from people who write now and then is taken in
+// the order it came, and backlogs share what time is left in turns.
+type fairQueue struct {
+	tags  map[string]int64
+	vtime int64
 }
 
 func (s *session) signal() {
@@ -299,15 +315,17 @@ func (s *session) scan(ctx context.Context) error {
 			s.w.log.Debug("unseen mail", "unseen", len(unseen), "due", len(due))
 		}
 		if len(due) <= s.w.cfg.BatchSize {
+			s.turn = fairQueue{}
 			if len(due) == 0 {
 				return nil
 			}
 			return s.batch(ctx, due)
 		}
-		// A backlog: one sender's flood must not hold up everyone else's
-		// mail behind it. The next batch takes the senders in turn, each
-		// sender's mail in the order it came, and then the mailbox is
-		// searched again, so that mail arriving meanwhile gets its turn.
+		// A backlog: one sender's flood, or a crowd of auto-responders,
+		// must not hold up everyone else's mail behind it. The next batch
+		// takes the senders in fair turns, each sender's mail in the order
+		// it came, and then the mailbox is searched again, so that mail
+		// arriving meanwhile gets its turn.
 		next, err := s.turns(ctx, due, min(s.w.cfg.BatchSize, turnBatch))
 		if err != nil {
 			return err
@@ -325,10 +343,9 @@ func (s *session) scan(ctx context.Context) error {
 // backlog waits for at most this many messages before its sender's turn.
 const turnBatch = 10
 
-// turns returns the first limit of uids (ascending) in the order in which
-// senders take turns: the first message of every sender, then the second
-// of every sender who has one, and so on. The senders come from the
-// envelopes, fetched once per message.
+// turns returns the next limit of uids (ascending) in the order in which
+// senders take fair turns (fairQueue), each sender's mail oldest first.
+// The senders come from the envelopes, fetched once per message.
 func (s *session) turns(ctx context.Context, uids []imap.UID, limit int) ([]imap.UID, error) {
 	if s.senders == nil {
 		s.senders = map[imap.UID]string{}
@@ -382,16 +399,43 @@ func (s *session) turns(ctx context.Context, uids []imap.UID, limit int) ([]imap
 		}
 		queues[from] = append(queues[from], u)
 	}
-	limit = min(limit, len(uids))
-	out := make([]imap.UID, 0, limit)
-	for round := 0; len(out) < limit; round++ {
-		for _, from := range order {
-			if q := queues[from]; round < len(q) && len(out) < limit {
-				out = append(out, q[round])
-			}
+	return s.turn.take(order, queues, min(limit, len(uids))), nil
+}
+
+// take picks limit messages from queues, the senders' mail oldest first;
+// order lists the senders by their oldest message, which breaks ties.
+func (f *fairQueue) take(order []string, queues map[string][]imap.UID, limit int) []imap.UID {
+	if f.tags == nil {
+		f.tags = map[string]int64{}
+	}
+	for from, tag := range f.tags {
+		if _, waiting := queues[from]; !waiting && tag <= f.vtime {
+			delete(f.tags, from) // it would start again below vtime anyway
 		}
 	}
-	return out, nil
+	for _, from := range order {
+		if tag, ok := f.tags[from]; !ok || tag < f.vtime {
+			f.tags[from] = f.vtime - 1
+		}
+	}
+	taken := make(map[string]int, len(order))
+	out := make([]imap.UID, 0, limit)
+	for len(out) < limit {
+		best := ""
+		for _, from := range order {
+			if taken[from] < len(queues[from]) && (best == "" || f.tags[from] < f.tags[best]) {
+				best = from
+			}
+		}
+		if best == "" {
+			break
+		}
+		out = append(out, queues[best][taken[best]])
+		taken[best]++
+		f.vtime = max(f.vtime, f.tags[best])
+		f.tags[best]++
+	}
+	return out
 }
 
 // moveLeftovers moves mail that is \Seen but still in the watched mailbox

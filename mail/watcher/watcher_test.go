@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -600,4 +601,77 @@ func TestFloodDoesNotHoldUpOthers(t *testing.T) {
 			break
 		}
 	}
+}
+
+// A crowd of senders working off backlogs (auto-responders, a flood) must
+// not keep a sender who has just written waiting: they share the handler
+// in fair turns, and the newcomer goes ahead of all of them.
+func TestNewSenderGoesAheadOfBacklogs(t *testing.T) {
+	srv := startServer(t, mailserver.Options{})
+	const senders, each = 15, 20
+	for i := range senders * each {
+		n := 1000 + i
+		from := fmt.Sprintf("busy%d@players.example.net", i%senders)
+		raw := strings.Replace(string(mailText(n)), fmt.Sprintf("Player %d <player%d@players.example.net>", n, n),
+			"Busy <"+from+">", 1)
+		if err := srv.Deliver(from, hostAddr, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The newcomer writes once the backlog is well under way.
+	const writesAt = 40
+	var once sync.Once
+	wrote := make(chan int, 1)
+	rec := &recorder{}
+	rec.fail = func(watcher.Message) error {
+		if len(rec.handled()) == writesAt {
+			once.Do(func() {
+				if err := srv.Deliver("player1@players.example.net", hostAddr, mailText(1)); err != nil {
+					t.Errorf("deliver the newcomer's message: %v", err)
+				}
+				wrote <- writesAt
+			})
+		}
+		return nil
+	}
+	cfg := testConfig(t, srv.IMAPAddr())
+	cfg.BatchSize = 20
+	runWatcher(t, cfg, rec.handle)
+	waitFor(t, "every message handled", func() bool { return rec.count() >= senders*each+1 })
+
+	at := <-wrote
+	ids := rec.ids()
+	pos := slices.Index(ids, msgID(1))
+	// It arrived as the batch of ten from position at began, and is
+	// taken into the next batch (which is handled in UID order).
+	if pos < 0 || pos >= at+2*10 {
+		t.Errorf("the newcomer's message was handled at position %d, %d after it arrived; want it in the batch after the one under way", pos, pos-at)
+	}
+	// The busy senders took turns: after the first 15 messages, every
+	// sender had one handled; each sender's mail kept its order.
+	last := map[string]int{}
+	for i, m := range rec.handled() {
+		from := senderOf(m.Raw)
+		if i < senders && last[from] != 0 {
+			t.Errorf("%s had a second message handled among the first %d, before every sender had one", from, senders)
+		}
+		n := 0
+		fmt.Sscanf(messageID(m.Raw), "<vote-%d@", &n)
+		if n < last[from] {
+			t.Errorf("%s's message %d was handled after its %d", from, n, last[from])
+		}
+		last[from] = n
+	}
+}
+
+func senderOf(raw []byte) string {
+	m, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return ""
+	}
+	a, err := mail.ParseAddress(m.Header.Get("From"))
+	if err != nil {
+		return ""
+	}
+	return a.Address
 }
