@@ -10,14 +10,15 @@
 //
 //  1. UID SEARCH UNSEEN, and fetch the unseen messages (BODY.PEEK[], so that
 //     fetching marks nothing) in batches bounded by count and by size;
-//  2. call the Handler for each, in UID order; when it returns nil, set
-//     \Seen (and, if Config.MoveTo is set, move the message there). When
-//     more mail is waiting than one batch holds, the senders (by the
-//     envelope's From) take turns: a batch of at most ten takes every
-//     sender's first message, then every second, and so on, and the
-//     search is repeated after it, so that one address flooding the
-//     mailbox delays everyone else's mail by ten messages at most, not by
-//     the whole flood;
+//  2. call the Handler for each, in UID order, and set \Seen on those for
+//     which it returned nil (and, if Config.MoveTo is set, move them
+//     there), with one command for the batch. When more mail is waiting
+//     than one batch holds, the senders (by the envelope's From) take fair
+//     turns in batches of at most ten, and the search is repeated after
+//     each: a sender who has just written goes ahead of every sender
+//     working off a backlog, and those share the rest in turns, so that
+//     one address flooding the mailbox, or a crowd of auto-responders,
+//     delays everyone else's mail by a batch, not by the whole backlog;
 //  3. wait for new mail: in IDLE where the server has it, leaving IDLE every
 //     Config.IdleRefresh to send a NOOP, because a dead connection can go
 //     unnoticed in IDLE; or by polling every Config.PollInterval.

@@ -519,6 +519,13 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 	}
 	slices.SortFunc(msgs, func(a, b *imapclient.FetchMessageBuffer) int { return cmp.Compare(a.UID, b.UID) })
 
+	// The handled messages are flagged together once the group is done:
+	// one STORE (and MOVE) per group rather than per message, which counts
+	// when the server is busy taking in a flood for the same mailbox. A
+	// message handled but not yet flagged when the connection or the
+	// process dies is offered again, and the handler knows it by its UID.
+	var handled []imap.UID
+	var stopped error
 	for _, m := range msgs {
 		if m.UID == 0 {
 			continue
@@ -532,25 +539,29 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 		}
 		msg := Message{Mailbox: cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(m.UID), Raw: raw}
 		if !s.w.handle(ctx, msg) {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if stopped = ctx.Err(); stopped != nil {
+				break
 			}
 			continue
 		}
-		if err := s.done(ctx, m.UID); err != nil {
-			return err
-		}
+		handled = append(handled, m.UID)
 	}
-	return nil
+	if err := s.done(ctx, handled); err != nil {
+		return err
+	}
+	return stopped
 }
 
-// done marks a handled message \Seen and, if configured, moves it. The
+// done marks handled messages \Seen and, if configured, moves them. The
 // handler has committed, so this is worth finishing even while Run is
-// being stopped: it saves handling the message again after a restart.
-func (s *session) done(ctx context.Context, uid imap.UID) error {
+// being stopped: it saves handling the messages again after a restart.
+func (s *session) done(ctx context.Context, uids []imap.UID) error {
+	if len(uids) == 0 {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.w.cfg.CommandTimeout)
 	defer cancel()
-	set := imap.UIDSetNum(uid)
+	set := imap.UIDSetNum(uids...)
 	if err := s.cmd(ctx, "UID STORE +FLAGS.SILENT (\\Seen)", func() error {
 		return s.c.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close()
 	}); err != nil {
