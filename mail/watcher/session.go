@@ -31,12 +31,20 @@ type session struct {
 	// the send never waits.
 	wake    chan struct{}
 	canIdle bool
-	// senders caches the From address of unseen mail, for fair turns
+	// unseen caches the sender and size of unseen mail, for fair turns
 	// through a backlog; a message leaves it once it is handled.
-	senders map[imap.UID]string
+	unseen map[imap.UID]envelope
 	// turn is the fair queue through a backlog (see turns); reset once
 	// the backlog is gone.
 	turn fairQueue
+}
+
+// envelope is what the watcher knows of an unseen message before fetching
+// it: its sender (the envelope's From, lower case; "" if unknown) and its
+// size (-1 if unknown).
+type envelope struct {
+	from string
+	size int64
 }
 
 // fairQueue shares the handler among the senders of a backlog, much as
@@ -46,7 +54,8 @@ type session struct {
 // idle starts just below it: it gains no credit from having been idle, yet
 // goes ahead of every sender who is working off a backlog, whose tags are
 // at least vtime. So mail from people who write now and then is taken in
-// the order it came, and backlogs share what time is left in turns.
+// the order it came, and backlogs share what time is left in turns, with
+// one place in each batch kept for them.
 type fairQueue struct {
 	tags  map[string]int64
 	vtime int64
@@ -345,22 +354,23 @@ const turnBatch = 10
 
 // turns returns the next limit of uids (ascending) in the order in which
 // senders take fair turns (fairQueue), each sender's mail oldest first.
-// The senders come from the envelopes, fetched once per message.
+// The senders come from the envelopes, fetched once per message with the
+// sizes that batch needs.
 func (s *session) turns(ctx context.Context, uids []imap.UID, limit int) ([]imap.UID, error) {
-	if s.senders == nil {
-		s.senders = map[imap.UID]string{}
+	if s.unseen == nil {
+		s.unseen = map[imap.UID]envelope{}
 	}
 	want := make(map[imap.UID]bool, len(uids))
 	var unknown []imap.UID
 	for _, u := range uids {
 		want[u] = true
-		if _, ok := s.senders[u]; !ok {
+		if _, ok := s.unseen[u]; !ok {
 			unknown = append(unknown, u)
 		}
 	}
-	for u := range s.senders {
+	for u := range s.unseen {
 		if !want[u] {
-			delete(s.senders, u) // handled, or gone
+			delete(s.unseen, u) // handled, or gone
 		}
 	}
 	const chunk = 1000
@@ -368,7 +378,7 @@ func (s *session) turns(ctx context.Context, uids []imap.UID, limit int) ([]imap
 		n := min(len(unknown), chunk)
 		var envs []*imapclient.FetchMessageBuffer
 		if err := s.cmd(ctx, "UID FETCH ENVELOPE", func() (err error) {
-			envs, err = s.c.Fetch(imap.UIDSetNum(unknown[:n]...), &imap.FetchOptions{UID: true, Envelope: true}).Collect()
+			envs, err = s.c.Fetch(imap.UIDSetNum(unknown[:n]...), &imap.FetchOptions{UID: true, Envelope: true, RFC822Size: true}).Collect()
 			return err
 		}); err != nil {
 			return nil, err
@@ -378,11 +388,11 @@ func (s *session) turns(ctx context.Context, uids []imap.UID, limit int) ([]imap
 			if m.Envelope != nil && len(m.Envelope.From) > 0 {
 				from = strings.ToLower(m.Envelope.From[0].Addr())
 			}
-			s.senders[m.UID] = from
+			s.unseen[m.UID] = envelope{from: from, size: m.RFC822Size}
 		}
 		for _, u := range unknown[:n] {
-			if _, ok := s.senders[u]; !ok {
-				s.senders[u] = "" // no envelope came back: a sender of its own
+			if _, ok := s.unseen[u]; !ok {
+				s.unseen[u] = envelope{size: -1} // no envelope came back: a sender of its own
 			}
 		}
 		unknown = unknown[n:]
@@ -390,7 +400,7 @@ func (s *session) turns(ctx context.Context, uids []imap.UID, limit int) ([]imap
 	queues := map[string][]imap.UID{}
 	var order []string // senders by their first message
 	for _, u := range uids {
-		from := s.senders[u]
+		from := s.unseen[u].from
 		if from == "" {
 			from = fmt.Sprintf("uid:%d", u)
 		}
@@ -413,23 +423,41 @@ func (f *fairQueue) take(order []string, queues map[string][]imap.UID, limit int
 			delete(f.tags, from) // it would start again below vtime anyway
 		}
 	}
+	fresh := make(map[string]bool, len(order))
 	for _, from := range order {
 		if tag, ok := f.tags[from]; !ok || tag < f.vtime {
 			f.tags[from] = f.vtime - 1
+			fresh[from] = true
 		}
 	}
-	taken := make(map[string]int, len(order))
-	out := make([]imap.UID, 0, limit)
-	for len(out) < limit {
+	// The last place of a batch is kept for the senders working off a
+	// backlog, when one waits and has had no place yet: however many
+	// people write meanwhile, a backlog still moves.
+	lowest := func(keep func(from string) bool) string {
 		best := ""
 		for _, from := range order {
-			if taken[from] < len(queues[from]) && (best == "" || f.tags[from] < f.tags[best]) {
+			if keep(from) && (best == "" || f.tags[from] < f.tags[best]) {
 				best = from
 			}
+		}
+		return best
+	}
+	taken := make(map[string]int, len(order))
+	backlogTaken := false
+	out := make([]imap.UID, 0, limit)
+	for len(out) < limit {
+		waiting := func(from string) bool { return taken[from] < len(queues[from]) }
+		best := ""
+		if len(out) == limit-1 && !backlogTaken {
+			best = lowest(func(from string) bool { return waiting(from) && !fresh[from] })
+		}
+		if best == "" {
+			best = lowest(waiting)
 		}
 		if best == "" {
 			break
 		}
+		backlogTaken = backlogTaken || !fresh[best]
 		out = append(out, queues[best][taken[best]])
 		taken[best]++
 		f.vtime = max(f.vtime, f.tags[best])
@@ -469,14 +497,10 @@ func (s *session) moveLeftovers(ctx context.Context) error {
 // then their bodies in groups of at most MaxBatchBytes, so that a
 // mailbox full of large mail does not have to fit in memory at once.
 func (s *session) batch(ctx context.Context, uids []imap.UID) error {
-	var sizes []*imapclient.FetchMessageBuffer
-	if err := s.cmd(ctx, "UID FETCH RFC822.SIZE", func() (err error) {
-		sizes, err = s.c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, RFC822Size: true}).Collect()
-		return err
-	}); err != nil {
+	sizes, err := s.sizes(ctx, uids)
+	if err != nil {
 		return err
 	}
-	slices.SortFunc(sizes, func(a, b *imapclient.FetchMessageBuffer) int { return cmp.Compare(a.UID, b.UID) })
 
 	var group []imap.UID
 	var groupBytes int64
@@ -497,6 +521,30 @@ func (s *session) batch(ctx context.Context, uids []imap.UID) error {
 		return s.fetchAndHandle(ctx, group, groupBytes)
 	}
 	return nil
+}
+
+// sizes returns the size of each of uids, in UID order: from the envelopes
+// fetched for turns when they are all known, otherwise asked of the server.
+func (s *session) sizes(ctx context.Context, uids []imap.UID) ([]*imapclient.FetchMessageBuffer, error) {
+	var sizes []*imapclient.FetchMessageBuffer
+	for _, u := range uids {
+		e, ok := s.unseen[u]
+		if !ok || e.size < 0 {
+			sizes = nil
+			break
+		}
+		sizes = append(sizes, &imapclient.FetchMessageBuffer{UID: u, RFC822Size: e.size})
+	}
+	if sizes == nil {
+		if err := s.cmd(ctx, "UID FETCH RFC822.SIZE", func() (err error) {
+			sizes, err = s.c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, RFC822Size: true}).Collect()
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(sizes, func(a, b *imapclient.FetchMessageBuffer) int { return cmp.Compare(a.UID, b.UID) })
+	return sizes, nil
 }
 
 // bodySection is BODY.PEEK[]: the whole message, without setting \Seen.

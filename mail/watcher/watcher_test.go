@@ -675,3 +675,37 @@ func senderOf(raw []byte) string {
 	}
 	return a.Address
 }
+
+// However many people write, a sender working off a backlog keeps one
+// place in each batch: it is held back, never stopped.
+func TestBacklogKeepsMovingAmongNewcomers(t *testing.T) {
+	srv := startServer(t, mailserver.Options{})
+	const flood, others = 60, 90
+	flooder := "flood@players.example.net"
+	for i := 1; i <= flood; i++ {
+		raw := strings.Replace(string(mailText(1000+i)), fmt.Sprintf("Player %d <player%d@players.example.net>", 1000+i, 1000+i),
+			"Flood <"+flooder+">", 1)
+		if err := srv.Deliver(flooder, hostAddr, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := 1; n <= others; n++ {
+		deliver(t, srv, n)
+	}
+	rec := &recorder{}
+	cfg := testConfig(t, srv.IMAPAddr())
+	cfg.BatchSize = 20
+	runWatcher(t, cfg, rec.handle)
+	waitFor(t, "every message handled", func() bool { return rec.count() >= flood+others })
+
+	// Ten batches of ten: nine of the others and one of the flood each.
+	fromFlood := 0
+	for _, m := range rec.handled()[:100] {
+		if senderOf(m.Raw) == flooder {
+			fromFlood++
+		}
+	}
+	if fromFlood != 10 {
+		t.Errorf("%d of the first 100 messages handled came from the flood, want one in each batch of ten", fromFlood)
+	}
+}
