@@ -74,16 +74,7 @@ type attackRun struct {
 	seq  int
 
 	// The responders at players' addresses, answering the host's mail.
-	responding bool // under mu
-	inflight   sync.WaitGroup
-	autoAddr   string            // answers every mail, Auto-Submitted: auto-replied
-	pair       map[string]string // two auto-responders, each naming the other
-	pairSent   map[string]int    // replies one of the pair sent to the other
-	ooo        map[string]bool   // out-of-office at every other player
-	loopMail   map[string]int    // mail to and from each looping address
-	// depth is how long the chain of answers is that ends in each
-	// auto-reply: 1 for an answer to the host's own mail.
-	depth    map[string]int
+	resp     *responders
 	faulting atomic.Bool
 	faults   atomic.Int64
 	byFault  [mailserver.FaultDropAfterDelivery + 1]atomic.Int64
@@ -226,116 +217,23 @@ func (a *attackRun) voteRound(game string, offset int, skip ...string) {
 	})
 }
 
-// onMessage is the mail server's view of every SMTP transaction: it counts
-// mail at the looping addresses and lets the responders answer the host.
+// onMessage is the mail server's view of every SMTP transaction: the
+// responders see each delivered copy.
 func (a *attackRun) onMessage(m mailserver.Message) {
 	if !m.Delivered {
 		return
 	}
-	from := strings.ToLower(m.From)
-	a.mu.Lock()
-	looping := func(addr string) bool { return addr == a.autoAddr || a.pair[addr] != "" || a.ooo[addr] }
-	// Mail to a looping address from the host or from one of the pair;
-	// what the responders send is counted as they send it.
-	fromHost := strings.HasPrefix(from, "host@") || strings.HasPrefix(from, "host+")
-	var answer []string
-	for _, r := range m.To {
-		r = strings.ToLower(r)
-		if looping(r) && (fromHost || a.pair[from] != "") {
-			a.loopMail[r]++
-			answer = append(answer, r)
-		}
-	}
 	hdr, err := mail.ReadMessage(bytes.NewReader(m.Data))
-	if len(answer) == 0 || !a.responding || err != nil {
-		a.mu.Unlock()
+	if err != nil {
 		return
 	}
-	a.inflight.Add(1)
-	a.mu.Unlock()
-	go func() {
-		defer a.inflight.Done()
-		for _, r := range answer {
-			a.respond(r, from, hdr.Header)
-		}
-	}()
-}
-
-// respond answers one message delivered to a looping address.
-func (a *attackRun) respond(at, envFrom string, h mail.Header) {
-	subject := h.Get("Subject")
-	replyTo := envFrom
-	if l, err := mail.ParseAddressList(h.Get("Reply-To")); err == nil && len(l) > 0 {
-		replyTo = strings.ToLower(l[0].Address)
+	in := incoming{envFrom: strings.ToLower(m.From), id: bareID(hdr.Header.Get("Message-Id")), subject: hdr.Header.Get("Subject")}
+	if l, err := mail.ParseAddressList(hdr.Header.Get("Reply-To")); err == nil && len(l) > 0 {
+		in.replyTo = strings.ToLower(l[0].Address)
 	}
-	ref := []string{"In-Reply-To: " + h.Get("Message-Id"), "References: " + h.Get("Message-Id")}
-	auto := append([]string{"Auto-Submitted: auto-replied"}, ref...)
-	a.mu.Lock()
-	other := a.pair[at]
-	fromPair := a.pair[envFrom] != ""
-	if fromPair && a.pairSent[at] >= 3 {
-		// The pair would answer each other forever; their own mail
-		// systems give up after a few rounds, as real ones do.
-		a.mu.Unlock()
-		return
-	}
-	if fromPair {
-		a.pairSent[at]++
-	}
-	a.mu.Unlock()
-
-	send := func(rcpts []string, what, subj string, extra []string) {
-		id := a.nextID("auto")
-		a.mu.Lock()
-		a.loopMail[at]++
-		a.depth[id] = a.depth[bareID(h.Get("Message-Id"))] + 1
-		a.mu.Unlock()
-		var toHost string
-		for _, r := range rcpts {
-			if strings.HasPrefix(r, "host@") || strings.HasPrefix(r, "host+") {
-				toHost = r
-			}
-		}
-		if toHost != "" {
-			a.record(&attackMsg{id: id, from: at, to: toHost, what: what, expect: attackIgnored})
-		}
-		raw := attackMail(id, at, rcpts[0], subj, attackPass(at), extra, "I am away and will answer when I am back.")
-		if err := a.deliver(at, rcpts, raw); err != nil {
-			a.mu.Lock()
-			on := a.responding
-			a.mu.Unlock()
-			if on {
-				a.t.Errorf("responder at %s: %v", at, err)
-			}
-		}
-	}
-	switch {
-	case at == a.autoAddr:
-		send([]string{replyTo}, "auto-reply", "Re: "+subject, auto)
-	case other != "" && fromPair:
-		// One of the pair answers the other, and the host it was
-		// answering too.
-		rcpts := []string{envFrom}
-		if rt := h.Get("Reply-To"); rt != "" {
-			if l, err := mail.ParseAddressList(rt); err == nil && len(l) > 0 {
-				rcpts = append(rcpts, strings.ToLower(l[0].Address))
-			}
-		}
-		send(rcpts, "pair auto-reply", "Re: "+subject, append(auto, "Reply-To: <"+rcpts[len(rcpts)-1]+">"))
-	case other != "":
-		send([]string{replyTo, other}, "pair auto-reply", "Re: "+subject, append(auto, "Reply-To: <"+replyTo+">"))
-	default:
-		// Out-of-office replies come as mail clients send them: no
-		// Auto-Submitted, only the subject, to the envelope sender or
-		// the Reply-To.
-		subj, rcpt := "Automatic reply: "+subject, envFrom
-		a.mu.Lock()
-		heads := a.rng.IntN(2) == 0
-		a.mu.Unlock()
-		if heads {
-			subj, rcpt = "Out of Office: "+subject, replyTo
-		}
-		send([]string{rcpt}, "out-of-office", subj, ref)
+	for _, r := range m.To {
+		in.rcpt = strings.ToLower(r)
+		a.resp.offer(in)
 	}
 }
 
@@ -396,9 +294,10 @@ func TestAttack(t *testing.T) {
 		floodSize = 10000
 	}
 	bin := buildBinary(t)
-	a := &attackRun{t: t, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0xa77)),
-		pair: map[string]string{}, pairSent: map[string]int{}, ooo: map[string]bool{}, loopMail: map[string]int{},
-		depth: map[string]int{}}
+	a := &attackRun{t: t, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0xa77))}
+	a.resp = newResponders(rand.New(rand.NewPCG(a.rng.Uint64(), a.rng.Uint64())))
+	a.resp.nextID, a.resp.pass, a.resp.send, a.resp.errorf = a.nextID, attackPass, a.deliver, t.Errorf
+	a.resp.record = func(m *attackMsg) { a.record(m) }
 	srv, err := mailserver.Start(mailserver.Options{
 		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: killPassword,
 		Users:           map[string]string{"host": killPassword, "referee": killPassword},
@@ -414,12 +313,7 @@ func TestAttack(t *testing.T) {
 	a.srv = srv
 	// Runs before the server closes, so that no responder outlives the
 	// test, even a failed one.
-	defer func() {
-		a.mu.Lock()
-		a.responding = false
-		a.mu.Unlock()
-		a.inflight.Wait()
-	}()
+	defer a.resp.stop()
 
 	dir := t.TempDir()
 	h := &killHarness{t: t, bin: bin, srv: srv, db: filepath.Join(dir, "attack.db"),
@@ -457,19 +351,11 @@ authserv_id = %q
 	h.view, a.view = view, view
 
 	// The responders of the second game answer from its first message on.
-	a.mu.Lock()
-	a.autoAddr = attackPlayer("Bob", "atk2")
-	dave, erin := attackPlayer("Dave", "atk2"), attackPlayer("Erin", "atk2")
-	a.pair[dave], a.pair[erin] = erin, dave
+	var atk2 []string
 	for _, name := range killNames {
-		if addr := attackPlayer(name, "atk2"); addr != a.autoAddr && a.pair[addr] == "" {
-			a.ooo[addr] = true
-		}
+		atk2 = append(atk2, attackPlayer(name, "atk2"))
 	}
-	a.mu.Unlock()
-	a.mu.Lock()
-	a.responding = true
-	a.mu.Unlock()
+	a.resp.start(attackPlayer("Bob", "atk2"), attackPlayer("Dave", "atk2"), attackPlayer("Erin", "atk2"), atk2)
 
 	// A first game, played a little and ended by the referee.
 	old, oldRef := a.open("atk1")
@@ -572,10 +458,7 @@ authserv_id = %q
 	a.waitDecided(4 * time.Minute)
 	// The last of the host's mail may still draw answers: stop the
 	// responders, let those in flight finish, and wait again.
-	a.mu.Lock()
-	a.responding = false
-	a.mu.Unlock()
-	a.inflight.Wait()
+	a.resp.stop()
 	a.waitDecided(4 * time.Minute)
 	floodWindow := time.Since(floodStart)
 	h.terminate()
@@ -671,17 +554,13 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 	// Loops: what went to and from the looping addresses.
 	// A loop is a chain of answers: the host answers none, and the pair
 	// stops after three rounds each, so no chain is longer than seven.
-	largest, busiest, busiestAt := 0, 0, ""
-	a.mu.Lock()
-	for _, d := range a.depth {
-		largest = max(largest, d)
-	}
-	for addr, n := range a.loopMail {
+	busiest, busiestAt := 0, ""
+	largest, loopMail := a.resp.loops()
+	for addr, n := range loopMail {
 		if n > busiest {
 			busiest, busiestAt = n, addr
 		}
 	}
-	a.mu.Unlock()
 	if largest > 7 {
 		errorf("a chain of %d answers ran between the responders and the host", largest)
 	}

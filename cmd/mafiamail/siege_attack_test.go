@@ -25,19 +25,11 @@ type siegeAttack struct {
 	d *killDriver // the genuine mail of the attack games
 
 	mu   sync.Mutex
-	rng  *rand.Rand
 	msgs []*attackMsg // the messages with an expectation of their own
 	seq  int
 
-	responding bool
-	inflight   sync.WaitGroup
-	autoAddr   string            // answers every mail, Auto-Submitted: auto-replied
-	pair       map[string]string // two auto-responders, each naming the other
-	pairSent   map[string]int
-	ooo        map[string]bool // out-of-office at every other player
-	loopMail   map[string]int  // mail to and from each looping address
-	depth      map[string]int  // Message-ID -> length of the chain of answers it ends
-	forger     string
+	resp   *responders
+	forger string
 
 	// flooding is set while the flood is sent and worked off; floodWindow
 	// is that span, floodSent how long sending took.
@@ -53,9 +45,11 @@ type siegeAttack struct {
 const siegeAttackSetup = "classic day_length=60d"
 
 func newSiegeAttack(s *siege) *siegeAttack {
-	return &siegeAttack{s: s, d: s.newDriver(), rng: rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64())),
-		pair: map[string]string{}, pairSent: map[string]int{}, ooo: map[string]bool{}, loopMail: map[string]int{},
-		depth: map[string]int{}, forger: "mallory@evil.example.org"}
+	a := &siegeAttack{s: s, d: s.newDriver(), forger: "mallory@evil.example.org"}
+	a.resp = newResponders(rand.New(rand.NewPCG(s.rng.Uint64(), s.rng.Uint64())))
+	a.resp.nextID, a.resp.pass, a.resp.send, a.resp.errorf = a.nextID, siegePass, a.deliver, s.t.Errorf
+	a.resp.record = func(m *attackMsg) { a.record(m) }
+	return a
 }
 
 func (a *siegeAttack) nextID(tag string) string {
@@ -160,17 +154,11 @@ func (a *siegeAttack) run(ctx context.Context, until time.Time) error {
 	// The second game's responders answer from its first message on.
 	g := s.newGame("atk2", siegeReferee("atk"), killNames)
 	a.d.games = append(a.d.games, g)
-	a.mu.Lock()
-	a.autoAddr = g.addrs["Bob"]
-	dave, erin := g.addrs["Dave"], g.addrs["Erin"]
-	a.pair[dave], a.pair[erin] = erin, dave
+	var players []string
 	for _, name := range killNames {
-		if addr := g.addrs[name]; addr != a.autoAddr && a.pair[addr] == "" {
-			a.ooo[addr] = true
-		}
+		players = append(players, g.addrs[name])
 	}
-	a.responding = true
-	a.mu.Unlock()
+	a.resp.start(g.addrs["Bob"], g.addrs["Dave"], g.addrs["Erin"], players)
 	if err := s.openGame(ctx, a.d, g, siegeAttackSetup); err != nil {
 		return fmt.Errorf("atk2: %w", err)
 	}
@@ -303,99 +291,7 @@ func (a *siegeAttack) flood(p engine.Player, to string) error {
 	return c.Quit()
 }
 
-// onMail sees every message delivered to a participant: mail to a looping
-// address from the host or from the other of the pair is answered.
+// onMail shows the responders every message delivered to a participant.
 func (a *siegeAttack) onMail(d delivery) {
-	a.mu.Lock()
-	looping := d.rcpt == a.autoAddr || a.pair[d.rcpt] != "" || a.ooo[d.rcpt]
-	fromPair := a.pair[d.envFrom] != ""
-	if !looping || !(d.fromHost() || fromPair) {
-		a.mu.Unlock()
-		return
-	}
-	a.loopMail[d.rcpt]++
-	if !a.responding {
-		a.mu.Unlock()
-		return
-	}
-	a.inflight.Add(1)
-	a.mu.Unlock()
-	go func() {
-		defer a.inflight.Done()
-		a.respond(d)
-	}()
-}
-
-// respond answers one message delivered to a looping address, as the
-// responders of TestAttack do.
-func (a *siegeAttack) respond(d delivery) {
-	at, envFrom := d.rcpt, d.envFrom
-	replyTo := cmpOr(d.replyTo, envFrom)
-	ref := []string{"In-Reply-To: <" + d.id + ">", "References: <" + d.id + ">"}
-	auto := append([]string{"Auto-Submitted: auto-replied"}, ref...)
-	a.mu.Lock()
-	other := a.pair[at]
-	fromPair := a.pair[envFrom] != ""
-	if fromPair && a.pairSent[at] >= 3 {
-		// Their own mail systems give up after a few rounds.
-		a.mu.Unlock()
-		return
-	}
-	if fromPair {
-		a.pairSent[at]++
-	}
-	heads := a.rng.IntN(2) == 0
-	a.mu.Unlock()
-
-	send := func(rcpts []string, what, subj string, extra []string) {
-		id := a.nextID("auto")
-		a.mu.Lock()
-		a.loopMail[at]++
-		a.depth[id] = a.depth[d.id] + 1
-		a.mu.Unlock()
-		for _, r := range rcpts {
-			if strings.HasPrefix(r, "host@") || strings.HasPrefix(r, "host+") {
-				a.record(&attackMsg{id: id, from: at, to: r, what: what, expect: attackIgnored})
-				break
-			}
-		}
-		raw := attackMail(id, at, rcpts[0], subj, siegePass(at), extra, "I am away and will answer when I am back.")
-		if err := a.deliver(at, rcpts, raw); err != nil {
-			a.s.t.Errorf("responder at %s: %v", at, err)
-		}
-	}
-	switch {
-	case at == a.autoAddr:
-		send([]string{replyTo}, "auto-reply", "Re: "+d.subject, auto)
-	case other != "" && fromPair:
-		rcpts := []string{envFrom}
-		if d.replyTo != "" && d.replyTo != envFrom {
-			rcpts = append(rcpts, d.replyTo)
-		}
-		send(rcpts, "pair auto-reply", "Re: "+d.subject, append(auto, "Reply-To: <"+rcpts[len(rcpts)-1]+">"))
-	case other != "":
-		send([]string{replyTo, other}, "pair auto-reply", "Re: "+d.subject, append(auto, "Reply-To: <"+replyTo+">"))
-	default:
-		// Out-of-office replies as mail clients send them: no
-		// Auto-Submitted, only the subject.
-		subj, rcpt := "Automatic reply: "+d.subject, envFrom
-		if heads {
-			subj, rcpt = "Out of Office: "+d.subject, replyTo
-		}
-		send([]string{rcpt}, "out-of-office", subj, ref)
-	}
-}
-
-func (a *siegeAttack) stopResponders() {
-	a.mu.Lock()
-	a.responding = false
-	a.mu.Unlock()
-	a.inflight.Wait()
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	a.resp.offer(incoming{rcpt: d.rcpt, envFrom: d.envFrom, replyTo: d.replyTo, id: d.id, subject: d.subject})
 }

@@ -292,13 +292,8 @@ func (s *siege) checkSpecial(special []*attackMsg, rows map[string]store.Inbound
 	f := checkExpected(s.t, special, rows, events, answers, window, s.o.floodSize, siegePerHour, errorf)
 	// A loop is a chain of answers: the host answers none of them and the
 	// pair stops after three rounds each, so no chain is longer than seven.
-	a := s.atk
-	a.mu.Lock()
-	for _, d := range a.depth {
-		f.largestLoop = max(f.largestLoop, d)
-	}
-	loops := maps.Clone(a.loopMail)
-	a.mu.Unlock()
+	largest, loops := s.atk.resp.loops()
+	f.largestLoop = largest
 	if f.largestLoop > 7 {
 		errorf("a chain of %d answers ran between the responders and the host", f.largestLoop)
 	}

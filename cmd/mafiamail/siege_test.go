@@ -731,7 +731,7 @@ func (s *siege) run() {
 	// The last host runs until everything is decided and sent; then the
 	// responders stop, and the host answers what they sent last.
 	s.waitDrained()
-	s.atk.stopResponders()
+	s.atk.resp.stop()
 	s.waitDrained()
 	s.stack.WaitDelivered()
 	s.waitRead()
