@@ -96,9 +96,11 @@ var (
 		kills: 12, restarts: 3, stalls: 3, smtpFaults: 26, floodSize: 2000, stagger: 150 * time.Millisecond, wait: 5 * time.Minute}
 	// The long form's hundred games each send every player their own copy
 	// of each post, day and digest: game time runs slower, the games open
-	// over five minutes and fewer transactions fail, so that the mail fits
-	// through one Postfix on a small machine.
-	siegeLong = siegeOptions{name: "long", games: 100, playFor: 10 * time.Minute, pace: 6 * time.Second,
+	// over five minutes, players write about once every five minutes (12 s
+	// between two messages of a game) and fewer transactions fail, so that
+	// the mail, and the flood, fit through one Postfix and Dovecot on a
+	// small machine shared with the players themselves.
+	siegeLong = siegeOptions{name: "long", games: 100, playFor: 10 * time.Minute, pace: 12 * time.Second,
 		speed: 120, setup: "mafia150 digest_interval=12h day_length=24h runoff_length=4h extra_length=4h",
 		kills: 60, restarts: 10, stalls: 10, smtpFaults: 8, floodSize: 10000, stagger: 3 * time.Second, wait: 15 * time.Minute}
 )
