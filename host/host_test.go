@@ -526,3 +526,35 @@ func TestRateLimitSurvivesRestart(t *testing.T) {
 		t.Fatalf("Alice votes for seat %d, want Carol (3)", v)
 	}
 }
+
+// A message over the size limit is refused from its header alone, as the
+// watcher hands it over without fetching the body, and its sender is told.
+func TestOversizedFromHeader(t *testing.T) {
+	ctx := context.Background()
+	hs := newHarness(t)
+	hs.setUp()
+	header := []byte("From: " + addr("Alice") + "\r\nTo: " + hs.thread("Alice") + "\r\nSubject: holiday photos\r\n" +
+		"Message-ID: <big@players.test>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=x\r\n\r\n")
+	before := len(hs.outbox())
+	hs.uid++
+	if err := hs.h.HandleOversized(ctx, "INBOX", 1, hs.uid, header, 30<<20); err != nil {
+		t.Fatal(err)
+	}
+	refused, err := hs.st.InboundByOutcome(ctx, store.OutcomeRefused, 0)
+	if err != nil || len(refused) != 1 || refused[0].Reason != inbound.ReasonTooLarge || string(refused[0].Raw) != string(header) {
+		t.Fatalf("%d refused (%v); want the header recorded as too large", len(refused), err)
+	}
+	notices := hs.mailTo(addr("Alice"), before)
+	if len(notices) != 1 || notices[0].Kind != "error" || !strings.Contains(string(notices[0].Raw), "30.0 MiB") {
+		t.Fatalf("%d messages to Alice; want one notice that names the size", len(notices))
+	}
+	// Cut short yet within the limit: it cannot be read, and says so.
+	hs.uid++
+	if err := hs.h.HandleOversized(ctx, "INBOX", 1, hs.uid, bytes.Replace(header, []byte("<big@"), []byte("<cut@"), 1), 2000); err != nil {
+		t.Fatal(err)
+	}
+	refused, _ = hs.st.InboundByOutcome(ctx, store.OutcomeRefused, 0)
+	if len(refused) != 2 || refused[1].Reason != inbound.ReasonMalformed {
+		t.Fatalf("a message cut short within the limit: %d refused, want a second one, as malformed", len(refused))
+	}
+}

@@ -20,10 +20,22 @@ import (
 // it returns nil the message's outcome is durable and it may be flagged
 // \Seen; on error nothing of it was kept.
 func (h *Host) HandleMessage(ctx context.Context, mailbox string, uidValidity, uid uint32, raw []byte) error {
+	return h.handleMessage(ctx, mailbox, uidValidity, uid, raw, len(raw))
+}
+
+// HandleOversized is HandleMessage for a message of size bytes, more than
+// the size limit, of which the reader fetched only the header: that is
+// enough to refuse it and tell its sender, and the header is what is
+// recorded of it.
+func (h *Host) HandleOversized(ctx context.Context, mailbox string, uidValidity, uid uint32, header []byte, size int) error {
+	return h.handleMessage(ctx, mailbox, uidValidity, uid, header, size)
+}
+
+func (h *Host) handleMessage(ctx context.Context, mailbox string, uidValidity, uid uint32, raw []byte, size int) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.clock.real()
-	report := h.proc.Inspect(raw)
+	report := h.proc.Inspect(raw, size)
 	// The rate limit draws on a sender's allowance once per new message,
 	// and the allowance is saved with the message's outcome: a message seen
 	// before costs nothing, and a restart gives no one a fresh allowance.

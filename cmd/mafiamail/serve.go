@@ -121,10 +121,15 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 		Mailbox: cfg.IMAP.Mailbox, MoveTo: cfg.IMAP.MoveTo, TLSConfig: tlsConfig(cfg.IMAP.Account),
 		MinBackoff: 100 * time.Millisecond, Logger: log,
 		CommandTimeout: time.Duration(cfg.IMAP.Timeout), IdleRefresh: time.Duration(cfg.IMAP.IdleRefresh),
+		MaxMessageBytes: cfg.Limits.MaxMessageBytes,
 	}, func(ctx context.Context, m watcher.Message) error {
 		// The transaction in flight finishes even when a signal stops the
 		// host: its mail is then flagged \Seen, or left for the next start.
-		return h.HandleMessage(context.WithoutCancel(ctx), m.Mailbox, m.UIDValidity, m.UID, m.Raw)
+		ctx = context.WithoutCancel(ctx)
+		if m.HeaderOnly {
+			return h.HandleOversized(ctx, m.Mailbox, m.UIDValidity, m.UID, m.Raw, int(m.Size))
+		}
+		return h.HandleMessage(ctx, m.Mailbox, m.UIDValidity, m.UID, m.Raw)
 	})
 	if err != nil {
 		st.Close()

@@ -186,10 +186,18 @@ type Report struct {
 // message would have done; only an accepted message's commands may be
 // applied.
 func Inspect(raw []byte, cfg Config, dir Directory) Report {
-	cfg = cfg.withDefaults()
-	r := Report{Size: len(raw)}
+	return InspectSized(raw, len(raw), cfg, dir)
+}
 
-	tooLarge := len(raw) > cfg.MaxSize
+// InspectSized is Inspect for a message of size bytes of which raw may
+// hold only the header: a reader that knows a message is over the size
+// limit need not fetch it whole to have it refused. A message cut short
+// that is not over the limit cannot be read, and is refused as malformed.
+func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
+	cfg = cfg.withDefaults()
+	r := Report{Size: size}
+
+	tooLarge := size > cfg.MaxSize || size > len(raw)
 	var m *message.Message
 	var err error
 	if tooLarge {
@@ -263,10 +271,15 @@ func Inspect(raw []byte, cfg Config, dir Directory) Report {
 		}
 	}
 
-	if tooLarge {
+	if tooLarge && size > cfg.MaxSize {
 		r.Verdict = refuse(ReasonTooLarge, fmt.Sprintf(
 			"A message to %s was not accepted: it is %s, more than the limit of %s. Send commands as plain text, without attachments.",
-			where, size(len(raw)), size(cfg.MaxSize)), notify)
+			where, sizeText(size), sizeText(cfg.MaxSize)), notify)
+		return r
+	}
+	if tooLarge {
+		r.Verdict = refuse(ReasonMalformed, fmt.Sprintf("A message to %s was not accepted: only %d of its %d bytes could be read. "+
+			"Send it again.", where, len(raw), size), notify)
 		return r
 	}
 	if bodyErr != nil {
@@ -360,7 +373,7 @@ func fromList(m *message.Message) string {
 	return strings.Join(s, ", ")
 }
 
-func size(n int) string {
+func sizeText(n int) string {
 	if n >= 1<<20 {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}

@@ -40,16 +40,16 @@ func NewProcessor(cfg Config, dir Directory, limiter *Limiter, log *slog.Logger)
 // Process inspects raw, received at now, applies the rate limit and keeps
 // its decision at once: for a caller with nothing to make durable.
 func (p *Processor) Process(raw []byte, now time.Time) Report {
-	r := p.Inspect(raw)
+	r := p.Inspect(raw, len(raw))
 	p.Keep(p.Limit(&r, now))
 	p.Log(r)
 	return r
 }
 
-// Inspect reads raw as Inspect does, with the processor's configuration
-// and directory. It leaves the rate limit alone.
-func (p *Processor) Inspect(raw []byte) Report {
-	return Inspect(raw, p.cfg, p.dir)
+// Inspect reads raw as InspectSized does, with the processor's
+// configuration and directory. It leaves the rate limit alone.
+func (p *Processor) Inspect(raw []byte, size int) Report {
+	return InspectSized(raw, size, p.cfg, p.dir)
 }
 
 // Charge is a rate limit decision not yet kept: the key it drew on ("" for

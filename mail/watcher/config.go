@@ -65,6 +65,11 @@ type Config struct {
 	// MaxBatchBytes bounds the total size of the bodies one FETCH asks
 	// for (a single larger message is still fetched alone); default 32 MiB.
 	MaxBatchBytes int64
+	// MaxMessageBytes, if positive, is the size above which a message is
+	// not fetched whole: the Handler gets its header alone (HeaderOnly),
+	// which is enough to refuse it and tell its sender, and a huge message
+	// costs neither the time nor the memory of its body.
+	MaxMessageBytes int64
 
 	// TLSConfig is used for imaps:// and STARTTLS; nil means the system's
 	// roots and the URL's host name. It is cloned, never modified.

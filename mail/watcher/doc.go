@@ -9,7 +9,8 @@
 // AUTHENTICATE PLAIN or LOGIN, selects the mailbox and then repeats:
 //
 //  1. UID SEARCH UNSEEN, and fetch the unseen messages (BODY.PEEK[], so that
-//     fetching marks nothing) in batches bounded by count and by size;
+//     fetching marks nothing) in batches bounded by count and by size; a
+//     message over Config.MaxMessageBytes is fetched as its header alone;
 //  2. call the Handler for each, in UID order, and set \Seen on those for
 //     which it returned nil (and, if Config.MoveTo is set, move them
 //     there), with one command for the batch. When more mail is waiting

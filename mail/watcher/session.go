@@ -508,6 +508,20 @@ func (s *session) batch(ctx context.Context, uids []imap.UID) error {
 		if m.UID == 0 {
 			continue // the server left out the UID: not ours to guess
 		}
+		if limit := s.w.cfg.MaxMessageBytes; limit > 0 && m.RFC822Size > limit {
+			// Too large to be read: its header is enough to refuse it. The
+			// group before it goes first, to keep UID order.
+			if len(group) > 0 {
+				if err := s.fetchAndHandle(ctx, group, groupBytes); err != nil {
+					return err
+				}
+				group, groupBytes = group[:0], 0
+			}
+			if err := s.handleHeader(ctx, m.UID, m.RFC822Size); err != nil {
+				return err
+			}
+			continue
+		}
 		if len(group) > 0 && groupBytes+m.RFC822Size > s.w.cfg.MaxBatchBytes {
 			if err := s.fetchAndHandle(ctx, group, groupBytes); err != nil {
 				return err
@@ -550,6 +564,41 @@ func (s *session) sizes(ctx context.Context, uids []imap.UID) ([]*imapclient.Fet
 // bodySection is BODY.PEEK[]: the whole message, without setting \Seen.
 var bodySection = &imap.FetchItemBodySection{Peek: true}
 
+// headerSection is BODY.PEEK[HEADER]: the header alone.
+var headerSection = &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true}
+
+// handleHeader hands a message over the size limit to the handler with its
+// header alone.
+func (s *session) handleHeader(ctx context.Context, uid imap.UID, size int64) error {
+	var msgs []*imapclient.FetchMessageBuffer
+	if err := s.cmd(ctx, "UID FETCH BODY.PEEK[HEADER]", func() (err error) {
+		msgs, err = s.c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{
+			UID:         true,
+			BodySection: []*imap.FetchItemBodySection{headerSection},
+		}).Collect()
+		return err
+	}); err != nil {
+		return err
+	}
+	var header []byte
+	for _, m := range msgs {
+		if m.UID == uid {
+			header = m.FindBodySection(headerSection)
+		}
+	}
+	if header == nil {
+		s.w.log.Warn("the server returned no header for an unseen message", "uid", uid)
+		return nil
+	}
+	s.w.log.Info("message over the size limit: handled from its header", "uid", uid, "bytes", size)
+	msg := Message{Mailbox: s.w.cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(uid), Raw: header,
+		Size: size, HeaderOnly: true}
+	if !s.w.handle(ctx, msg) {
+		return ctx.Err()
+	}
+	return s.done(ctx, []imap.UID{uid})
+}
+
 func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int64) error {
 	cfg := &s.w.cfg
 	// A large fetch takes longer than a command: allow one more command
@@ -585,7 +634,7 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 			s.w.log.Warn("the server returned no body for an unseen message", "uid", m.UID)
 			continue
 		}
-		msg := Message{Mailbox: cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(m.UID), Raw: raw}
+		msg := Message{Mailbox: cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(m.UID), Raw: raw, Size: int64(len(raw))}
 		if !s.w.handle(ctx, msg) {
 			if stopped = ctx.Err(); stopped != nil {
 				break

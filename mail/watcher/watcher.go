@@ -23,8 +23,15 @@ type Message struct {
 	Mailbox     string
 	UIDValidity uint32
 	UID         uint32
-	// Raw is the message exactly as the server returned BODY[].
+	// Raw is the message exactly as the server returned BODY[], or, when
+	// HeaderOnly is set, its header as the server returned BODY[HEADER].
 	Raw []byte
+	// Size is the message's size in bytes: RFC822.SIZE for a message
+	// fetched HeaderOnly, len(Raw) otherwise.
+	Size int64
+	// HeaderOnly is set for a message larger than Config.MaxMessageBytes,
+	// of which only the header was fetched.
+	HeaderOnly bool
 }
 
 // Handler applies one message. It returns nil only once the message's

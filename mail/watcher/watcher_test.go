@@ -709,3 +709,38 @@ func TestBacklogKeepsMovingAmongNewcomers(t *testing.T) {
 		t.Errorf("%d of the first 100 messages handled came from the flood, want one in each batch of ten", fromFlood)
 	}
 }
+
+// A message over MaxMessageBytes reaches the handler as its header alone,
+// with its size, in its place among the others, and is flagged \Seen once
+// handled like any other.
+func TestOversizedMessageHandedOverAsHeader(t *testing.T) {
+	srv := startServer(t, mailserver.Options{})
+	deliver(t, srv, 1)
+	big := strings.Replace(string(mailText(2)), "VOTE Alice", "VOTE Alice\r\n\r\n"+strings.Repeat("x", 200<<10), 1)
+	if err := srv.Deliver("player2@players.example.net", hostAddr, []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	deliver(t, srv, 3)
+	rec := &recorder{}
+	cfg := testConfig(t, srv.IMAPAddr())
+	cfg.MaxMessageBytes = 64 << 10
+	runWatcher(t, cfg, rec.handle)
+	waitFor(t, "three messages handled", func() bool { return rec.count() >= 3 })
+
+	ms := rec.handled()
+	if got := []string{messageID(ms[0].Raw), messageID(ms[1].Raw), messageID(ms[2].Raw)}; !slices.Equal(got, []string{msgID(1), msgID(2), msgID(3)}) {
+		t.Fatalf("handled %v, want the three in UID order", got)
+	}
+	for i, m := range ms {
+		if wantHeader := i == 1; m.HeaderOnly != wantHeader {
+			t.Errorf("message %d: HeaderOnly %v, want %v", i+1, m.HeaderOnly, wantHeader)
+		}
+	}
+	if m := ms[1]; m.Size < 200<<10 || len(m.Raw) > 4<<10 || bytes.Contains(m.Raw, []byte("VOTE")) || !bytes.HasSuffix(m.Raw, []byte("\r\n\r\n")) {
+		t.Errorf("the large message: size %d, %d bytes handed over; want its full size and its header alone", m.Size, len(m.Raw))
+	}
+	if m := ms[0]; m.Size != int64(len(m.Raw)) {
+		t.Errorf("a whole message: size %d for %d bytes", m.Size, len(m.Raw))
+	}
+	waitFor(t, "all three flagged \\Seen", func() bool { return allSeen(t, srv.IMAPAddr(), "INBOX", 3) })
+}
