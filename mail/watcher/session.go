@@ -567,17 +567,25 @@ var bodySection = &imap.FetchItemBodySection{Peek: true}
 // headerSection is BODY.PEEK[HEADER]: the header alone.
 var headerSection = &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true}
 
+// fetchSection fetches one body section of uids, bounded by timeout.
+func (s *session) fetchSection(ctx context.Context, what string, timeout time.Duration, uids []imap.UID,
+	section *imap.FetchItemBodySection) ([]*imapclient.FetchMessageBuffer, error) {
+	var msgs []*imapclient.FetchMessageBuffer
+	err := s.do(ctx, timeout, what, func() (err error) {
+		msgs, err = s.c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
+			UID:         true,
+			BodySection: []*imap.FetchItemBodySection{section},
+		}).Collect()
+		return err
+	})
+	return msgs, err
+}
+
 // handleHeader hands a message over the size limit to the handler with its
 // header alone.
 func (s *session) handleHeader(ctx context.Context, uid imap.UID, size int64) error {
-	var msgs []*imapclient.FetchMessageBuffer
-	if err := s.cmd(ctx, "UID FETCH BODY.PEEK[HEADER]", func() (err error) {
-		msgs, err = s.c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{
-			UID:         true,
-			BodySection: []*imap.FetchItemBodySection{headerSection},
-		}).Collect()
-		return err
-	}); err != nil {
+	msgs, err := s.fetchSection(ctx, "UID FETCH BODY.PEEK[HEADER]", s.w.cfg.CommandTimeout, []imap.UID{uid}, headerSection)
+	if err != nil {
 		return err
 	}
 	var header []byte
@@ -604,14 +612,8 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 	// A large fetch takes longer than a command: allow one more command
 	// timeout per 8 MiB, as a slow link of about 1 Mbit/s would need.
 	timeout := cfg.CommandTimeout * time.Duration(2+size/(8<<20))
-	var msgs []*imapclient.FetchMessageBuffer
-	if err := s.do(ctx, timeout, "UID FETCH BODY.PEEK[]", func() (err error) {
-		msgs, err = s.c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{
-			UID:         true,
-			BodySection: []*imap.FetchItemBodySection{bodySection},
-		}).Collect()
-		return err
-	}); err != nil {
+	msgs, err := s.fetchSection(ctx, "UID FETCH BODY.PEEK[]", timeout, uids, bodySection)
+	if err != nil {
 		return err
 	}
 	slices.SortFunc(msgs, func(a, b *imapclient.FetchMessageBuffer) int { return cmp.Compare(a.UID, b.UID) })

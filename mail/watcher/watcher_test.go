@@ -570,11 +570,7 @@ func TestFloodDoesNotHoldUpOthers(t *testing.T) {
 	const flood = 200
 	flooder := "flood@players.example.net"
 	for i := 1; i <= flood; i++ {
-		raw := strings.Replace(string(mailText(1000+i)), fmt.Sprintf("Player %d <player%d@players.example.net>", 1000+i, 1000+i),
-			"Flood <"+flooder+">", 1)
-		if err := srv.Deliver(flooder, hostAddr, []byte(raw)); err != nil {
-			t.Fatal(err)
-		}
+		deliverFrom(t, srv, flooder, 1000+i)
 	}
 	deliver(t, srv, 1, 2, 3, 4, 5)
 
@@ -610,13 +606,7 @@ func TestNewSenderGoesAheadOfBacklogs(t *testing.T) {
 	srv := startServer(t, mailserver.Options{})
 	const senders, each = 15, 20
 	for i := range senders * each {
-		n := 1000 + i
-		from := fmt.Sprintf("busy%d@players.example.net", i%senders)
-		raw := strings.Replace(string(mailText(n)), fmt.Sprintf("Player %d <player%d@players.example.net>", n, n),
-			"Busy <"+from+">", 1)
-		if err := srv.Deliver(from, hostAddr, []byte(raw)); err != nil {
-			t.Fatal(err)
-		}
+		deliverFrom(t, srv, fmt.Sprintf("busy%d@players.example.net", i%senders), 1000+i)
 	}
 	// The newcomer writes once the backlog is well under way.
 	const writesAt = 40
@@ -683,11 +673,7 @@ func TestBacklogKeepsMovingAmongNewcomers(t *testing.T) {
 	const flood, others = 60, 90
 	flooder := "flood@players.example.net"
 	for i := 1; i <= flood; i++ {
-		raw := strings.Replace(string(mailText(1000+i)), fmt.Sprintf("Player %d <player%d@players.example.net>", 1000+i, 1000+i),
-			"Flood <"+flooder+">", 1)
-		if err := srv.Deliver(flooder, hostAddr, []byte(raw)); err != nil {
-			t.Fatal(err)
-		}
+		deliverFrom(t, srv, flooder, 1000+i)
 	}
 	for n := 1; n <= others; n++ {
 		deliver(t, srv, n)
@@ -743,4 +729,13 @@ func TestOversizedMessageHandedOverAsHeader(t *testing.T) {
 		t.Errorf("a whole message: size %d for %d bytes", m.Size, len(m.Raw))
 	}
 	waitFor(t, "all three flagged \\Seen", func() bool { return allSeen(t, srv.IMAPAddr(), "INBOX", 3) })
+}
+
+// deliverFrom delivers message n (mailText) as sent from the address from.
+func deliverFrom(t *testing.T, srv *mailserver.Server, from string, n int) {
+	t.Helper()
+	raw := strings.Replace(string(mailText(n)), fmt.Sprintf("Player %d <player%d@players.example.net>", n, n), "<"+from+">", 1)
+	if err := srv.Deliver(from, hostAddr, []byte(raw)); err != nil {
+		t.Fatal(err)
+	}
 }
