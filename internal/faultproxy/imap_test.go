@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"net"
 	"testing"
@@ -111,10 +112,29 @@ func TestTCPStallsAnIMAPSession(t *testing.T) {
 		t.Fatalf("NOOP after Resume: %v", err)
 	}
 
-	// New mail pushed during IDLE waits for the network too.
+	// New mail pushed during IDLE waits for the network too. The embedded
+	// server answers IDLE a moment before it watches the mailbox, and an
+	// update in between waits for the next one: messages are appended
+	// until one is pushed, so that the server is known to be watching.
 	idle, err := c.Idle()
 	if err != nil {
 		t.Fatalf("IDLE: %v", err)
+	}
+	appended := uint32(0)
+	deadline := time.Now().Add(waitTimeout)
+	for seen := uint32(0); seen < appended || appended == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d messages appended in IDLE were pushed", seen, appended)
+		}
+		if seen == 0 {
+			appended++
+			appendMessage(t, user, fmt.Sprintf("before-stall-%d", appended))
+		}
+		select {
+		case n := <-exists:
+			seen = max(seen, n)
+		case <-time.After(quiet):
+		}
 	}
 	p.Stall()
 	appendMessage(t, user, "during-stall")
@@ -126,8 +146,8 @@ func TestTCPStallsAnIMAPSession(t *testing.T) {
 	p.Resume()
 	select {
 	case n := <-exists:
-		if n != 1 {
-			t.Errorf("EXISTS %d after Resume, want 1", n)
+		if n != appended+1 {
+			t.Errorf("EXISTS %d after Resume, want %d", n, appended+1)
 		}
 	case <-time.After(waitTimeout):
 		t.Fatal("no EXISTS after Resume")
@@ -160,8 +180,8 @@ func TestTCPStallsAnIMAPSession(t *testing.T) {
 		t.Fatalf("LOGIN after DropAll: %v", err)
 	}
 	data, err := c2.Status("INBOX", &imap.StatusOptions{NumMessages: true}).Wait()
-	if err != nil || data.NumMessages == nil || *data.NumMessages != 1 {
-		t.Fatalf("STATUS after DropAll: %v, %v", data, err)
+	if err != nil || data.NumMessages == nil || *data.NumMessages != appended+1 {
+		t.Fatalf("STATUS after DropAll: %+v, %v; want %d messages", data, err, appended+1)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
