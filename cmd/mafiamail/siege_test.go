@@ -143,6 +143,9 @@ type siege struct {
 	games    []*killGame
 	restarts int
 	stalls   int
+	// idleCaught: a Dovecot restart has ended the watcher's IDLE, as
+	// serve's log says.
+	idleCaught bool
 	// outages are the spans in which the host could not read its mail:
 	// killed, Dovecot down, or the network to IMAP hung.
 	outages []span
@@ -700,7 +703,7 @@ func (s *siege) run() {
 	// done and each fault has happened often enough. None during the
 	// flood: it is the flood's effect on the other games that is
 	// measured then.
-	for n > 0 || len(s.h.kills) < s.o.kills || s.restarts < s.o.restarts || s.stalls < s.o.stalls {
+	for n > 0 || len(s.h.kills) < s.o.kills || s.restarts < s.o.restarts || s.stalls < s.o.stalls || !s.idleDone() {
 		select {
 		case err := <-errs:
 			n--
@@ -718,7 +721,7 @@ func (s *siege) run() {
 		switch r := s.rng.IntN(10); {
 		case r < 6 || n == 0 && len(s.h.kills) < s.o.kills:
 			s.killCycle()
-		case r < 8 && (s.restarts < s.o.restarts || s.rng.IntN(3) == 0):
+		case r < 8 && (s.restarts < s.o.restarts || !s.idleDone() || s.rng.IntN(3) == 0):
 			s.restartDovecot()
 		case s.stalls < s.o.stalls || s.rng.IntN(3) == 0:
 			s.stall()
@@ -774,12 +777,31 @@ func (s *siege) outage(from time.Time) {
 // restartDovecot restarts Dovecot under the host's IDLE and the readers.
 func (s *siege) restartDovecot() {
 	s.h.sleep(time.Duration(500+s.rng.IntN(2000)) * time.Millisecond)
+	if !s.idleDone() {
+		// Aim at the watcher's IDLE: it idles once its mailbox holds
+		// nothing unseen.
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			if _, unseen, err := hostInboxAt(s.stack.IMAPAddr(), siegePassword); err == nil && unseen == 0 {
+				break
+			}
+		}
+	}
 	from := time.Now()
 	s.stack.StopDovecot()
 	time.Sleep(time.Duration(s.rng.IntN(1500)) * time.Millisecond)
 	s.stack.StartDovecot()
 	s.restarts++
 	s.outage(from)
+}
+
+// idleDone reports whether a Dovecot restart has ended the watcher's IDLE
+// yet, or whether enough restarts have tried that the check will tell.
+func (s *siege) idleDone() bool {
+	if !s.idleCaught && s.restarts > 0 {
+		data, err := os.ReadFile(s.h.logPath)
+		s.idleCaught = err == nil && bytes.Contains(data, []byte("closed the connection during IDLE"))
+	}
+	return s.idleCaught || s.restarts >= s.o.restarts+20
 }
 
 // stall hangs the network between the host and Dovecot for a few seconds:
