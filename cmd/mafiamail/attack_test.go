@@ -127,7 +127,13 @@ func (a *attackRun) record(m *attackMsg) *attackMsg {
 
 // deliver sends raw over SMTP as from to rcpts.
 func (a *attackRun) deliver(from string, rcpts []string, raw []byte) error {
-	c, err := smtp.Dial(a.srv.SMTPAddr())
+	return smtpSend(a.srv.SMTPAddr(), from, rcpts, raw)
+}
+
+// smtpSend hands raw to the SMTP server at addr as from to rcpts, on a
+// connection of its own.
+func smtpSend(addr, from string, rcpts []string, raw []byte) error {
+	c, err := smtp.Dial(addr)
 	if err != nil {
 		return err
 	}
@@ -489,22 +495,7 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 		}
 	}()
 
-	rows := map[string]store.Inbound{}
-	dupRows := 0
-	for _, o := range []store.Outcome{store.OutcomePending, store.OutcomeApplied, store.OutcomeRefused, store.OutcomeIgnored, store.OutcomeError} {
-		ins, err := st.InboundByOutcome(ctx, o, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, in := range ins {
-			id := bareID(in.MessageID)
-			if _, dup := rows[id]; dup {
-				dupRows++
-				errorf("message %s is in the inbox twice", id)
-			}
-			rows[id] = in
-		}
-	}
+	rows, dupRows := readInbox(t, st, errorf, nil)
 
 	// Events by cause, in transactions.
 	games, err := st.Games(ctx)
@@ -534,19 +525,7 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 	}
 
 	// The outbox: every message sent; answers by cause.
-	answers := map[string][]store.OutMessage{}
-	for _, status := range []store.OutStatus{store.OutPending, store.OutSending, store.OutSent, store.OutFailed} {
-		ms, err := st.OutMessages(ctx, status)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			if status != store.OutSent {
-				errorf("outgoing %s (%s to %v) ends %s: %s", m.MessageID, m.Kind, m.To, status, m.LastError)
-			}
-			answers[m.Cause] = append(answers[m.Cause], m)
-		}
-	}
+	_, answers := readOutbox(t, st, errorf)
 
 	f := checkExpected(t, a.sent, rows, events, answers, floodWindow, floodSize, 120, errorf)
 	lost, floodApplied, floodRefused, floodAnswers, voteLag := f.lost, f.applied, f.refused, f.answers, f.voteLag

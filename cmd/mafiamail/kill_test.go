@@ -1034,19 +1034,7 @@ func checkKillRun(t *testing.T, st *store.Store, srv *mailserver.Server, h *kill
 
 	// The outbox: everything sent, each copy the SMTP server got the same
 	// bytes under the same Message-ID.
-	outbox := map[string]store.OutMessage{}
-	for _, status := range []store.OutStatus{store.OutPending, store.OutSending, store.OutSent, store.OutFailed} {
-		ms, err := st.OutMessages(ctx, status)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			if status != store.OutSent {
-				errorf("outgoing %s (%s to %v) is %s: %s", m.MessageID, m.Kind, m.To, status, m.LastError)
-			}
-			outbox[bareID(m.MessageID)] = m
-		}
-	}
+	outbox, _ := readOutbox(t, st, errorf)
 	sum.outbox = len(outbox)
 	copies := map[string][]mailserver.Message{}
 	for _, rm := range srv.Messages() {
@@ -1495,4 +1483,53 @@ func hostInboxAt(imapAddr, pass string) (total, unseen int, err error) {
 		return 0, 0, err
 	}
 	return int(sel.NumMessages), len(found.AllUIDs()), nil
+}
+
+// readInbox returns every recorded inbound message by its Message-ID
+// (without angle brackets) and reports one recorded twice. Each message is
+// shown to see, if set, before its raw bytes are dropped: a flood and a
+// 25 MiB message need not stay in memory.
+func readInbox(t *testing.T, st *store.Store, errorf func(string, ...any), see func(id string, in store.Inbound)) (rows map[string]store.Inbound, twice int) {
+	t.Helper()
+	rows = map[string]store.Inbound{}
+	for _, o := range []store.Outcome{store.OutcomePending, store.OutcomeApplied, store.OutcomeRefused, store.OutcomeIgnored, store.OutcomeError} {
+		ins, err := st.InboundByOutcome(context.Background(), o, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range ins {
+			id := bareID(in.MessageID)
+			if _, dup := rows[id]; dup {
+				twice++
+				errorf("message %s is in the inbox twice", id)
+			}
+			if see != nil {
+				see(id, in)
+			}
+			in.Raw = nil
+			rows[id] = in
+		}
+	}
+	return rows, twice
+}
+
+// readOutbox returns every outgoing message by its Message-ID (without
+// angle brackets) and by its cause, and reports any that was not sent.
+func readOutbox(t *testing.T, st *store.Store, errorf func(string, ...any)) (outbox map[string]store.OutMessage, byCause map[string][]store.OutMessage) {
+	t.Helper()
+	outbox, byCause = map[string]store.OutMessage{}, map[string][]store.OutMessage{}
+	for _, status := range []store.OutStatus{store.OutPending, store.OutSending, store.OutSent, store.OutFailed} {
+		ms, err := st.OutMessages(context.Background(), status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if status != store.OutSent {
+				errorf("outgoing %s (%s to %v) ends %s: %s", m.MessageID, m.Kind, m.To, status, m.LastError)
+			}
+			outbox[bareID(m.MessageID)] = m
+			byCause[m.Cause] = append(byCause[m.Cause], m)
+		}
+	}
+	return outbox, byCause
 }

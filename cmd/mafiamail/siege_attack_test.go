@@ -69,15 +69,7 @@ func (a *siegeAttack) record(m *attackMsg) *attackMsg {
 
 // deliver hands raw to Postfix as from to rcpts.
 func (a *siegeAttack) deliver(from string, rcpts []string, raw []byte) error {
-	c, err := smtp.Dial(a.s.stack.SMTPAddr())
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.SendMail(from, rcpts, bytes.NewReader(raw)); err != nil {
-		return fmt.Errorf("send from %s to %v: %w", from, rcpts, err)
-	}
-	return c.Quit()
+	return smtpSend(a.s.stack.SMTPAddr(), from, rcpts, raw)
 }
 
 // post sends a message with an expectation of its own to the host.

@@ -46,27 +46,12 @@ func (s *siege) check() {
 	var sum killSummary
 
 	// Every message sent to the host is in its inbox exactly once.
-	rows := map[string]store.Inbound{}
 	inMailbox := map[string]time.Time{} // Message-ID -> when Dovecot took it for the host
-	dupRows := 0
-	for _, o := range []store.Outcome{store.OutcomePending, store.OutcomeApplied, store.OutcomeRefused, store.OutcomeIgnored, store.OutcomeError} {
-		ins, err := st.InboundByOutcome(ctx, o, 0)
-		if err != nil {
-			t.Fatal(err)
+	rows, dupRows := readInbox(t, st, errorf, func(id string, in store.Inbound) {
+		if at, ok := lmtpTime(in.Raw); ok {
+			inMailbox[id] = at
 		}
-		for _, in := range ins {
-			id := bareID(in.MessageID)
-			if _, dup := rows[id]; dup {
-				dupRows++
-				errorf("message %s is in the inbox twice", id)
-			}
-			if at, ok := lmtpTime(in.Raw); ok {
-				inMailbox[id] = at
-			}
-			in.Raw = nil // the flood and the 25 MiB message need not stay in memory
-			rows[id] = in
-		}
-	}
+	})
 	ours := map[string]bool{}
 	lost := 0
 	byRow := map[int64]*killMsg{}
@@ -118,21 +103,7 @@ func (s *siege) check() {
 	}
 
 	// The outbox: everything sent; who may get what.
-	outbox := map[string]store.OutMessage{}
-	answers := map[string][]store.OutMessage{} // cause -> messages
-	for _, status := range []store.OutStatus{store.OutPending, store.OutSending, store.OutSent, store.OutFailed} {
-		ms, err := st.OutMessages(ctx, status)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			if status != store.OutSent {
-				errorf("outgoing %s (%s to %v) ends %s: %s", m.MessageID, m.Kind, m.To, status, m.LastError)
-			}
-			outbox[bareID(m.MessageID)] = m
-			answers[m.Cause] = append(answers[m.Cause], m)
-		}
-	}
+	outbox, answers := readOutbox(t, st, errorf)
 	sum.outbox = len(outbox)
 	s.checkAudience(outbox, sum.finals, errorf)
 	for _, m := range genuine {
