@@ -310,14 +310,10 @@ func (s *session) scan(ctx context.Context) error {
 		return err
 	}
 	for {
-		var data *imap.SearchData
-		if err := s.cmd(ctx, "UID SEARCH UNSEEN", func() (err error) {
-			data, err = s.c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
-			return err
-		}); err != nil {
+		unseen, err := s.search(ctx, "UID SEARCH UNSEEN", &imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}})
+		if err != nil {
 			return err
 		}
-		unseen := data.AllUIDs()
 		slices.Sort(unseen)
 		due, _ := s.w.due(unseen, time.Now())
 		if len(due) > 0 {
@@ -466,6 +462,18 @@ func (f *fairQueue) take(order []string, queues map[string][]imap.UID, limit int
 	return out
 }
 
+// search returns the UIDs of the messages that meet criteria.
+func (s *session) search(ctx context.Context, what string, criteria *imap.SearchCriteria) ([]imap.UID, error) {
+	var data *imap.SearchData
+	if err := s.cmd(ctx, what, func() (err error) {
+		data, err = s.c.UIDSearch(criteria, nil).Wait()
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return data.AllUIDs(), nil
+}
+
 // moveLeftovers moves mail that is \Seen but still in the watched mailbox
 // to MoveTo: mail whose MOVE was cut off, by a lost connection or a crash,
 // after \Seen had been set. In a mailbox dedicated to the host, \Seen
@@ -475,14 +483,10 @@ func (s *session) moveLeftovers(ctx context.Context) error {
 	if to == "" {
 		return nil
 	}
-	var data *imap.SearchData
-	if err := s.cmd(ctx, "UID SEARCH SEEN", func() (err error) {
-		data, err = s.c.UIDSearch(&imap.SearchCriteria{Flag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
-		return err
-	}); err != nil {
+	seen, err := s.search(ctx, "UID SEARCH SEEN", &imap.SearchCriteria{Flag: []imap.Flag{imap.FlagSeen}})
+	if err != nil {
 		return err
 	}
-	seen := data.AllUIDs()
 	if len(seen) == 0 {
 		return nil
 	}
