@@ -559,15 +559,7 @@ func (a *attackRun) check(st *store.Store, floodSize int, floodWindow, floodSent
 		}
 	}
 
-	logData, err := os.ReadFile(a.h.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"panic:", "fatal error:", "DATA RACE", "level=ERROR"} {
-		if bytes.Contains(logData, []byte(bad)) {
-			errorf("serve's log holds %q:\n%s", bad, grepLines(logData, bad))
-		}
-	}
+	checkServeLog(t, a.h.logPath, errorf)
 
 	// The host's mailbox: every message read and flagged \Seen.
 	if total, unseen := hostInbox(t, a.srv.IMAPAddr()); unseen > 0 || total != len(a.sent) {

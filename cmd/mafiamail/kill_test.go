@@ -1533,3 +1533,19 @@ func readOutbox(t *testing.T, st *store.Store, errorf func(string, ...any)) (out
 	}
 	return outbox, byCause
 }
+
+// checkServeLog reports a panic, a race or an error in serve's log, and
+// returns the log for further checks.
+func checkServeLog(t *testing.T, path string, errorf func(string, ...any)) []byte {
+	t.Helper()
+	logData, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"panic:", "fatal error:", "DATA RACE", "level=ERROR"} {
+		if bytes.Contains(logData, []byte(bad)) {
+			errorf("serve's log holds %q:\n%s", bad, grepLines(logData, bad))
+		}
+	}
+	return logData
+}

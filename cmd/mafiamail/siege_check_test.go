@@ -139,15 +139,7 @@ func (s *siege) check() {
 		errorf("the host's INBOX holds %d messages, %d unseen; %d were recorded", total, unseen, len(rows))
 	}
 
-	logData, err := os.ReadFile(s.h.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"panic:", "fatal error:", "DATA RACE", "level=ERROR"} {
-		if bytes.Contains(logData, []byte(bad)) {
-			errorf("serve's log holds %q:\n%s", bad, grepLines(logData, bad))
-		}
-	}
+	logData := checkServeLog(t, s.h.logPath, errorf)
 	// What the watcher saw of the restarts and the hung network.
 	inIdle := bytes.Count(logData, []byte("closed the connection during IDLE"))
 	unanswered := bytes.Count(logData, []byte("no answer within"))
