@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +73,12 @@ type Options struct {
 	// what was received and how it ended. It runs on the connection's
 	// goroutine before the client gets its reply; it must not block long.
 	OnMessage func(Message)
+	// Sinks are users whose mail is accepted and shown to OnMessage, but
+	// neither put into their INBOX nor kept for Messages: a load tool's
+	// recipients, whose mail would otherwise pile up in memory for the
+	// server's lifetime. A transaction is still kept when any of its
+	// recipients is not a sink.
+	Sinks []string
 
 	// Logger receives connection errors; default slog.Default().
 	Logger *slog.Logger
@@ -116,7 +123,9 @@ type Server struct {
 	users    map[string]*user
 	fault    FaultFunc
 	messages []Message
-	closed   bool
+	// seq numbers the transactions, kept or not.
+	seq    int
+	closed bool
 	// wake is closed, and replaced, whenever mail is delivered, to wake
 	// idling IMAP sessions.
 	wake chan struct{}
@@ -135,6 +144,8 @@ type user struct {
 	delivered [][]byte
 	// conns are the IMAP connections logged in as this user.
 	conns map[*imapserver.Conn]struct{}
+	// sink: mail to this user is reported, not kept (Options.Sinks).
+	sink bool
 }
 
 const inbox = "INBOX"
@@ -194,6 +205,15 @@ func Start(opts Options) (*Server, error) {
 	}
 	for _, d := range opts.ExtraDomains {
 		s.domains[strings.ToLower(d)] = true
+	}
+	for _, name := range opts.Sinks {
+		known := false
+		for u := range opts.Users {
+			known = known || strings.EqualFold(u, name)
+		}
+		if !known && !opts.AutoCreateUsers {
+			return nil, fmt.Errorf("mailserver: sink %q is not a user", name)
+		}
 	}
 	for name, pass := range opts.Users {
 		if err := s.AddUser(name, pass); err != nil {
@@ -331,7 +351,8 @@ func (s *Server) addUserLocked(name, pass string) (*user, error) {
 	if err := mem.Create(inbox, nil); err != nil {
 		return nil, fmt.Errorf("mailserver: create INBOX of %q: %w", name, err)
 	}
-	u := &user{name: name, pass: pass, mem: mem, conns: map[*imapserver.Conn]struct{}{}}
+	u := &user{name: name, pass: pass, mem: mem, conns: map[*imapserver.Conn]struct{}{},
+		sink: slices.ContainsFunc(s.opts.Sinks, func(n string) bool { return strings.EqualFold(n, name) })}
 	s.users[name] = u
 	return u, nil
 }
@@ -513,6 +534,9 @@ func (s *Server) deliverTo(u *user, from, rcpt, helo, remote string, data []byte
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if u.sink {
+		return nil
+	}
 	_, err := u.mem.Append(inbox, bytes.NewReader(msg), &imap.AppendOptions{})
 	if err != nil {
 		// A client may have deleted INBOX; a real server re-creates it.
@@ -540,11 +564,15 @@ func (s *Server) wakeLocked() {
 	s.wake = make(chan struct{})
 }
 
-// record stores a finished transaction and hands it to OnMessage.
-func (s *Server) record(m Message) {
+// record stores a finished transaction, unless it went to sinks alone,
+// and hands it to OnMessage.
+func (s *Server) record(m Message, sinksOnly bool) {
 	s.mu.Lock()
-	m.Seq = len(s.messages) + 1
-	s.messages = append(s.messages, m)
+	s.seq++
+	m.Seq = s.seq
+	if !sinksOnly {
+		s.messages = append(s.messages, m)
+	}
 	s.mu.Unlock()
 	if s.opts.OnMessage != nil {
 		s.opts.OnMessage(m)

@@ -445,6 +445,47 @@ func TestOnMessageHookAndReceiveOnlyUsers(t *testing.T) {
 	}
 }
 
+// TestSinksAreReportedNotKept: mail to a sink reaches OnMessage, with the
+// transactions numbered on, but neither its INBOX nor Messages; a
+// transaction that also goes to a user who is not a sink is kept whole.
+func TestSinksAreReportedNotKept(t *testing.T) {
+	var mu sync.Mutex
+	var hooked []Message
+	s := start(t, Options{
+		Users:     map[string]string{"load": "loadpw", "host": "hostpw"},
+		Sinks:     []string{"Load"},
+		OnMessage: func(m Message) { mu.Lock(); hooked = append(hooked, m); mu.Unlock() },
+	})
+	if err := send(t, s, "", "", "a@b.test", []string{"load+p1@example.org"}, note); err != nil {
+		t.Fatal(err)
+	}
+	if err := send(t, s, "", "", "a@b.test", []string{"load+p2@example.org", "host@example.org"}, note); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	var got []string
+	for _, m := range hooked {
+		got = append(got, fmt.Sprintf("%d %v %v", m.Seq, m.Delivered, m.To))
+	}
+	mu.Unlock()
+	want := []string{"1 true [load+p1@example.org]", "2 true [load+p2@example.org host@example.org]"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("OnMessage saw %q, want %q", got, want)
+	}
+	if ms := s.Messages(); len(ms) != 1 || ms[0].Seq != 2 {
+		t.Errorf("Messages kept %+v, want the second transaction alone", ms)
+	}
+	if _, msgs := readInbox(t, login(t, s, "load", "loadpw", nil)); len(msgs) != 0 {
+		t.Errorf("the sink's INBOX holds %d messages", len(msgs))
+	}
+	if _, msgs := readInbox(t, login(t, s, "host", "hostpw", nil)); len(msgs) != 1 {
+		t.Errorf("host has %d messages, want 1", len(msgs))
+	}
+	if _, err := Start(Options{Sinks: []string{"nobody"}}); err == nil {
+		t.Error("a sink that is no user was accepted")
+	}
+}
+
 // TestRestartChangesUIDValidity: a restarted server numbers its mail from
 // UID 1 again, so it must report another UIDVALIDITY, or a client that
 // keeps state across the restart (the host) would take new mail for old.

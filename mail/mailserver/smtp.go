@@ -100,33 +100,43 @@ func (s *smtpSession) Data(r io.Reader) error {
 
 	switch m.Fault {
 	case FaultTempFail:
-		s.srv.record(m)
+		s.srv.record(m, s.sinksOnly())
 		return errTempFail
 	case FaultShutdown:
-		s.srv.record(m)
+		s.srv.record(m, s.sinksOnly())
 		s.closeAfterReply = true
 		return errShutdown
 	case FaultReject:
-		s.srv.record(m)
+		s.srv.record(m, s.sinksOnly())
 		return errReject
 	case FaultDropBeforeDelivery:
-		s.srv.record(m)
+		s.srv.record(m, s.sinksOnly())
 		s.conn.Conn().Close()
 		return errDropped
 	}
 
 	if err := s.deliver(data); err != nil {
 		s.srv.log.Error("delivery failed", "err", err)
-		s.srv.record(m)
+		s.srv.record(m, s.sinksOnly())
 		return errTempFail
 	}
 	m.Delivered = true
-	s.srv.record(m)
+	s.srv.record(m, s.sinksOnly())
 	if m.Fault == FaultDropAfterDelivery {
 		s.conn.Conn().Close()
 		return errDropped
 	}
 	return nil
+}
+
+// sinksOnly tells whether every recipient of the transaction is a sink.
+func (s *smtpSession) sinksOnly() bool {
+	for _, rc := range s.rcpts {
+		if !rc.user.sink {
+			return false
+		}
+	}
+	return len(s.rcpts) > 0
 }
 
 // deliver puts one copy into the INBOX of each recipient's user.
