@@ -20,7 +20,7 @@ import (
 // harness drives a Host through HandleMessage with mail as players write it,
 // on a real store, with a clock the test moves.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	path string
 	st   *store.Store
 	h    *Host
@@ -31,14 +31,14 @@ type harness struct {
 	perHour int
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	return newLimitedHarness(t, 0)
 }
 
 // newLimitedHarness is newHarness with a rate limit of perHour messages an
 // hour per sender.
-func newLimitedHarness(t *testing.T, perHour int) *harness {
+func newLimitedHarness(t testing.TB, perHour int) *harness {
 	t.Helper()
 	hs := &harness{t: t, path: filepath.Join(t.TempDir(), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
 		perHour: perHour}
