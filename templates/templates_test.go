@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func zone(t *testing.T) *time.Location {
+func zone(t testing.TB) *time.Location {
 	t.Helper()
 	z, err := time.LoadLocation("America/New_York")
 	if err != nil {
@@ -122,7 +122,7 @@ func TestList(t *testing.T) {
 }
 
 // message builds a small thread message around sections.
-func message(t *testing.T, secs ...*Section) *Message {
+func message(t testing.TB, secs ...*Section) *Message {
 	z := zone(t)
 	now := time.Date(2026, 12, 3, 13, 40, 0, 0, time.UTC)
 	return &Message{Game: "dec26", Channel: Thread, Reader: Reader{Name: "Alice", Slot: 1},
