@@ -42,6 +42,9 @@ type benchStack interface {
 	// inject puts mail into its recipients' mailboxes as if it had come
 	// while the system was down; it returns once all of it is there.
 	inject(ctx context.Context, msgs []benchMail) error
+	// settle returns once no mail handed to the stack is still on its
+	// way to a mailbox.
+	settle(ctx context.Context) error
 	close() error
 }
 
@@ -103,6 +106,10 @@ func (s *embeddedStack) imapAddr() string { return s.srv.IMAPAddr() }
 func (s *embeddedStack) smtpAuth() bool   { return true }
 func (s *embeddedStack) close() error     { return s.srv.Close() }
 
+// settle has nothing to wait for: the embedded server delivers before it
+// answers DATA.
+func (s *embeddedStack) settle(context.Context) error { return nil }
+
 func (s *embeddedStack) inject(_ context.Context, msgs []benchMail) error {
 	for _, m := range msgs {
 		if err := s.srv.Deliver(m.from, m.to, m.raw); err != nil {
@@ -152,6 +159,12 @@ func (s *postfixStack) close() error {
 	return errors.Join(s.idle.close(), s.st.Close())
 }
 
+// settle waits for Postfix's queue to empty: at a thousand games the
+// set-up leaves some ten thousand messages in it.
+func (s *postfixStack) settle(context.Context) error {
+	return s.st.AwaitDeliveredWithin(30 * time.Minute)
+}
+
 // inject hands the mail to Postfix over a few SMTP connections and waits
 // until Postfix's queue is empty, that is until Dovecot has it all.
 func (s *postfixStack) inject(ctx context.Context, msgs []benchMail) error {
@@ -196,7 +209,7 @@ func (s *postfixStack) inject(ctx context.Context, msgs []benchMail) error {
 	if err := errors.Join(append(drain(errs), err)...); err != nil {
 		return err
 	}
-	return s.st.AwaitDelivered()
+	return s.settle(ctx)
 }
 
 // idleWatcher keeps an IDLE session on a mailbox and reports every new

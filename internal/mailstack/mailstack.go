@@ -471,8 +471,12 @@ func (s *Stack) WaitDelivered() {
 
 // AwaitDelivered is WaitDelivered returning its error: it waits until
 // Postfix's queue is empty, for at most two minutes.
-func (s *Stack) AwaitDelivered() error {
-	deadline := time.Now().Add(deliverTimeout)
+func (s *Stack) AwaitDelivered() error { return s.AwaitDeliveredWithin(deliverTimeout) }
+
+// AwaitDeliveredWithin waits until Postfix's queue is empty, for at most
+// timeout: a load of tens of thousands of messages takes minutes.
+func (s *Stack) AwaitDeliveredWithin(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		n, err := s.queued()
 		if err != nil {
@@ -482,7 +486,7 @@ func (s *Stack) AwaitDelivered() error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d messages still in Postfix's queue after %v", n, deliverTimeout)
+			return fmt.Errorf("%d messages still in Postfix's queue after %v", n, timeout)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

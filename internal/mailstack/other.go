@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Stack exists on Linux only, where the stack's process handling (process
@@ -40,17 +41,18 @@ func Launch(opts Options) (*Stack, error) {
 // The methods exist so that tests using a Stack compile on every system;
 // since Start never returns a Stack here, none of them is ever called.
 
-func (s *Stack) SMTPAddr() string                    { return "" }
-func (s *Stack) IMAPAddr() string                    { return "" }
-func (s *Stack) LMTPAddr() string                    { return "" }
-func (s *Stack) Domain() string                      { return "" }
-func (s *Stack) Address(name string) string          { return "" }
-func (s *Stack) AddUser(name, password string)       {}
-func (s *Stack) WaitDelivered()                      {}
-func (s *Stack) RestartDovecot()                     {}
-func (s *Stack) StopDovecot()                        {}
-func (s *Stack) StartDovecot()                       {}
-func (s *Stack) Stop()                               {}
-func (s *Stack) SetUser(name, password string) error { return nil }
-func (s *Stack) AwaitDelivered() error               { return nil }
-func (s *Stack) Close() error                        { return nil }
+func (s *Stack) SMTPAddr() string                         { return "" }
+func (s *Stack) IMAPAddr() string                         { return "" }
+func (s *Stack) LMTPAddr() string                         { return "" }
+func (s *Stack) Domain() string                           { return "" }
+func (s *Stack) Address(name string) string               { return "" }
+func (s *Stack) AddUser(name, password string)            {}
+func (s *Stack) WaitDelivered()                           {}
+func (s *Stack) RestartDovecot()                          {}
+func (s *Stack) StopDovecot()                             {}
+func (s *Stack) StartDovecot()                            {}
+func (s *Stack) Stop()                                    {}
+func (s *Stack) SetUser(name, password string) error      { return nil }
+func (s *Stack) AwaitDelivered() error                    { return nil }
+func (s *Stack) AwaitDeliveredWithin(time.Duration) error { return nil }
+func (s *Stack) Close() error                             { return nil }
