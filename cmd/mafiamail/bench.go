@@ -424,9 +424,6 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 	if err != nil {
 		return f, 0, err
 	}
-	if f.hop, err = probeHop(ctx, e, 5); err != nil {
-		return f, 0, err
-	}
 	prof := ""
 	if profile {
 		prof = o.cpuProfile
@@ -451,6 +448,9 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 		if err := settle(ctx, e, filepath.Join(dir, user+".db"), child); err != nil {
 			return f, 0, err
 		}
+		if err := e.stack.emptyPlayers(ctx); err != nil {
+			return f, 0, err
+		}
 	} else {
 		for _, p := range e.players {
 			to := e.address("relay")
@@ -459,6 +459,10 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 	}
 	f.setup = time.Since(start)
 
+	// The stack's own share, timed as it stands when the commands are.
+	if f.hop, err = probeHop(ctx, e, 5); err != nil {
+		return f, 0, err
+	}
 	// A few commands first, not measured: connections, statement caches
 	// and the allocator warm up, as they would in a host that has run a
 	// while.

@@ -45,6 +45,12 @@ type benchStack interface {
 	// settle returns once no mail handed to the stack is still on its
 	// way to a mailbox.
 	settle(ctx context.Context) error
+	// emptyPlayers removes every message from the players' mailbox, once
+	// the games are set up: a real player's mailbox holds one player's
+	// mail, not the set-up of every game's, which would make each
+	// delivery and each IDLE wake of the instrument dearer for the host's
+	// measurement than for the relay's.
+	emptyPlayers(ctx context.Context) error
 	close() error
 }
 
@@ -110,6 +116,9 @@ func (s *embeddedStack) close() error     { return s.srv.Close() }
 // answers DATA.
 func (s *embeddedStack) settle(context.Context) error { return nil }
 
+// emptyPlayers has nothing to do: the players' mailbox is a sink.
+func (s *embeddedStack) emptyPlayers(context.Context) error { return nil }
+
 func (s *embeddedStack) inject(_ context.Context, msgs []benchMail) error {
 	for _, m := range msgs {
 		if err := s.srv.Deliver(m.from, m.to, m.raw); err != nil {
@@ -163,6 +172,35 @@ func (s *postfixStack) close() error {
 // set-up leaves some ten thousand messages in it.
 func (s *postfixStack) settle(context.Context) error {
 	return s.st.AwaitDeliveredWithin(30 * time.Minute)
+}
+
+// emptyPlayers deletes and expunges the players' mail on a connection
+// of its own; the IDLE session hears of it and keeps its counts right.
+func (s *postfixStack) emptyPlayers(context.Context) error {
+	c, err := imapclient.DialInsecure(s.imapAddr(), nil)
+	if err != nil {
+		return fmt.Errorf("IMAP dial %s: %w", s.imapAddr(), err)
+	}
+	defer c.Close()
+	if err := c.Login("players", benchPassword).Wait(); err != nil {
+		return fmt.Errorf("IMAP login players: %w", err)
+	}
+	sel, err := c.Select("INBOX", nil).Wait()
+	if err != nil {
+		return fmt.Errorf("IMAP select: %w", err)
+	}
+	if sel.NumMessages == 0 {
+		return nil
+	}
+	var all imap.SeqSet
+	all.AddRange(1, 0)
+	if err := c.Store(all, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
+		return fmt.Errorf("IMAP store \\Deleted: %w", err)
+	}
+	if err := c.Expunge().Close(); err != nil {
+		return fmt.Errorf("IMAP expunge: %w", err)
+	}
+	return c.Logout().Wait()
 }
 
 // inject hands the mail to Postfix over a few SMTP connections and waits
@@ -247,6 +285,7 @@ func watchIdle(addr, user, password string, arrived arrivedFunc, log *slog.Logge
 					w.note(*d.NumMessages, time.Now())
 				}
 			},
+			Expunge: w.expunged,
 		},
 	})
 	if err != nil {
@@ -278,6 +317,18 @@ func (w *idleWatcher) note(count uint32, at time.Time) {
 	select {
 	case w.wake <- struct{}{}:
 	default:
+	}
+}
+
+// expunged shifts the counts noted after message seq down by one, as the
+// mailbox shrank under them.
+func (w *idleWatcher) expunged(seq uint32) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.notes {
+		if w.notes[i].count >= seq {
+			w.notes[i].count--
+		}
 	}
 }
 

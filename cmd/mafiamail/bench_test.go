@@ -58,7 +58,7 @@ func checkBench(t *testing.T, res *benchResult, o benchOptions) {
 	}
 	var out bytes.Buffer
 	res.print(&out, o)
-	want := []string{"p99", "commands/s", "CPU/command", "peak RSS", "live heap", "host/relay", "one mail hop"}
+	want := []string{"p99", "commands/s", "CPU/command", "peak RSS", "live heap", "host/relay", "one mail hop", "p50 less two hops"}
 	if o.backlog > 0 {
 		want = append(want, "backlog of")
 	}
