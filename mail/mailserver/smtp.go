@@ -100,28 +100,28 @@ func (s *smtpSession) Data(r io.Reader) error {
 
 	switch m.Fault {
 	case FaultTempFail:
-		s.srv.record(m, s.sinksOnly())
+		s.record(m)
 		return errTempFail
 	case FaultShutdown:
-		s.srv.record(m, s.sinksOnly())
+		s.record(m)
 		s.closeAfterReply = true
 		return errShutdown
 	case FaultReject:
-		s.srv.record(m, s.sinksOnly())
+		s.record(m)
 		return errReject
 	case FaultDropBeforeDelivery:
-		s.srv.record(m, s.sinksOnly())
+		s.record(m)
 		s.conn.Conn().Close()
 		return errDropped
 	}
 
 	if err := s.deliver(data); err != nil {
 		s.srv.log.Error("delivery failed", "err", err)
-		s.srv.record(m, s.sinksOnly())
+		s.record(m)
 		return errTempFail
 	}
 	m.Delivered = true
-	s.srv.record(m, s.sinksOnly())
+	s.record(m)
 	if m.Fault == FaultDropAfterDelivery {
 		s.conn.Conn().Close()
 		return errDropped
@@ -129,14 +129,14 @@ func (s *smtpSession) Data(r io.Reader) error {
 	return nil
 }
 
-// sinksOnly tells whether every recipient of the transaction is a sink.
-func (s *smtpSession) sinksOnly() bool {
+// record hands the finished transaction to the server, which keeps it
+// unless every recipient is a sink.
+func (s *smtpSession) record(m Message) {
+	sinksOnly := len(s.rcpts) > 0
 	for _, rc := range s.rcpts {
-		if !rc.user.sink {
-			return false
-		}
+		sinksOnly = sinksOnly && rc.user.sink
 	}
-	return len(s.rcpts) > 0
+	s.srv.record(m, sinksOnly)
 }
 
 // deliver puts one copy into the INBOX of each recipient's user.
