@@ -744,12 +744,14 @@ func (s *siege) run() {
 	s.view.close()
 }
 
-// killCycle lets the host run a while, kills it and starts it again. A
-// third of the kills come just before a deadline, and the host stays down
-// until it has passed.
+// killCycle lets the host run a while, kills it and starts it again. The
+// first few kills, and a third of the rest, come just before a deadline,
+// and the host stays down until it has passed: left to chance alone, a
+// short run can go by with one such kill or none, and a kill that comes a
+// moment late under load misses its deadline.
 func (s *siege) killCycle() {
 	h := s.h
-	if s.rng.IntN(3) == 0 {
+	if h.deadlineKills < 4 || s.rng.IntN(3) == 0 {
 		if due, ok := h.nextDeadline(); ok {
 			h.deadlineKills++
 			h.sleep(time.Until(due) - time.Duration(s.rng.IntN(250))*time.Millisecond)
