@@ -10,12 +10,16 @@ import (
 )
 
 // randomGames is how many whole games of each built-in setup the invariant
-// test plays. Under the race detector, which finds nothing to race in
-// these single-goroutine games but makes them ten times slower, it plays
-// racedGames; .ci/run also runs the full count without it.
+// test plays with the build tag integration (.ci/run's full count, run
+// without the race detector). Under the race detector, which finds nothing
+// to race in these single-goroutine games but makes them ten times slower,
+// it plays racedGames; an everyday run without the tag plays quickGames
+// (see randgame_quick_test.go), -short fewer still. Game n is played from
+// seed n, which a failure names.
 const (
 	randomGames = 10000
 	racedGames  = 2000
+	quickGames  = 1000
 )
 
 // TestRandomGames plays whole games with random legal and illegal commands
@@ -30,6 +34,9 @@ func TestRandomGames(t *testing.T) {
 			n := randomGames
 			if raceEnabled {
 				n = racedGames
+			}
+			if !allRandomGames {
+				n = min(n, quickGames)
 			}
 			if testing.Short() {
 				n = 500

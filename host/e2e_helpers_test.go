@@ -1,9 +1,10 @@
-package host
+//go:build integration
+
+package host_test
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,16 +22,15 @@ import (
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
-	"github.com/mafiamail/mafiamail/internal/mailstack"
-	"github.com/mafiamail/mafiamail/internal/testlog"
-	"github.com/mafiamail/mafiamail/mail/sender"
-	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
 
-// The helpers here run the host as `mafiamail serve` does (store, host,
-// watcher, sender, clock, and the outbox signal that wakes the sender)
-// against a real Postfix and Dovecot from internal/mailstack, with players
+// The helpers here run the host as `mafiamail serve` does (service.Start)
+// against a real Postfix and Dovecot from internal/testkit/mailstack, with players
 // who read their mail over IMAP and answer through Postfix, as people with a
 // mail client would.
 
@@ -50,7 +49,7 @@ type e2e struct {
 	t     *testing.T
 	stack *mailstack.Stack
 	db    string
-	clock Clock
+	clock host.Clock
 	log   *slog.Logger
 	rt    *e2eRuntime
 	ref   *person
@@ -73,11 +72,13 @@ type person struct {
 // newE2E starts Postfix and Dovecot with a mailbox for the host, the
 // referee and each named player, and the host runtime with clock. Where
 // the servers are missing, mailstack.Start skips the test (fails it in CI).
-func newE2E(t *testing.T, clock Clock, names ...string) *e2e {
+func newE2E(t *testing.T, clock host.Clock, names ...string) *e2e {
 	t.Helper()
 	s := mailstack.Start(t, mailstack.Options{})
 	e := &e2e{t: t, stack: s, db: filepath.Join(t.TempDir(), "host.db"), clock: clock, log: testlog.New(t, slog.LevelInfo)}
-	s.AddUser(hostUser, e2ePass)
+	if err := s.AddUser(hostUser, e2ePass); err != nil {
+		e.t.Fatal(err)
+	}
 	e.ref = e.newPerson("Referee", "referee")
 	for _, n := range names {
 		e.players = append(e.players, e.newPerson(n, strings.ToLower(n)))
@@ -87,139 +88,73 @@ func newE2E(t *testing.T, clock Clock, names ...string) *e2e {
 }
 
 func (e *e2e) newPerson(name, user string) *person {
-	e.stack.AddUser(user, e2ePass)
+	if err := e.stack.AddUser(user, e2ePass); err != nil {
+		e.t.Fatal(err)
+	}
 	return &person{e: e, name: name, user: user, addr: e.stack.Address(user)}
 }
 
 func (e *e2e) hostAddr() string { return e.stack.Address(hostUser) }
 
-// e2eRuntime is what hostRuntime.Run runs in cmd/mafiamail/serve.go: the
-// watcher, the sender and the game clock, and the outbox signal that kicks
-// the sender after every commit that queued mail.
+// e2eRuntime is a host started by service.Start, as serve starts it, and
+// running in the background until stop.
 type e2eRuntime struct {
-	st     *store.Store
-	h      *Host
-	w      *watcher.Watcher
-	snd    *sender.Sender
+	svc    *service.Service
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu      sync.Mutex
-	errs    []error
-	stopped bool
+	done   chan struct{}
+	err    error // what Run returned; read after done is closed
 }
 
-// startRuntime opens the store and starts the host on it, wired as serve's
-// startHostWith wires it, with the configuration's default limits.
+// startRuntime starts the host on the store at e.db through
+// service.Start, with the configuration's defaults and the host's accounts
+// on the stack (Postfix relays for loopback without credentials).
 func (e *e2e) startRuntime() *e2eRuntime {
 	t := e.t
 	t.Helper()
-	ctx := context.Background()
-	lim := config.Defaults().Limits
-	st, err := store.Open(ctx, e.db, store.Options{Logger: e.log})
+	cfg := config.Defaults()
+	cfg.Address, cfg.Referees, cfg.Database = e.hostAddr(), []string{e.ref.addr}, e.db
+	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+e.stack.IMAPAddr(), hostUser, e2ePass
+	cfg.SMTP.URL = "smtp://" + e.stack.SMTPAddr()
+	svc, err := service.Start(context.Background(), &cfg, service.Options{Clock: e.clock, Log: e.log})
 	if err != nil {
-		t.Fatalf("open store: %v", err)
+		t.Fatalf("start the host: %v", err)
 	}
-	h, err := New(ctx, Options{Address: e.hostAddr(), Referees: []string{e.ref.addr},
-		MaxMessageBytes: int(lim.MaxMessageBytes), MaxCommandLines: lim.MaxCommandLines,
-		PerSenderPerHour: lim.PerSenderPerHour, Clock: e.clock, Store: st, Log: e.log})
-	if err != nil {
-		st.Close()
-		t.Fatalf("host.New: %v", err)
-	}
-	rt := &e2eRuntime{st: st, h: h}
-	rt.w, err = watcher.New(watcher.Config{URL: "imap://" + e.stack.IMAPAddr(), Username: hostUser, Password: e2ePass,
-		Mailbox: "INBOX", MinBackoff: 100 * time.Millisecond, Logger: e.log},
-		func(ctx context.Context, m watcher.Message) error {
-			return h.HandleMessage(context.WithoutCancel(ctx), m.Mailbox, m.UIDValidity, m.UID, m.Raw)
-		})
-	if err != nil {
-		st.Close()
-		t.Fatalf("watcher.New: %v", err)
-	}
-	_, domain, _ := strings.Cut(e.hostAddr(), "@")
-	rt.snd, err = sender.New(sender.Config{URL: "smtp://" + e.stack.SMTPAddr(), Helo: domain, Logger: e.log,
-		OnFailed: func(m store.OutMessage, err error) {
-			var partial *sender.RecipientsError
-			if !errors.As(err, &partial) {
-				return // the outbox told the referee when it marked the message failed
-			}
-			if ferr := h.DeliveryFailed(context.Background(), m, err); ferr != nil {
-				rt.fail(fmt.Errorf("tell the referee of a failed delivery: %w", ferr))
-			}
-		}}, h.Outbox(), time.Now)
-	if err != nil {
-		st.Close()
-		t.Fatalf("sender.New: %v", err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	rt.cancel = cancel
-	for name, run := range map[string]func(context.Context) error{
-		"watcher": rt.w.Run, "sender": rt.snd.Run, "clock": h.RunClock,
-	} {
-		rt.wg.Add(1)
-		go func() {
-			defer rt.wg.Done()
-			if err := run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-				rt.fail(fmt.Errorf("%s: %w", name, err))
-			}
-		}()
-	}
-	rt.wg.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	rt := &e2eRuntime{svc: svc, cancel: cancel, done: make(chan struct{})}
 	go func() {
-		defer rt.wg.Done()
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-st.OutboxSignal():
-				rt.snd.Kick()
-			}
-		}
+		defer close(rt.done)
+		rt.err = svc.Run(ctx)
 	}()
 	t.Cleanup(func() { rt.stop(t) })
 	return rt
-}
-
-func (rt *e2eRuntime) fail(err error) {
-	rt.mu.Lock()
-	rt.errs = append(rt.errs, err)
-	rt.mu.Unlock()
 }
 
 // stop ends the runtime as a signal ends serve: every loop returns, and
 // only then the store closes. It reports whatever failed meanwhile.
 func (rt *e2eRuntime) stop(t *testing.T) {
 	t.Helper()
-	rt.mu.Lock()
-	if rt.stopped {
-		rt.mu.Unlock()
+	if rt.cancel == nil {
 		return
 	}
-	rt.stopped = true
-	rt.mu.Unlock()
 	rt.cancel()
-	done := make(chan struct{})
-	go func() { rt.wg.Wait(); close(done) }()
+	rt.cancel = nil
 	select {
-	case <-done:
+	case <-rt.done:
 	case <-time.After(e2eWait):
 		t.Fatalf("the host runtime did not stop within %v", e2eWait)
 	}
-	if err := rt.st.Close(); err != nil {
-		t.Errorf("close store: %v", err)
+	if rt.err != nil {
+		t.Errorf("host runtime: %v", rt.err)
 	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	for _, err := range rt.errs {
-		t.Errorf("host runtime: %v", err)
+	if err := rt.svc.Close(); err != nil {
+		t.Errorf("close store: %v", err)
 	}
 }
 
 // game is the live game as the host holds it.
 func (e *e2e) game() *engine.State {
 	e.t.Helper()
-	s, ok := e.rt.h.Game(e2eGame)
+	s, ok := e.rt.svc.Host().Game(e2eGame)
 	if !ok {
 		e.t.Fatalf("the host has no game %s", e2eGame)
 	}
@@ -232,7 +167,7 @@ func (e *e2e) waitGame(what string, cond func(s *engine.State) bool) *engine.Sta
 	var s *engine.State
 	waitFor(e.t, what, func() bool {
 		var ok bool
-		s, ok = e.rt.h.Game(e2eGame)
+		s, ok = e.rt.svc.Host().Game(e2eGame)
 		return ok && cond(s)
 	})
 	return s
@@ -244,7 +179,9 @@ func (e *e2e) waitGame(what string, cond func(s *engine.State) bool) *engine.Sta
 // comes back to it, so one pass suffices.
 func (e *e2e) settle() {
 	e.t.Helper()
-	e.stack.WaitDelivered()
+	if err := e.stack.WaitDelivered(); err != nil {
+		e.t.Fatal(err)
+	}
 	waitFor(e.t, "the host to take in all its mail", func() bool {
 		for _, l := range readMailbox(e.t, e.stack.IMAPAddr(), hostUser) {
 			if !l.seen {
@@ -255,7 +192,7 @@ func (e *e2e) settle() {
 	})
 	waitFor(e.t, "the outbox to drain", func() bool {
 		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
-			ms, err := e.rt.st.OutMessages(context.Background(), status)
+			ms, err := e.rt.svc.Store().OutMessages(context.Background(), status)
 			if err != nil {
 				e.t.Fatalf("outbox: %v", err)
 			}
@@ -265,7 +202,9 @@ func (e *e2e) settle() {
 		}
 		return true
 	})
-	e.stack.WaitDelivered()
+	if err := e.stack.WaitDelivered(); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // player returns the player called name.

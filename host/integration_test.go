@@ -1,4 +1,6 @@
-package host
+//go:build integration
+
+package host_test
 
 import (
 	"bytes"
@@ -12,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -28,7 +31,7 @@ func TestIntegrationDayAndNight(t *testing.T) {
 	// the day; at 1800x the game would reach Friday evening only after
 	// about three real minutes.
 	now := time.Now()
-	e := newE2E(t, Clock{Anchor: now, Start: mondayMorningAfter(now), Speed: 1800},
+	e := newE2E(t, host.Clock{Anchor: now, Start: mondayMorningAfter(now), Speed: 1800},
 		"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace")
 	// Rounds long enough not to run out while mail travels on a loaded
 	// machine (three days are 144 real seconds, two 96): the day closes
@@ -123,7 +126,9 @@ func TestIntegrationDayAndNight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.stack.WaitDelivered()
+	if err := e.stack.WaitDelivered(); err != nil {
+		e.t.Fatal(err)
+	}
 
 	sentTo := map[string][]string{} // address -> Message-IDs sent to it
 	for _, m := range out {
@@ -488,7 +493,7 @@ func roleOr(r engine.Role, alt string) string {
 // event log holds one vote and one relayed post per message, and the
 // second copy changes nothing.
 func TestIntegrationCommandsAppliedOnce(t *testing.T) {
-	e := newE2E(t, Clock{}, "Alice", "Bob", "Carol", "Dave", "Erin")
+	e := newE2E(t, host.Clock{}, "Alice", "Bob", "Carol", "Dave", "Erin")
 	e.setUpGame("players=5 mafia=1 inspectors=1")
 	alice, bob, carol, dave, erin := e.player("Alice"), e.player("Bob"), e.player("Carol"), e.player("Dave"), e.player("Erin")
 
@@ -525,7 +530,9 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 	first := cast(alice, bob)
 	cast(bob, carol)
 	cast(carol, bob)
-	e.stack.WaitDelivered()
+	if err := e.stack.WaitDelivered(); err != nil {
+		e.t.Fatal(err)
+	}
 	waiting := map[string]bool{}
 	for _, l := range readMailbox(t, e.stack.IMAPAddr(), hostUser) {
 		if !l.seen {
@@ -543,15 +550,19 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 	// Dovecot stops while the watcher idles: Postfix queues what comes
 	// meanwhile and delivers it once Dovecot is back, and the watcher
 	// reconnects and finds it.
-	waitFor(t, "the watcher to idle", func() bool { return e.rt.w.Stats().Idling })
-	before := e.rt.w.Stats()
-	e.stack.StopDovecot()
+	waitFor(t, "the watcher to idle", func() bool { return e.rt.svc.Watcher().Stats().Idling })
+	before := e.rt.svc.Watcher().Stats()
+	if err := e.stack.StopDovecot(); err != nil {
+		e.t.Fatal(err)
+	}
 	cast(alice, carol)
 	cast(dave, bob)
-	e.stack.StartDovecot()
+	if err := e.stack.StartDovecot(); err != nil {
+		e.t.Fatal(err)
+	}
 	votesAre("the votes sent while Dovecot was down", alice, carol, dave, bob)
-	waitFor(t, "the watcher to idle again", func() bool { return e.rt.w.Stats().Idling })
-	if after := e.rt.w.Stats(); after.Connects <= before.Connects || after.Disconnects <= before.Disconnects {
+	waitFor(t, "the watcher to idle again", func() bool { return e.rt.svc.Watcher().Stats().Idling })
+	if after := e.rt.svc.Watcher().Stats(); after.Connects <= before.Connects || after.Disconnects <= before.Disconnects {
 		t.Errorf("watcher stats before the restart %+v, after %+v: want a lost connection and a new login", before, after)
 	}
 	// Mail pushed to the new session in IDLE.
@@ -560,10 +571,10 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 
 	// The first vote again, byte for byte, under a new UID: applied
 	// again, it would move Alice's vote back to Bob.
-	failures := e.rt.w.Stats().HandlerErrors
+	failures := e.rt.svc.Watcher().Stats().HandlerErrors
 	e.submit(alice.addr, alice.thread, first.mail.raw)
 	waitFor(t, "the second copy of the first vote to be taken in", func() bool {
-		if e.rt.w.Stats().HandlerErrors > failures {
+		if e.rt.svc.Watcher().Stats().HandlerErrors > failures {
 			return true
 		}
 		copies := 0
@@ -577,7 +588,7 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 		}
 		return copies == 2
 	})
-	if st := e.rt.w.Stats(); st.HandlerErrors > failures {
+	if st := e.rt.svc.Watcher().Stats(); st.HandlerErrors > failures {
 		t.Fatalf("the handler failed %d times on the second copy of a message (the log above says why)", st.HandlerErrors-failures)
 	}
 	final := e.game()

@@ -473,7 +473,14 @@ func TestKillChildProcess(t *testing.T) {
 	dbPath := filepath.Join(dir, "kill.db")
 
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("MAFIAMAIL_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("MAFIAMAIL_SEED=%q is not a seed: %v", v, err)
+		}
+		seed = n
+	}
+	t.Logf("seed %d (rerun with MAFIAMAIL_SEED=%d)", seed, seed)
 	rng := mrand.New(mrand.NewPCG(seed, seed>>1))
 	var rngMu sync.Mutex
 	random := func(n int) int {

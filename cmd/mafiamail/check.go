@@ -10,6 +10,7 @@ import (
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/service"
 )
 
 // cmdCheck validates the configuration and logs in to IMAP and SMTP,
@@ -36,7 +37,7 @@ func checkAccounts(ctx context.Context, cfg *config.Config, w io.Writer) error {
 	quiet := newLogger(io.Discard, "text", "error")
 	var errs []error
 	res, err := watcher.Check(ctx, watcher.Config{URL: cfg.IMAP.URL, Username: cfg.IMAP.Username,
-		Password: cfg.IMAP.Password, Mailbox: cfg.IMAP.Mailbox, TLSConfig: tlsConfig(cfg.IMAP.Account),
+		Password: cfg.IMAP.Password, Mailbox: cfg.IMAP.Mailbox, TLSConfig: service.TLSConfig(cfg.IMAP.Account),
 		CommandTimeout: 20 * time.Second, Logger: quiet})
 	if err != nil {
 		fmt.Fprintf(w, "IMAP %s as %s: FAILED: %v\n", cfg.IMAP.URL, cfg.IMAP.Username, err)
@@ -50,7 +51,7 @@ func checkAccounts(ctx context.Context, cfg *config.Config, w io.Writer) error {
 			cfg.IMAP.URL, cfg.IMAP.Username, res.Security, cfg.IMAP.Mailbox, res.Messages, idle)
 	}
 	sec, err := sender.Check(ctx, sender.Config{URL: cfg.SMTP.URL, Username: cfg.SMTP.Username,
-		Password: cfg.SMTP.Password, TLSConfig: tlsConfig(cfg.SMTP.Account), Helo: heloName(cfg.Address),
+		Password: cfg.SMTP.Password, TLSConfig: service.TLSConfig(cfg.SMTP.Account), Helo: service.HeloName(cfg.Address),
 		CommandTimeout: 20 * time.Second, Logger: quiet})
 	if err != nil {
 		fmt.Fprintf(w, "SMTP %s as %s: FAILED: %v\n", cfg.SMTP.URL, cfg.SMTP.Username, err)

@@ -152,7 +152,7 @@ func TestGamesCommands(t *testing.T) {
 
 // TestServeStopsOnSignal: serve --embedded exits cleanly on SIGTERM.
 func TestServeStopsOnSignal(t *testing.T) {
-	bin := buildBinary(t)
+	bin := mafiamail.Path(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--embedded", "--db", filepath.Join(dir, "g.db"))
 	var out lockedBuffer

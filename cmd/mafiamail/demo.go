@@ -19,6 +19,7 @@ import (
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -129,9 +130,9 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	}
 	log := slog.New(slog.NewTextHandler(o.logTo, &slog.HandlerOptions{Level: level}))
 	// Games start on a Monday morning: a demo should not wait out a weekend (D7).
-	start := WeekendEndAfter(time.Now())
+	start := service.WeekendEndAfter(time.Now())
 	clock := host.Clock{Anchor: time.Now(), Start: start, Speed: o.speed}
-	rt, err := startHostWith(ctx, &cfg, clock, log, seededReader(o.seed))
+	rt, err := service.Start(ctx, &cfg, service.Options{Clock: clock, Log: log, Draw: seededReader(o.seed)})
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	fmt.Fprintf(o.progress, "mafiamail demo: %s, %s, seed %d; IMAP %s, SMTP %s; game time runs %gx\n",
 		o.setup.Summary(), digests, o.seed, srv.IMAPAddr(), srv.SMTPAddr(), o.speed)
 	rng := rand.New(rand.NewPCG(o.seed, 0xde40))
-	table := func() (*engine.State, bool) { return rt.host.Game("demo") }
+	table := func() (*engine.State, bool) { return rt.Host().Game("demo") }
 	newBot := func(name, addr string) *bot {
 		return &bot{name: name, addr: addr, imapAddr: srv.IMAPAddr(), smtpAddr: srv.SMTPAddr(), password: demoPassword,
 			rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), table: table}
@@ -231,7 +232,7 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	// Let the last mail (the end of the game) reach every mailbox.
 	_ = waitFor(ctx, func() bool {
 		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
-			if ms, err := rt.st.OutMessages(ctx, status); err != nil || len(ms) > 0 {
+			if ms, err := rt.Store().OutMessages(ctx, status); err != nil || len(ms) > 0 {
 				return false
 			}
 		}
@@ -253,15 +254,6 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 var demoNames = []string{"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy",
 	"Mallory", "Niaj", "Olivia", "Peggy", "Quentin", "Rupert", "Sybil", "Trent", "Ursula", "Victor",
 	"Walter", "Xena", "Yuri", "Zoe", "Zack"}
-
-// WeekendEndAfter is the next Monday 07:00 America/Chicago after t.
-func WeekendEndAfter(t time.Time) time.Time {
-	e := engine.WeekendEnd(t)
-	for !e.After(t) {
-		e = engine.WeekendEnd(e.Add(7 * 24 * time.Hour))
-	}
-	return e
-}
 
 func waitFor(ctx context.Context, cond func() bool) error {
 	for !cond() {

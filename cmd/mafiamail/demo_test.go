@@ -10,21 +10,18 @@ import (
 	"testing"
 
 	"github.com/emersion/go-message/mail"
+
+	"github.com/mafiamail/mafiamail/internal/testkit/binary"
 )
 
-// buildBinary builds mafiamail once for the tests that run it as a user
-// would. It is built without the race detector on purpose: a whole demo
-// game is thousands of messages, and the packages it is made of run their
-// own tests under -race.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mafiamail")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+// mafiamail is the command, built once for the tests that run it as a user
+// would.
+var mafiamail = binary.New("github.com/mafiamail/mafiamail/cmd/mafiamail")
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	mafiamail.Remove()
+	os.Exit(code)
 }
 
 var (
@@ -37,7 +34,7 @@ var (
 // (W1): the Town with no Mafioso alive, the Mafia outnumbering the rest or
 // one against one.
 func TestDemo(t *testing.T) {
-	bin := buildBinary(t)
+	bin := mafiamail.Path(t)
 	for _, c := range []struct {
 		setup   string
 		players int

@@ -35,8 +35,6 @@ Usage:
   mafiamail games export --db FILE GAME --out DIR
   mafiamail games backup --db FILE DEST
                   look after games while serve runs
-  mafiamail bench [--games 1,10,100] [--players 25] [--commands N] [--backlog N]
-                  measure the host against a bare relay on built-in servers
 `
 
 func main() {
@@ -70,10 +68,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdParse(ctx, args[1:], stdin, stdout)
 	case "games":
 		err = cmdGames(ctx, args[1:], stdout)
-	case "bench-child": // the bench's host and relay processes; not in the usage
-		err = cmdBenchChild(ctx, args[1:], stdout, stderr)
-	case "bench":
-		err = cmdBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

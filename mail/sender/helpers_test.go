@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mafiamail/mafiamail/internal/testlog"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/store"

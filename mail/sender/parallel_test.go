@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mafiamail/mafiamail/internal/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/store"
@@ -432,7 +432,9 @@ func BenchmarkDrain(b *testing.B) {
 // writes every message to its queue on disk before it answers.
 func BenchmarkDrainPostfix(b *testing.B) {
 	stack := mailstack.Start(b, mailstack.Options{})
-	stack.AddUser("p", "pw")
+	if err := stack.AddUser("p", "pw"); err != nil {
+		b.Fatal(err)
+	}
 	for _, conns := range []int{1, 4} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			benchDrain(b, stack.SMTPAddr(), conns, func(i int) string { return stack.Address(fmt.Sprintf("p+%d", i%10)) })

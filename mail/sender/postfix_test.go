@@ -1,3 +1,5 @@
+//go:build integration
+
 package sender_test
 
 import (
@@ -10,7 +12,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"github.com/mafiamail/mafiamail/internal/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -22,8 +24,12 @@ import (
 // installed (failed instead under CI).
 func TestAgainstPostfix(t *testing.T) {
 	s := mailstack.Start(t, mailstack.Options{})
-	s.AddUser("alice", "alice-pw")
-	s.AddUser("bob", "bob-pw")
+	if err := s.AddUser("alice", "alice-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddUser("bob", "bob-pw"); err != nil {
+		t.Fatal(err)
+	}
 
 	ob := &memOutbox{}
 	ob.add(outMsg(1, s.Address("alice"), s.Address("nobody"), s.Address("bob+tag")))

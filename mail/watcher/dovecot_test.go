@@ -1,3 +1,5 @@
+//go:build integration
+
 package watcher_test
 
 import (
@@ -9,7 +11,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
-	"github.com/mafiamail/mafiamail/internal/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
 )
 
 // Against a real Dovecot, with mail delivered by a real Postfix: mail
@@ -18,7 +20,9 @@ import (
 // installed (failed instead under CI).
 func TestAgainstDovecot(t *testing.T) {
 	s := mailstack.Start(t, mailstack.Options{})
-	s.AddUser(hostUser, hostPass)
+	if err := s.AddUser(hostUser, hostPass); err != nil {
+		t.Fatal(err)
+	}
 	send := func(n int) {
 		t.Helper()
 		to := s.Address("host+g1-t-abcdefghijk")
@@ -53,8 +57,12 @@ func TestAgainstDovecot(t *testing.T) {
 	// Dovecot stores a message before it answers Postfix: a restart in
 	// between makes Postfix deliver it again. That duplicate is the
 	// host's to recognise (by Message-ID), not this test's to count.
-	s.WaitDelivered()
-	s.RestartDovecot()
+	if err := s.WaitDelivered(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RestartDovecot(); err != nil {
+		t.Fatal(err)
+	}
 	send(4)
 	waitFor(t, "mail 4 handled after the restart", func() bool { return rec.count() == 4 })
 	st := w.Stats()

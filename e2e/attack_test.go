@@ -1,4 +1,6 @@
-package main
+//go:build integration
+
+package e2e
 
 import (
 	"bytes"
@@ -299,8 +301,8 @@ func TestAttack(t *testing.T) {
 	if os.Getenv("MAFIAMAIL_LONG") == "1" {
 		floodSize = 10000
 	}
-	bin := buildBinary(t)
-	a := &attackRun{t: t, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0xa77))}
+	bin := mafiamail.Path(t)
+	a := &attackRun{t: t, rng: rand.New(rand.NewPCG(testSeed(t), 0xa77))}
 	a.resp = newResponders(rand.New(rand.NewPCG(a.rng.Uint64(), a.rng.Uint64())))
 	a.resp.nextID, a.resp.pass, a.resp.send, a.resp.errorf = a.nextID, attackPass, a.deliver, t.Errorf
 	a.resp.record = func(m *attackMsg) { a.record(m) }

@@ -1,4 +1,6 @@
-package main
+//go:build integration
+
+package e2e
 
 import (
 	"bytes"
@@ -16,7 +18,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 
 	"github.com/mafiamail/mafiamail/engine"
-	"github.com/mafiamail/mafiamail/internal/faultproxy"
+	"github.com/mafiamail/mafiamail/internal/testkit/faultproxy"
 	"github.com/mafiamail/mafiamail/store"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 
-	"github.com/mafiamail/mafiamail/internal/testlog"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 )
 
 // startIMAP runs go-imap's in-memory server with one user and an INBOX.

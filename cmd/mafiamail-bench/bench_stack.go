@@ -15,7 +15,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"github.com/mafiamail/mafiamail/internal/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 )
 
@@ -128,7 +128,7 @@ func (s *embeddedStack) inject(_ context.Context, msgs []benchMail) error {
 	return nil
 }
 
-// postfixStack is a real Postfix and Dovecot (internal/mailstack). An
+// postfixStack is a real Postfix and Dovecot (internal/testkit/mailstack). An
 // answer counts as arrived when Dovecot announces it to an IDLE session on
 // the players' INBOX; it is told apart by its Delivered-To.
 type postfixStack struct {
@@ -147,7 +147,7 @@ func startPostfixStack(arrived arrivedFunc, logTo io.Writer) (_ *postfixStack, e
 		}
 	}()
 	for _, u := range []string{"host", "relay", "players"} {
-		if err := st.SetUser(u, benchPassword); err != nil {
+		if err := st.AddUser(u, benchPassword); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +171,7 @@ func (s *postfixStack) close() error {
 // settle waits for Postfix's queue to empty: at a thousand games the
 // set-up leaves some ten thousand messages in it.
 func (s *postfixStack) settle(context.Context) error {
-	return s.st.AwaitDeliveredWithin(30 * time.Minute)
+	return s.st.WaitDeliveredWithin(30 * time.Minute)
 }
 
 // emptyPlayers deletes and expunges the players' mail on a connection

@@ -20,6 +20,8 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -29,7 +31,7 @@ import (
 // memory of the host's process, and the time to work off a backlog of
 // unseen mail.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("bench", stderr)
+	fs := flags("mafiamail-bench", stderr)
 	games := fs.String("games", "1,10,100", "the scales: how many concurrent games, comma-separated")
 	players := fs.Int("players", 25, "players per game (25: the mafia150 setup, 11: classic)")
 	commands := fs.Int("commands", 500, "commands measured per scale")
@@ -37,7 +39,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	inFlight := fs.Int("concurrency", 32, "commands in flight at once (each player has at most one)")
 	runs := fs.Int("runs", 1, "how often each scale is measured; the table shows the median and the spread")
 	stack := fs.String("stack", stackEmbedded, "the mail servers: embedded (in the bench's process) or postfix (a real Postfix and Dovecot on loopback; needs root)")
-	exe := fs.String("bin", "", "the mafiamail binary that runs the host and the relay (default: this one)")
+	exe := fs.String("bin", "", "the mafiamail-bench binary whose child command runs the host and the relay (default: this one)")
 	verbose := fs.Bool("v", false, "log what the host does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's process over its measured commands at the last scale to this file")
 	if err := fs.Parse(args); err != nil {
@@ -92,7 +94,7 @@ type benchOptions struct {
 	runs     int
 	// stack is stackEmbedded or stackPostfix.
 	stack string
-	// exe is the mafiamail binary whose bench-child runs each system.
+	// exe is the mafiamail-bench binary whose child command runs each system.
 	exe      string
 	progress io.Writer
 	logTo    io.Writer
@@ -238,10 +240,8 @@ type benchEnv struct {
 	probes map[string]time.Time
 }
 
+// benchPlayerName is the name of the i-th player of a game: Pla, Plb, ...
 func benchPlayerName(i int) string {
-	if i < len(demoNames) {
-		return demoNames[i]
-	}
 	// Letters only: a name with a number in it reads as a vote count.
 	var b []byte
 	for n := i; ; n = n/26 - 1 {
@@ -390,7 +390,7 @@ func writeSystemConfig(e *benchEnv, o benchOptions, dir, user string, isHost boo
 	}
 	if isHost {
 		now := time.Now()
-		if err := writeClock(clockPath(db), clockState{Anchor: now.UTC(), Start: WeekendEndAfter(now).UTC(), Speed: 1}); err != nil {
+		if err := service.SetGameClock(db, host.Clock{Anchor: now, Start: service.WeekendEndAfter(now), Speed: 1}); err != nil {
 			return "", err
 		}
 	}
@@ -768,7 +768,14 @@ func sendMail(c *smtp.Client, from, to, id, body string) error {
 func poll(ctx context.Context, cond func() bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	return waitFor(ctx, cond)
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 func ms(d float64) string { return fmt.Sprintf("%.1f ms", d/float64(time.Millisecond)) }

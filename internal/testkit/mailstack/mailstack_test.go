@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && integration
 
 package mailstack
 
@@ -38,9 +38,15 @@ func TestMain(m *testing.M) {
 
 func TestTaggedMailReachesTheMailboxThroughPostfixAndDovecot(t *testing.T) {
 	s := Start(t, Options{})
-	s.AddUser("host", "host-secret")
-	s.AddUser("alice", "alice-secret")
-	s.AddUser("bob", "bob-secret")
+	if err := s.AddUser("host", "host-secret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddUser("alice", "alice-secret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddUser("bob", "bob-secret"); err != nil {
+		t.Fatal(err)
+	}
 
 	thread := s.Address("host+game-t-abc")
 	private := s.Address("host+game-p-xyz")
@@ -90,7 +96,9 @@ func TestLoginAndRefusals(t *testing.T) {
 	if got, want := s.Domain(), "mafia.example.test"; got != want {
 		t.Fatalf("Domain() = %q, want %q", got, want)
 	}
-	s.AddUser("host", "pw1")
+	if err := s.AddUser("host", "pw1"); err != nil {
+		t.Fatal(err)
+	}
 
 	// The full address works as a login name too, as many clients send it.
 	logout(t, login(t, s, s.Address("host"), "pw1"))
@@ -106,7 +114,9 @@ func TestLoginAndRefusals(t *testing.T) {
 
 	// AddUser changes a password in place, to any text without ':' or
 	// line breaks.
-	s.AddUser("host", "-pw 2 {x}")
+	if err := s.AddUser("host", "-pw 2 {x}"); err != nil {
+		t.Fatal(err)
+	}
 	logout(t, login(t, s, "host", "-pw 2 {x}"))
 
 	for _, tc := range []struct {
@@ -125,7 +135,9 @@ func TestLoginAndRefusals(t *testing.T) {
 	}
 
 	// A user added while Postfix runs is accepted from the next connection on.
-	s.AddUser("carol", "carol-pw")
+	if err := s.AddUser("carol", "carol-pw"); err != nil {
+		t.Fatal(err)
+	}
 	sendMail(t, s, "referee@players.test", []string{s.Address("carol+late")}, message("referee@players.test", s.Address("carol"), "<late@players.test>", "welcome"))
 	cc := login(t, s, "carol", "carol-pw")
 	if got := awaitMessages(t, cc, 1); got[0].header.Get("Delivered-To") != s.Address("carol+late") {
@@ -136,7 +148,9 @@ func TestLoginAndRefusals(t *testing.T) {
 
 func TestRestartDovecotKeepsMailAndDropsSessions(t *testing.T) {
 	s := Start(t, Options{})
-	s.AddUser("host", "pw")
+	if err := s.AddUser("host", "pw"); err != nil {
+		t.Fatal(err)
+	}
 	tag := s.Address("host+game-t-abc")
 	sendMail(t, s, "alice@players.test", []string{tag}, message("alice@players.test", tag, "<before@players.test>", "VOTE Bob"))
 
@@ -149,13 +163,17 @@ func TestRestartDovecotKeepsMailAndDropsSessions(t *testing.T) {
 	// A watcher sits in IDLE when the server goes away. (Without
 	// WaitDelivered, Postfix might still await Dovecot's confirmation of the
 	// message already in the INBOX, and deliver it again after the restart.)
-	s.WaitDelivered()
+	if err := s.WaitDelivered(); err != nil {
+		t.Fatal(err)
+	}
 	idle, err := c.Idle()
 	if err != nil {
 		t.Fatalf("idle: %v", err)
 	}
 
-	s.RestartDovecot()
+	if err := s.RestartDovecot(); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-c.Closed():
 	case <-time.After(waitTimeout):
@@ -179,9 +197,13 @@ func TestRestartDovecotKeepsMailAndDropsSessions(t *testing.T) {
 
 	// Mail sent while Dovecot is down waits in Postfix's queue and arrives
 	// once it is back.
-	s.StopDovecot()
+	if err := s.StopDovecot(); err != nil {
+		t.Fatal(err)
+	}
 	sendMail(t, s, "bob@players.test", []string{tag}, message("bob@players.test", tag, "<during@players.test>", "VOTE Alice"))
-	s.StartDovecot()
+	if err := s.StartDovecot(); err != nil {
+		t.Fatal(err)
+	}
 	c3 := login(t, s, "host", "pw")
 	got := awaitMessages(t, c3, 2)
 	if id := got[1].header.Get("Message-Id"); id != "<during@players.test>" {
@@ -200,8 +222,12 @@ func TestParallelStacksAreSeparateAndStopCompletely(t *testing.T) {
 		}
 		ports[addr] = true
 	}
-	a.AddUser("host", "pw-a")
-	b.AddUser("host", "pw-b")
+	if err := a.AddUser("host", "pw-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddUser("host", "pw-b"); err != nil {
+		t.Fatal(err)
+	}
 	sendMail(t, a, "x@players.test", []string{a.Address("host+a1")}, message("x@players.test", a.Address("host"), "<to-a@players.test>", "for a"))
 	sendMail(t, b, "x@players.test", []string{b.Address("host+b1")}, message("x@players.test", b.Address("host"), "<to-b@players.test>", "for b"))
 	// b does not take a's domain.
@@ -231,7 +257,9 @@ func TestParallelStacksAreSeparateAndStopCompletely(t *testing.T) {
 			}
 		}
 		dir, id := s.l.Dir, s.l.ID
-		s.Stop()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 		for _, g := range groups {
 			if left := groupMembers(g); len(left) != 0 {
 				t.Errorf("after Stop, processes %v of group %d still run", left, g)
@@ -249,7 +277,9 @@ func TestParallelStacksAreSeparateAndStopCompletely(t *testing.T) {
 			t.Errorf("after Stop, the stack folder %s is still there: %v", dir, err)
 		}
 	}
-	a.Stop() // a second Stop is harmless
+	if err := a.Close(); err != nil { // a second Stop is harmless
+		t.Fatal(err)
+	}
 }
 
 // TestStartTriesOtherPortsWhenOneIsTaken hands Start a port that another
@@ -298,53 +328,15 @@ func TestStartTriesOtherPortsWhenOneIsTaken(t *testing.T) {
 			t.Fatalf("the stack uses the taken address %s", addr)
 		}
 	}
-	s.AddUser("host", "pw")
+	if err := s.AddUser("host", "pw"); err != nil {
+		t.Fatal(err)
+	}
 	sendMail(t, s, "x@players.test", []string{s.Address("host+t")}, message("x@players.test", s.Address("host"), "<retry@players.test>", "hi"))
 	c := login(t, s, "host", "pw")
 	if got := awaitMessages(t, c, 1); got[0].header.Get("Delivered-To") != s.Address("host+t") {
 		t.Errorf("Delivered-To = %q", got[0].header.Get("Delivered-To"))
 	}
 	logout(t, c)
-}
-
-// verdict records what Start tells a test on a machine without servers.
-type verdict struct {
-	testing.TB
-	fatal, skip string
-}
-
-func (v *verdict) Helper()               {}
-func (v *verdict) Fatal(args ...any)     { v.fatal = fmt.Sprint(args...) }
-func (v *verdict) Skip(args ...any)      { v.skip = fmt.Sprint(args...) }
-func (v *verdict) Cleanup(f func())      { panic("Start registered a cleanup without a stack") }
-func (v *verdict) Fatalf(string, ...any) { panic("Start failed for another reason") }
-
-// TestWithoutServersCIFailsAndOthersSkip: a CI run must never pass by
-// skipping the real-server tests; a developer without the servers skips.
-func TestWithoutServersCIFailsAndOthersSkip(t *testing.T) {
-	programsFinder = func() (programs, error) { return programs{}, errors.New("dovecot is not installed") }
-	defer func() { programsFinder = findPrograms }()
-
-	for _, tc := range []struct {
-		ci       string
-		wantFail bool
-	}{{"true", true}, {"1", true}, {"", false}, {"false", false}, {"0", false}} {
-		t.Setenv("CI", tc.ci)
-		v := &verdict{TB: t}
-		if s := Start(v, Options{}); s != nil {
-			t.Fatalf("CI=%q: Start returned a stack", tc.ci)
-		}
-		got := v.skip
-		if tc.wantFail {
-			got = v.fatal
-		}
-		if got == "" || v.fatal != "" && v.skip != "" {
-			t.Errorf("CI=%q: fatal %q, skip %q; want only the %s", tc.ci, v.fatal, v.skip, map[bool]string{true: "fatal", false: "skip"}[tc.wantFail])
-		}
-		if !strings.Contains(got, "dovecot is not installed") || !strings.Contains(got, ".ci/run") {
-			t.Errorf("CI=%q: message %q should give the reason and name .ci/run", tc.ci, got)
-		}
-	}
 }
 
 // TestKilledTestBinaryLeavesNoDaemons kills a test binary that runs a stack,

@@ -1,3 +1,5 @@
+//go:build integration
+
 package faultproxy
 
 import (
@@ -10,14 +12,16 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-smtp"
 
-	"github.com/mafiamail/mafiamail/internal/mailstack"
-	"github.com/mafiamail/mafiamail/internal/testlog"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 )
 
 // Against a real Postfix: what each fault leaves in the recipient's INBOX.
 func TestFaultsAgainstPostfix(t *testing.T) {
 	s := mailstack.Start(t, mailstack.Options{})
-	s.AddUser("bob", "pw")
+	if err := s.AddUser("bob", "pw"); err != nil {
+		t.Fatal(err)
+	}
 	rcpt := s.Address("bob")
 
 	faults := map[string]Fault{
@@ -57,7 +61,9 @@ func TestFaultsAgainstPostfix(t *testing.T) {
 	want := map[Fault]int64{DropAfterDelivery: 1, DropBeforeDelivery: 1, TempFailData: 1}
 	wantInjected(t, p, want)
 
-	s.WaitDelivered()
+	if err := s.WaitDelivered(); err != nil {
+		t.Fatal(err)
+	}
 	got := messageIDs(t, s.IMAPAddr(), "bob", "pw")
 	for id, n := range map[string]int{"none": 1, "after": 1, "before": 0, "data": 0} {
 		if got[id+"@players.test"] != n {

@@ -17,7 +17,7 @@ import (
 )
 
 // benchChild is the host or the relay running as a child process of the
-// bench (mafiamail bench-child), whose memory and CPU are its own.
+// bench (mafiamail-bench child), whose memory and CPU are its own.
 type benchChild struct {
 	name  string
 	cmd   *exec.Cmd
@@ -28,7 +28,7 @@ type benchChild struct {
 	err   error // from Wait; read after done is closed
 }
 
-// startChild runs `exe bench-child --stats FILE (serve|relay) --config cfg`
+// startChild runs `exe child --stats FILE (serve|relay) --config cfg`
 // (with --cpuprofile where one is asked for),
 // logging to a file in dir (and to logTo as well, when it is not
 // io.Discard).
@@ -40,7 +40,7 @@ func startChild(exe, dir, name, sub, cfg, cpuProfile string, logTo io.Writer) (*
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	defer logf.Close() // the child has its own copy
-	args := []string{"bench-child", "--stats", c.stats}
+	args := []string{"child", "--stats", c.stats}
 	if cpuProfile != "" {
 		args = append(args, "--cpuprofile", cpuProfile)
 	}

@@ -1,4 +1,6 @@
-package main
+//go:build integration
+
+package e2e
 
 import (
 	"bytes"
@@ -22,9 +24,11 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/mafiamail/mafiamail/engine"
-	"github.com/mafiamail/mafiamail/internal/faultproxy"
-	"github.com/mafiamail/mafiamail/internal/mailstack"
-	"github.com/mafiamail/mafiamail/internal/testlog"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/faultproxy"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/service"
 )
 
 // TestSiege plays whole games through `mafiamail serve` and a real Postfix
@@ -168,13 +172,15 @@ func (l *lockedRand) IntN(n int) int {
 
 func startSiege(t *testing.T, o siegeOptions) *siege {
 	t.Helper()
-	bin := buildBinary(t)
+	bin := mafiamail.Path(t)
 	stack := mailstack.Start(t, mailstack.Options{Domain: siegeDomain})
 	for _, u := range []string{"host", "referee", "players"} {
-		stack.AddUser(u, siegePassword)
+		if err := stack.AddUser(u, siegePassword); err != nil {
+			t.Fatal(err)
+		}
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("siege %s, seed %d", o.name, seed)
+	t.Logf("siege %s", o.name)
+	seed := testSeed(t)
 	s := &siege{t: t, o: o, stack: stack, rng: rand.New(rand.NewPCG(seed, 0x5e9e)), learned: newChannels()}
 	s.frng.r = rand.New(rand.NewPCG(seed, 0xfa17))
 
@@ -201,8 +207,8 @@ func startSiege(t *testing.T, o siegeOptions) *siege {
 	h := &killHarness{t: t, bin: bin, db: filepath.Join(dir, "siege.db"),
 		cfg: filepath.Join(dir, "mafiamail.toml"), logPath: filepath.Join(dir, "serve.log"), rng: rand.New(rand.NewPCG(seed, 0x6b11))}
 	now := time.Now()
-	h.clock = clockState{Anchor: now.UTC(), Start: WeekendEndAfter(now), Speed: o.speed}
-	if err := writeClock(clockPath(h.db), h.clock); err != nil {
+	h.clock = host.Clock{Anchor: now.UTC(), Start: service.WeekendEndAfter(now), Speed: o.speed}
+	if err := service.SetGameClock(h.db, h.clock); err != nil {
 		t.Fatal(err)
 	}
 	var refs []string
@@ -622,7 +628,7 @@ func (s *siege) playSeat(ctx context.Context, d *killDriver, seat int, until tim
 		if round > 1 {
 			id += fmt.Sprintf("r%d", round)
 		}
-		g := s.newGame(id, siegeReferee(siegeGameID(seat)), demoNames[:25])
+		g := s.newGame(id, siegeReferee(siegeGameID(seat)), siegeNames)
 		if err := s.playGame(ctx, d, g, until); err != nil {
 			return fmt.Errorf("game %s: %w", g.id, err)
 		}
@@ -738,7 +744,9 @@ func (s *siege) run() {
 	s.waitDrained()
 	s.atk.resp.stop()
 	s.waitDrained()
-	s.stack.WaitDelivered()
+	if err := s.stack.WaitDelivered(); err != nil {
+		s.t.Fatal(err)
+	}
 	s.waitRead()
 	s.h.terminate()
 	s.view.close()
@@ -789,9 +797,13 @@ func (s *siege) restartDovecot() {
 		}
 	}
 	from := time.Now()
-	s.stack.StopDovecot()
+	if err := s.stack.StopDovecot(); err != nil {
+		s.t.Fatal(err)
+	}
 	time.Sleep(time.Duration(s.rng.IntN(1500)) * time.Millisecond)
-	s.stack.StartDovecot()
+	if err := s.stack.StartDovecot(); err != nil {
+		s.t.Fatal(err)
+	}
 	s.restarts++
 	s.outage(from)
 }

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && integration
 
 package mailstack
 
@@ -11,7 +11,9 @@ import (
 func BenchmarkStartStop(b *testing.B) {
 	for b.Loop() {
 		s := Start(b, Options{})
-		s.Stop()
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -19,7 +21,9 @@ func BenchmarkStartStop(b *testing.B) {
 // through Postfix's queue and LMTP into the INBOX, as seen over IMAP.
 func BenchmarkSubmitToIMAP(b *testing.B) {
 	s := Start(b, Options{})
-	s.AddUser("host", "pw")
+	if err := s.AddUser("host", "pw"); err != nil {
+		b.Fatal(err)
+	}
 	c := login(b, s, "host", "pw")
 	n := uint32(0)
 	for b.Loop() {

@@ -21,7 +21,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
-	"github.com/mafiamail/mafiamail/internal/testlog"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 )
 
 // upstream is an in-process go-smtp server that records what reaches it.

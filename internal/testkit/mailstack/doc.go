@@ -7,7 +7,7 @@
 // files, queue, maildirs, logs and free high ports; several stacks can run in
 // one test binary and in parallel test binaries. No systemd is involved: the
 // daemons are children of the test process, each leading its own process
-// group, and [Stack.Stop] (registered with t.Cleanup) waits until every
+// group, and [Stack.Close] (registered with t.Cleanup by [Start]) waits until every
 // process of both groups is gone. Should the test binary die without
 // cleaning up (killed, or ended by go test's timeout), a small watchdog
 // shell per daemon, which notices the test process's end through a pipe,

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"text/template"
 	"time"
 )
@@ -30,10 +29,9 @@ const (
 	startTries     = 5
 )
 
-// Stack is a running Postfix and Dovecot pair. Its methods that can fail end
-// the test with t.Fatal, so call them from the test's own goroutine.
+// Stack is a running Postfix and Dovecot pair. Every method returns its
+// error, whether the stack came from Launch (a program) or Start (a test).
 type Stack struct {
-	tb    testing.TB
 	progs programs
 	l     layout
 
@@ -45,34 +43,57 @@ type Stack struct {
 	stopped     bool
 }
 
-// Start starts Postfix and Dovecot for tb and stops them when tb's test ends.
-// Where the servers are not installed, or the test does not run as root,
-// Start skips the test, unless the environment variable CI is set: then it
-// fails the test, because CI must run these tests rather than skip them.
-func Start(tb testing.TB, opts Options) *Stack {
+// TB is the part of testing.TB that Start uses. The package does not import
+// testing, so that a program such as the bench links it without the test
+// framework.
+type TB interface {
+	Helper()
+	Skip(args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Logf(format string, args ...any)
+	Failed() bool
+	Cleanup(func())
+}
+
+// Start is Launch for a test: it closes the stack when tb's test ends,
+// logging the end of both servers' logs first if the test failed. Where
+// the servers are not installed, or the test does not run as root, Start
+// skips the test, unless the environment variable CI is set: then it fails
+// the test, because CI must run these tests rather than skip them.
+func Start(tb TB, opts Options) *Stack {
 	tb.Helper()
 	if !require(tb) {
 		return nil // not reached with a real testing.TB
 	}
-	progs, _ := programsFinder()
-	s, err := launch(progs, opts)
+	s, err := Launch(opts)
 	if err != nil {
-		tb.Fatalf("mailstack: %v", err)
+		tb.Fatalf("%v", err)
+		return nil
 	}
-	s.tb = tb
-	tb.Cleanup(s.Stop)
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			if logs := s.LogTails(40); logs != "" {
+				tb.Logf("mailstack: %s", logs)
+			}
+		}
+		if err := s.Close(); err != nil {
+			tb.Errorf("%v", err)
+		}
+	})
 	return s
 }
 
 // Require skips tb where no stack can start here, or fails it when the
-// environment variable CI is set, as Start does. It is for tests that
-// start stacks with Launch, in code that is not a test's own.
-func Require(tb testing.TB) {
+// environment variable CI is set, as Start does. It is for tests whose
+// stacks are started by the code under test, with Launch.
+func Require(tb TB) {
 	tb.Helper()
 	require(tb)
 }
 
-func require(tb testing.TB) bool {
+func require(tb TB) bool {
 	tb.Helper()
 	if err := Available(); err != nil {
 		msg := fmt.Sprintf("mailstack: no real mail servers: %v (.ci/run installs the Debian packages dovecot-imapd, dovecot-lmtpd and postfix, as root)", err)
@@ -93,12 +114,7 @@ func Available() error {
 	return err
 }
 
-// Launch starts Postfix and Dovecot for a program rather than a test: its
-// errors are returned, and the caller must Close the stack. A Stack from
-// Launch offers SMTPAddr, IMAPAddr, LMTPAddr, Domain, Address, SetUser,
-// AwaitDelivered and Close; the methods that end a test (AddUser,
-// WaitDelivered, RestartDovecot, StopDovecot, StartDovecot, Stop) need a
-// Stack from Start.
+// Launch starts Postfix and Dovecot; the caller must Close the stack.
 func Launch(opts Options) (*Stack, error) {
 	progs, err := programsFinder()
 	if err != nil {
@@ -338,15 +354,7 @@ var userRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 // including name+anything, is accepted from then on; before, Postfix
 // refuses it with 550. name is a lowercase local part without "+". When
 // AddUser returns, both servers know the user, as far as they run.
-func (s *Stack) AddUser(name, password string) {
-	s.tb.Helper()
-	if err := s.SetUser(name, password); err != nil {
-		s.tb.Fatalf("mailstack: %v", err)
-	}
-}
-
-// SetUser is AddUser returning its error.
-func (s *Stack) SetUser(name, password string) error {
+func (s *Stack) AddUser(name, password string) error {
 	if !userRE.MatchString(name) {
 		return fmt.Errorf("add user %q: want a lowercase local part of letters, digits, '.', '_' or '-'", name)
 	}
@@ -456,26 +464,18 @@ func writeFile(path string, data []byte, mode os.FileMode, uid, gid int) error {
 	return nil
 }
 
-// WaitDelivered waits until Postfix's queue is empty: every message it has
-// accepted so far has been handed to Dovecot, which has confirmed it, or has
-// been bounced. Dovecot stores a message before it confirms it, so a message
-// can be in the INBOX while Postfix still waits for the confirmation; a
-// restart of Dovecot then makes Postfix deliver it again, as a real restart
-// would. Tests that need exactly one copy call WaitDelivered first.
-func (s *Stack) WaitDelivered() {
-	s.tb.Helper()
-	if err := s.AwaitDelivered(); err != nil {
-		s.tb.Fatalf("mailstack: %v", err)
-	}
-}
+// WaitDelivered waits until Postfix's queue is empty, for at most two
+// minutes: every message it has accepted so far has been handed to Dovecot,
+// which has confirmed it, or has been bounced. Dovecot stores a message
+// before it confirms it, so a message can be in the INBOX while Postfix
+// still waits for the confirmation; a restart of Dovecot then makes Postfix
+// deliver it again, as a real restart would. Tests that need exactly one
+// copy call WaitDelivered first.
+func (s *Stack) WaitDelivered() error { return s.WaitDeliveredWithin(deliverTimeout) }
 
-// AwaitDelivered is WaitDelivered returning its error: it waits until
-// Postfix's queue is empty, for at most two minutes.
-func (s *Stack) AwaitDelivered() error { return s.AwaitDeliveredWithin(deliverTimeout) }
-
-// AwaitDeliveredWithin waits until Postfix's queue is empty, for at most
-// timeout: a load of tens of thousands of messages takes minutes.
-func (s *Stack) AwaitDeliveredWithin(timeout time.Duration) error {
+// WaitDeliveredWithin is WaitDelivered for at most timeout: a load of tens
+// of thousands of messages takes minutes.
+func (s *Stack) WaitDeliveredWithin(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		n, err := s.queued()
@@ -486,7 +486,7 @@ func (s *Stack) AwaitDeliveredWithin(timeout time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d messages still in Postfix's queue after %v", n, timeout)
+			return fmt.Errorf("mailstack: %d messages still in Postfix's queue after %v", n, timeout)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -521,37 +521,37 @@ func (s *Stack) queued() (int, error) {
 // the same mailboxes; UIDVALIDITY and UIDs survive. Mail that Postfix could
 // not deliver meanwhile is retried within about four seconds; see
 // WaitDelivered for mail in transit at the moment of the restart.
-func (s *Stack) RestartDovecot() {
-	s.tb.Helper()
-	s.StopDovecot()
-	s.StartDovecot()
+func (s *Stack) RestartDovecot() error {
+	if err := s.StopDovecot(); err != nil {
+		return err
+	}
+	return s.StartDovecot()
 }
 
 // StopDovecot stops Dovecot and waits until all its processes are gone, so
 // that tests can observe a client's behaviour while the server is down.
 // Postfix keeps accepting mail and queues it. See WaitDelivered for mail in
 // transit at that moment.
-func (s *Stack) StopDovecot() {
-	s.tb.Helper()
+func (s *Stack) StopDovecot() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped || s.dovecot == nil {
-		s.tb.Fatal("mailstack: StopDovecot: Dovecot is not running")
+		return errors.New("mailstack: StopDovecot: Dovecot is not running")
 	}
 	err := s.dovecot.stop(stopTimeout)
 	s.dovecot = nil
 	if err != nil {
-		s.tb.Fatalf("mailstack: %v", err)
+		return fmt.Errorf("mailstack: %w", err)
 	}
+	return nil
 }
 
 // StartDovecot starts Dovecot again after StopDovecot, on the same ports.
-func (s *Stack) StartDovecot() {
-	s.tb.Helper()
+func (s *Stack) StartDovecot() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped || s.dovecot != nil {
-		s.tb.Fatal("mailstack: StartDovecot: Dovecot is running or the stack is stopped")
+		return errors.New("mailstack: StartDovecot: Dovecot is running or the stack is stopped")
 	}
 	// The ports are fixed now, because clients know them. Should another
 	// process have taken one meanwhile, wait a little for it to let go.
@@ -570,37 +570,26 @@ func (s *Stack) StartDovecot() {
 		time.Sleep(time.Duration(try) * 200 * time.Millisecond)
 	}
 	if err != nil {
-		s.tb.Fatalf("mailstack: restart Dovecot: %v", err)
+		return fmt.Errorf("mailstack: restart Dovecot: %w", err)
 	}
+	return nil
 }
 
-// Stop stops both servers, waits until none of their processes is left, and
-// removes the stack's folder. Start registers it with t.Cleanup; calling it
-// earlier is allowed, and calling it again does nothing. When the test has
-// failed, the end of both servers' logs is logged first.
-func (s *Stack) Stop() {
-	s.tb.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		return
-	}
-	s.stopped = true
-	if s.tb.Failed() {
-		for _, f := range []string{s.l.postfixLog(), s.l.dovecotLog()} {
-			if t := tail(f, 40); t != "" {
-				s.tb.Logf("mailstack: end of %s:\n%s", filepath.Base(f), t)
-			}
+// LogTails returns the last n lines of Postfix's and Dovecot's logs, for a
+// failed test's report.
+func (s *Stack) LogTails(n int) string {
+	var b strings.Builder
+	for _, f := range []string{s.l.postfixLog(), s.l.dovecotLog()} {
+		if t := tail(f, n); t != "" {
+			fmt.Fprintf(&b, "end of %s:\n%s\n", filepath.Base(f), t)
 		}
 	}
-	if err := s.halt(); err != nil {
-		s.tb.Errorf("mailstack: %v", err)
-	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Close stops both servers, waits until none of their processes is left,
-// and removes the stack's folder: Stop for a Stack from Launch. Calling it
-// again does nothing.
+// and removes the stack's folder. Start calls it when the test ends;
+// calling it earlier is allowed, and calling it again does nothing.
 func (s *Stack) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

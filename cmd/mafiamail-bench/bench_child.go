@@ -17,26 +17,27 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mafiamail/mafiamail/cmd/mafiamail-bench/relay"
 	"github.com/mafiamail/mafiamail/config"
-	"github.com/mafiamail/mafiamail/internal/relay"
+	"github.com/mafiamail/mafiamail/service"
 )
 
-// cmdBenchChild is the hidden subcommand the bench starts its systems
+// cmdChild is the subcommand the bench starts its systems
 // with, so that the host and the relay each run in a process of their own,
 // without the mail servers and the load driver whose memory and CPU would
 // otherwise count as theirs:
 //
-//	mafiamail bench-child --stats FILE [--cpuprofile FILE] serve --config FILE
-//	mafiamail bench-child --stats FILE relay --config FILE
+//	mafiamail-bench child --stats FILE [--cpuprofile FILE] serve --config FILE
+//	mafiamail-bench child --stats FILE relay --config FILE
 //
-// serve is exactly `mafiamail serve`; relay runs internal/relay with the
+// serve is exactly `mafiamail serve --config FILE`; relay runs ./relay with the
 // address, database and accounts of the same configuration file. On
 // SIGUSR1 the process collects its garbage and writes its Go heap figures
 // to FILE as JSON (childStats); nothing else differs from the plain
 // command, and the reporting costs nothing between requests but a read of
 // runtime/metrics every 20 ms for the peak of the heap in use.
-func cmdBenchChild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("bench-child", stderr)
+func cmdChild(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flags("child", stderr)
 	statsPath := fs.String("stats", "", "write the heap figures to this file on SIGUSR1")
 	cpuProfile := fs.String("cpuprofile", "", "on SIGUSR2 start a CPU profile into this file, on the next stop it")
 	if err := fs.Parse(args); err != nil {
@@ -50,12 +51,27 @@ func cmdBenchChild(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer rep.stop()
 	switch rest[0] {
 	case "serve":
-		return cmdServe(ctx, rest[1:], stdout, stderr)
+		return cmdServe(ctx, rest[1:], stderr)
 	case "relay":
 		return cmdRelay(ctx, rest[1:], stderr)
 	default:
 		return usageError{fmt.Errorf("%q is neither serve nor relay", rest[0])}
 	}
+}
+
+// cmdServe runs the host on a configuration file exactly as `mafiamail
+// serve --config FILE` does: both call service.Serve.
+func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flags("serve", stderr)
+	cfgPath := fs.String("config", "mafiamail.toml", "configuration file")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	return service.Serve(ctx, cfg, newLogger(stderr, cfg.Log.Format, cfg.Log.Level))
 }
 
 // cmdRelay runs the bare relay on the accounts of a host's configuration.
@@ -130,11 +146,11 @@ func startHeapReporter(path, prof string) *heapReporter {
 				return
 			case <-r.sig:
 				if err := r.write(); err != nil {
-					fmt.Fprintf(os.Stderr, "bench-child: %v\n", err)
+					fmt.Fprintf(os.Stderr, "mafiamail-bench child: %v\n", err)
 				}
 			case <-r.prof2:
 				if err := r.toggleProfile(); err != nil {
-					fmt.Fprintf(os.Stderr, "bench-child: %v\n", err)
+					fmt.Fprintf(os.Stderr, "mafiamail-bench child: %v\n", err)
 				}
 			case <-t.C:
 			}

@@ -1,4 +1,6 @@
-package main
+//go:build integration
+
+package e2e
 
 import (
 	"bytes"
@@ -29,74 +31,11 @@ import (
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/binary"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
-
-// clockAt reads a clock at the real instant r.
-func clockAt(c host.Clock, r time.Time) time.Time {
-	c.Real = func() time.Time { return r }
-	return c.Now()
-}
-
-// TestServeClock checks that serve's fast game clock goes on across
-// restarts, downtime included, instead of falling back to the real time
-// at every start, and that real time stays real time with no file.
-func TestServeClock(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "m.db")
-	t0 := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC)
-
-	c, err := serveClock(db, 1, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := t0.Add(time.Minute); !clockAt(c, r).Equal(r) {
-		t.Fatalf("speed 1 is not real time: %v at %v", clockAt(c, r), r)
-	}
-	if _, err := os.Stat(clockPath(db)); !os.IsNotExist(err) {
-		t.Fatalf("real time wrote a clock file: %v", err)
-	}
-
-	c, err = serveClock(db, 3600, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := clockAt(c, t0.Add(time.Second)); !got.Equal(t0.Add(time.Hour)) {
-		t.Fatalf("one second at 3600x: %v", got)
-	}
-	// A restart ten seconds later, the host having been down meanwhile:
-	// ten game hours have passed, not none.
-	c, err = serveClock(db, 3600, t0.Add(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := clockAt(c, t0.Add(10*time.Second)); !got.Equal(t0.Add(10 * time.Hour)) {
-		t.Fatalf("after a restart the game clock reads %v, want %v", got, t0.Add(10*time.Hour))
-	}
-	// A new speed continues from the game time reached.
-	c, err = serveClock(db, 60, t0.Add(20*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := clockAt(c, t0.Add(21*time.Second)); !got.Equal(t0.Add(20*time.Hour + time.Minute)) {
-		t.Fatalf("after a change of speed the game clock reads %v", got)
-	}
-	// Even back at real speed.
-	c, err = serveClock(db, 1, t0.Add(30*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := clockAt(c, t0.Add(31*time.Second)); !got.Equal(t0.Add(20*time.Hour + 10*time.Minute + time.Second)) {
-		t.Fatalf("back at speed 1 the game clock reads %v", got)
-	}
-
-	if err := os.WriteFile(clockPath(db), []byte("{\"speed\":"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := serveClock(db, 3600, t0); err == nil {
-		t.Fatal("a damaged clock file was accepted")
-	}
-}
 
 // TestKillServe runs `mafiamail serve` as a child process against the
 // embedded mail server of the test, plays games by mail, and kills the
@@ -106,7 +45,7 @@ func TestServeClock(t *testing.T) {
 // DESIGN.md: every command applied once, every outgoing message sent with
 // the same bytes each time, every deadline applied once.
 func TestKillServe(t *testing.T) {
-	bin := buildBinary(t)
+	bin := mafiamail.Path(t)
 	srv, err := mailserver.Start(mailserver.Options{
 		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: killPassword,
 		Users:  map[string]string{"host": killPassword, "referee": killPassword},
@@ -120,13 +59,13 @@ func TestKillServe(t *testing.T) {
 	dir := t.TempDir()
 	h := &killHarness{t: t, bin: bin, srv: srv, db: filepath.Join(dir, "kill.db"),
 		cfg: filepath.Join(dir, "mafiamail.toml"), logPath: filepath.Join(dir, "serve.log"),
-		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x6b11))}
+		rng: rand.New(rand.NewPCG(testSeed(t), 0x6b11))}
 	// Game time starts on a Monday morning, so that a game's first days
 	// lie outside the weekend rule (D7), and runs killSpeed times faster:
 	// a 36-hour day passes in six seconds, a night's 6-hour mark in one.
 	now := time.Now()
-	h.clock = clockState{Anchor: now.UTC(), Start: WeekendEndAfter(now), Speed: killSpeed}
-	if err := writeClock(clockPath(h.db), h.clock); err != nil {
+	h.clock = host.Clock{Anchor: now.UTC(), Start: service.WeekendEndAfter(now), Speed: killSpeed}
+	if err := service.SetGameClock(h.db, h.clock); err != nil {
 		t.Fatal(err)
 	}
 	config := fmt.Sprintf(`address = "host@example.org"
@@ -220,7 +159,7 @@ type killHarness struct {
 	t                     *testing.T
 	bin, db, cfg, logPath string
 	srv                   *mailserver.Server
-	clock                 clockState
+	clock                 host.Clock
 	rng                   *rand.Rand
 	view                  *killView
 
@@ -253,7 +192,7 @@ func (h *killHarness) start() {
 	fmt.Fprintf(logf, "=== start %d at %s\n", h.starts, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(h.bin, "serve", "--config", h.cfg)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	dieWithParent(cmd)
+	binary.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		h.t.Fatalf("start serve: %v", err)
 	}
@@ -356,7 +295,11 @@ func (h *killHarness) nextDeadline() (time.Time, bool) {
 }
 
 // gameTime is the game time at a real instant.
-func (h *killHarness) gameTime(r time.Time) time.Time { return clockAt(h.clock.clock(), r) }
+func (h *killHarness) gameTime(r time.Time) time.Time {
+	c := h.clock
+	c.Real = func() time.Time { return r }
+	return c.Now()
+}
 
 // waitDrained waits, with a host running, until every message sent was
 // decided, every game is over and the outbox is empty.
@@ -642,7 +585,12 @@ type killGame struct {
 	announced string
 }
 
-var killNames = []string{"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Mallory"}
+var killNames = siegeNames[:11]
+
+// siegeNames are the players of the siege's 25-seat games.
+var siegeNames = []string{"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy",
+	"Mallory", "Niaj", "Olivia", "Peggy", "Quentin", "Rupert", "Sybil", "Trent", "Ursula", "Victor",
+	"Walter", "Xena", "Yuri", "Zoe", "Zack"}
 
 func (d *killDriver) send(from, to string, lines ...string) (*killMsg, error) {
 	d.mu.Lock()
@@ -1548,4 +1496,27 @@ func checkServeLog(t *testing.T, path string, errorf func(string, ...any)) []byt
 		}
 	}
 	return logData
+}
+
+// checkWinner checks a finished game's winner against who is alive (W1), as
+// the demo does, written out again here so that the suites do not take the
+// product's word for it.
+func checkWinner(s *engine.State) error {
+	mafia, others := 0, 0
+	for _, p := range s.Players {
+		if p.Alive {
+			if p.Role == engine.Mafia {
+				mafia++
+			} else {
+				others++
+			}
+		}
+	}
+	switch {
+	case s.Winner == engine.Town && mafia == 0:
+	case s.Winner == engine.MafiaWin && (mafia > others || mafia == 1 && others == 1):
+	default:
+		return fmt.Errorf("the game ended with %s winning, but %d Mafia and %d others are alive", s.Winner, mafia, others)
+	}
+	return nil
 }

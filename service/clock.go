@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
 )
 
@@ -25,10 +26,10 @@ func (c clockState) clock() host.Clock {
 	return host.Clock{Anchor: c.Anchor, Start: c.Start, Speed: c.Speed}
 }
 
-// clockPath is where serve keeps the game clock of the database at db.
-func clockPath(db string) string { return db + ".clock" }
+// ClockPath is where serve keeps the game clock of the database at db.
+func ClockPath(db string) string { return db + ".clock" }
 
-// serveClock returns the game clock for the database at db. With real time
+// GameClock returns the game clock for the database at db. With real time
 // (speed 1 and no clock file) it is the real clock and nothing is written.
 // Otherwise the clock lives in a file beside the database, so that game
 // time goes on across restarts, the time the host was down included, as
@@ -36,8 +37,8 @@ func clockPath(db string) string { return db + ".clock" }
 // back to the real time, and deadlines that passed while the host was down
 // would come again hours of game time later. A change of speed continues
 // from the game time reached.
-func serveClock(db string, speed float64, now time.Time) (host.Clock, error) {
-	path := clockPath(db)
+func GameClock(db string, speed float64, now time.Time) (host.Clock, error) {
+	path := ClockPath(db)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if speed == 1 {
@@ -93,4 +94,22 @@ func writeClock(path string, c clockState) error {
 		d.Close()
 	}
 	return nil
+}
+
+// SetGameClock writes the game clock of the database at db, which then
+// reads c.Start at the real instant c.Anchor and runs c.Speed times faster
+// than real time: how a test starts a host at a chosen game time.
+func SetGameClock(db string, c host.Clock) error {
+	return writeClock(ClockPath(db), clockState{Anchor: c.Anchor.UTC(), Start: c.Start.UTC(), Speed: c.Speed})
+}
+
+// WeekendEndAfter is the next Monday 07:00 America/Chicago after t: where a
+// demo, the bench or a test starts game time, so that no weekend (D7)
+// holds its first round.
+func WeekendEndAfter(t time.Time) time.Time {
+	e := engine.WeekendEnd(t)
+	for !e.After(t) {
+		e = engine.WeekendEnd(e.Add(7 * 24 * time.Hour))
+	}
+	return e
 }

@@ -1,0 +1,169 @@
+// Package service wires a running host: the store, the rules (host), the
+// IMAP watcher that feeds them, the SMTP sender that drains the outbox, the
+// game clock, and the outbox signal that wakes the sender after every
+// commit that queued mail. `mafiamail serve`, `mafiamail demo`, the bench's
+// host process and every end-to-end test start a host through [Start], so
+// that what is tested is what runs.
+package service
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/loops"
+	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// Options are what a host needs beyond its configuration.
+type Options struct {
+	// Clock is the game clock (see [GameClock] for serve's).
+	Clock host.Clock
+	// Log receives everything the host logs.
+	Log *slog.Logger
+	// Draw is the random source of the role draw; nil means crypto/rand.
+	// Demos and tests pass a seeded one to repeat a game.
+	Draw io.Reader
+}
+
+// Service is a started host: its store, the rules, the watcher that feeds
+// them and the sender that drains the outbox. Run runs it; Close closes the
+// store once Run has returned.
+type Service struct {
+	st    *store.Store
+	host  *host.Host
+	watch *watcher.Watcher
+	send  *sender.Sender
+	log   *slog.Logger
+}
+
+// Start opens the store of cfg and wires the host on it to the configured
+// IMAP and SMTP accounts. Nothing runs until Run.
+func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := store.Open(ctx, cfg.Database, store.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	h, err := host.New(ctx, host.Options{
+		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
+		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
+		PerSenderPerHour: cfg.Limits.PerSenderPerHour, Clock: o.Clock, Rand: o.Draw, Store: st, Log: log,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s := &Service{st: st, host: h, log: log}
+	s.watch, err = watcher.New(watcher.Config{
+		URL: cfg.IMAP.URL, Username: cfg.IMAP.Username, Password: cfg.IMAP.Password,
+		Mailbox: cfg.IMAP.Mailbox, MoveTo: cfg.IMAP.MoveTo, TLSConfig: TLSConfig(cfg.IMAP.Account),
+		MinBackoff: 100 * time.Millisecond, Logger: log,
+		CommandTimeout: time.Duration(cfg.IMAP.Timeout), IdleRefresh: time.Duration(cfg.IMAP.IdleRefresh),
+		MaxMessageBytes: cfg.Limits.MaxMessageBytes,
+	}, func(ctx context.Context, m watcher.Message) error {
+		// The transaction in flight finishes even when a signal stops the
+		// host: its mail is then flagged \Seen, or left for the next start.
+		ctx = context.WithoutCancel(ctx)
+		if m.HeaderOnly {
+			return h.HandleOversized(ctx, m.Mailbox, m.UIDValidity, m.UID, m.Raw, int(m.Size))
+		}
+		return h.HandleMessage(ctx, m.Mailbox, m.UIDValidity, m.UID, m.Raw)
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s.send, err = sender.New(sender.Config{
+		URL: cfg.SMTP.URL, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password,
+		TLSConfig: TLSConfig(cfg.SMTP.Account), Helo: HeloName(cfg.Address), Logger: log,
+		CommandTimeout: time.Duration(cfg.SMTP.Timeout),
+		Connections:    cfg.SMTP.Connections,
+		// A message refused for good is reported by the outbox in the
+		// transaction that marks it failed; this is for the messages that
+		// reached only some of their recipients.
+		OnFailed: func(m store.OutMessage, err error) {
+			var partial *sender.RecipientsError
+			if !errors.As(err, &partial) {
+				return
+			}
+			if ferr := h.DeliveryFailed(context.Background(), m, err); ferr != nil {
+				log.Error("cannot tell the referee of a failed delivery", "message_id", m.MessageID, "err", ferr)
+			}
+		},
+	}, h.Outbox(), time.Now)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// TLSConfig is the TLS configuration an account asks for: nil, the
+// system's defaults, unless it accepts any certificate (test servers).
+func TLSConfig(a config.Account) *tls.Config {
+	if !a.InsecureSkipVerify {
+		return nil
+	}
+	return &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for by the configuration, for test servers
+}
+
+// HeloName is the name the sender greets SMTP servers with: the domain of
+// the host's address, or localhost where that is no name.
+func HeloName(addr string) string {
+	_, domain, _ := strings.Cut(addr, "@")
+	if domain == "" || net.ParseIP(domain) != nil {
+		return "localhost"
+	}
+	return domain
+}
+
+// Run runs the watcher, the sender and the game clock until ctx ends or one
+// of them fails. Every committed transaction that queued mail wakes the
+// sender.
+func (s *Service) Run(ctx context.Context) error {
+	return loops.All(ctx, map[string]func(context.Context) error{
+		"watcher": s.watch.Run, "sender": s.send.Run, "clock": s.host.RunClock,
+		"outbox": s.send.KickOn(s.st.OutboxSignal()),
+	})
+}
+
+// Close closes the store. Call it after Run has returned.
+func (s *Service) Close() error { return s.st.Close() }
+
+// Host is the running rules: the games as the host holds them.
+func (s *Service) Host() *host.Host { return s.host }
+
+// Store is the host's database.
+func (s *Service) Store() *store.Store { return s.st }
+
+// Serve is `mafiamail serve` once the configuration is read: it starts the
+// host on the game clock kept beside the database (see [GameClock]), runs it
+// until ctx ends or a part of it fails, and closes the store.
+func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	clock, err := GameClock(cfg.Database, cfg.Speed, time.Now())
+	if err != nil {
+		return err
+	}
+	s, err := Start(ctx, cfg, Options{Clock: clock, Log: log})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Run(ctx)
+}
+
+// Watcher is the IMAP watcher that feeds the host, for its statistics.
+func (s *Service) Watcher() *watcher.Watcher { return s.watch }
