@@ -4,12 +4,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"log/slog"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"github.com/mafiamail/mafiamail/store"
 )
 

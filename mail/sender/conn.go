@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"net"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"github.com/mafiamail/mafiamail/store"
 )
 

@@ -11,7 +11,6 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"io"
 	"log/slog"
 	"math/big"
@@ -25,6 +24,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"github.com/mafiamail/mafiamail/store"
 )
 

@@ -5,12 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/mafiamail/mafiamail/internal/backoff"
-	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/mafiamail/mafiamail/internal/backoff"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"github.com/mafiamail/mafiamail/store"
 )
 

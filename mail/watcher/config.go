@@ -4,10 +4,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 )
 
 // Config configures a Watcher. URL, Username and Password are required;

@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"io"
 	"log/slog"
 	"math/big"
@@ -22,6 +21,8 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 )
 
 // tlsServer is an in-process IMAP server with a self-signed certificate,

@@ -5,14 +5,15 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/mafiamail/mafiamail/internal/backoff"
-	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
+
+	"github.com/mafiamail/mafiamail/internal/backoff"
+	"github.com/mafiamail/mafiamail/mail/mailurl"
 )
 
 // Message is one message read from the mailbox.
