@@ -15,10 +15,11 @@ import (
 // plus-addresses of one Dovecot user, and confirmations are seen by IDLE.
 func TestBenchPostfix(t *testing.T) {
 	mailstack.Require(t)
+	exe := benchBinary.Path(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	o := benchOptions{games: []int{2}, players: 11, commands: 20, backlog: 200, inFlight: 8, runs: 1,
-		stack: stackPostfix, exe: benchBinary.Path(t), progress: io.Discard, logTo: io.Discard}
+		stack: stackPostfix, exe: exe, progress: io.Discard, logTo: io.Discard}
 	res, err := runBench(ctx, o)
 	if err != nil {
 		t.Fatal(err)

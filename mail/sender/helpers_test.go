@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
@@ -245,30 +246,11 @@ func runSender(t *testing.T, cfg sender.Config, ob sender.Outbox) *sender.Sender
 	if err != nil {
 		t.Fatalf("sender.New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run returned %v, want nil", err)
-			}
-		case <-time.After(waitLong):
-			t.Errorf("Run did not return within %v of its context ending", waitLong)
-		}
-	})
+	mailtest.RunDuringTest(t, waitLong, s.Run)
 	return s
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitLong, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	mailtest.WaitFor(t, what, waitLong, 5*time.Millisecond, cond)
 }

@@ -1,19 +1,12 @@
 package sender
 
 import (
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"slices"
 	"strings"
@@ -24,6 +17,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -38,7 +32,7 @@ type sink struct {
 
 	mu       sync.Mutex
 	received []sunk
-	wire     bytes.Buffer // everything clients sent
+	wire     mailtest.Wire // everything clients sent
 }
 
 type sunk struct {
@@ -57,7 +51,7 @@ type sinkOptions struct {
 
 func startSink(t *testing.T, o sinkOptions) *sink {
 	t.Helper()
-	cert, pool := selfSigned(t)
+	cert, pool := mailtest.SelfSigned(t)
 	tc := &tls.Config{Certificates: []tls.Certificate{cert}}
 	k := &sink{client: &tls.Config{RootCAs: pool}}
 	srv := smtp.NewServer(&sinkBackend{k: k, o: o})
@@ -73,7 +67,7 @@ func startSink(t *testing.T, o sinkOptions) *sink {
 		t.Fatal(err)
 	}
 	k.addr = ln.Addr().String()
-	ln = recordingListener{ln, k}
+	ln = k.wire.Record(ln)
 	if o.implicitTLS {
 		ln = tls.NewListener(ln, tc)
 	}
@@ -96,11 +90,7 @@ func (k *sink) messages() []sunk {
 	return append([]sunk(nil), k.received...)
 }
 
-func (k *sink) wireText() string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.wire.String()
-}
+func (k *sink) wireText() string { return k.wire.String() }
 
 type nopLogger struct{}
 
@@ -197,62 +187,6 @@ func (l *loginServer) Next(resp []byte) ([]byte, bool, error) {
 		return []byte("Password:"), false, nil
 	}
 	return nil, true, l.check(l.user, string(resp))
-}
-
-type recordingListener struct {
-	net.Listener
-	k *sink
-}
-
-func (l recordingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return recordingConn{c, l.k}, nil
-}
-
-type recordingConn struct {
-	net.Conn
-	k *sink
-}
-
-func (c recordingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.k.mu.Lock()
-	c.k.wire.Write(p[:n])
-	c.k.mu.Unlock()
-	return n, err
-}
-
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "smtp test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
 
 // nopOutbox satisfies New; these tests drive connections directly.

@@ -17,6 +17,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/watcher"
@@ -75,20 +76,7 @@ func runWatcher(t *testing.T, cfg watcher.Config, h watcher.Handler) *watcher.Wa
 	if err != nil {
 		t.Fatalf("watcher.New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run returned %v, want nil", err)
-			}
-		case <-time.After(waitLong):
-			t.Errorf("Run did not return within %v of its context ending", waitLong)
-		}
-	})
+	mailtest.RunDuringTest(t, waitLong, w.Run)
 	return w
 }
 
@@ -251,13 +239,7 @@ func allSeen(t *testing.T, imapAddr, mailbox string, want int) bool {
 // waitFor polls cond until it holds, failing the test after waitLong.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitLong, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	mailtest.WaitFor(t, what, waitLong, 10*time.Millisecond, cond)
 }
 
 // proxy forwards TCP connections to a server and can cut existing ones

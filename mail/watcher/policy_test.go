@@ -3,15 +3,9 @@ package watcher
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -22,6 +16,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/mail/mailurl"
 )
 
@@ -35,7 +30,7 @@ type tlsServer struct {
 
 func startTLSServer(t *testing.T, implicit bool) *tlsServer {
 	t.Helper()
-	cert, pool := selfSigned(t)
+	cert, pool := mailtest.SelfSigned(t)
 	serverTLS := &tls.Config{Certificates: []tls.Certificate{cert}}
 	mem := imapmemserver.New()
 	u := imapmemserver.NewUser("host", "pw")
@@ -77,37 +72,6 @@ func startTLSServer(t *testing.T, implicit bool) *tlsServer {
 type nopLogger struct{}
 
 func (nopLogger) Printf(string, ...any) {}
-
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "imap test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:              []string{"localhost"},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
-}
 
 func testMessage(id string) []byte {
 	return []byte("From: a@example.net\r\nTo: host@example.org\r\nMessage-ID: <" + id + ">\r\nSubject: x\r\n\r\nVOTE Alice\r\n")
@@ -239,10 +203,9 @@ func TestStartTLSRequired(t *testing.T) {
 // recordingServer is an IMAP server without TLS that answers STARTTLS with
 // NO and records every byte the client sends.
 type recordingServer struct {
-	ln  net.Listener
-	mu  sync.Mutex
-	buf bytes.Buffer
-	wg  sync.WaitGroup
+	ln   net.Listener
+	wire mailtest.Wire
+	wg   sync.WaitGroup
 }
 
 func startRecordingServer(t *testing.T) *recordingServer {
@@ -267,7 +230,7 @@ func startRecordingServer(t *testing.T) *recordingServer {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		srv.Serve(recordingListener{ln, r})
+		srv.Serve(r.wire.Record(ln))
 	}()
 	t.Cleanup(func() {
 		srv.Close()
@@ -278,34 +241,5 @@ func startRecordingServer(t *testing.T) *recordingServer {
 
 func (r *recordingServer) addr() string { return r.ln.Addr().String() }
 
-func (r *recordingServer) received() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.String()
-}
+func (r *recordingServer) received() string { return r.wire.String() }
 
-type recordingListener struct {
-	net.Listener
-	r *recordingServer
-}
-
-func (l recordingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return recordingConn{c, l.r}, nil
-}
-
-type recordingConn struct {
-	net.Conn
-	r *recordingServer
-}
-
-func (c recordingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.r.mu.Lock()
-	c.r.buf.Write(p[:n])
-	c.r.mu.Unlock()
-	return n, err
-}
