@@ -42,7 +42,7 @@ import (
 // child with SIGKILL at random instants, some of them just before a
 // deadline so that it passes while the host is down. At the end it reads
 // the database and the mail server's record and checks the guarantees of
-// DESIGN.md: every command applied once, every outgoing message sent with
+// docs/design.md: every command applied once, every outgoing message sent with
 // the same bytes each time, every deadline applied once.
 func TestKillServe(t *testing.T) {
 	bin := mafiamail.Path(t)

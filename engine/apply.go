@@ -36,7 +36,7 @@ func (t *step) emit(e Event) {
 
 var gameID = regexp.MustCompile(`^[a-z0-9]{2,20}$`)
 
-// ValidGameID reports whether id can name a game in an address (DESIGN.md).
+// ValidGameID reports whether id can name a game in an address (docs/design.md).
 func ValidGameID(id string) bool { return gameID.MatchString(id) }
 
 // NewGame creates a game in sign-up, run by the referee at the given address.

@@ -16,7 +16,7 @@ const (
 // Channel is the address a command arrived at.
 type Channel string
 
-// The channels of DESIGN.md.
+// The channels of docs/design.md.
 const (
 	Thread  Channel = "thread"
 	Private Channel = "private"
@@ -42,7 +42,7 @@ var Referee = Actor{Kind: ByReferee}
 // Verb is what a command asks for.
 type Verb string
 
-// Every command of DESIGN.md that reaches the engine.
+// Every command of docs/design.md that reaches the engine.
 const (
 	// Sign-up and setup.
 	CmdJoin  Verb = "JOIN"

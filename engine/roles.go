@@ -10,7 +10,7 @@ import (
 // Role is a player's secret role.
 type Role string
 
-// The roles of the rulebook (S1).
+// The roles of docs/rules.md (S1).
 const (
 	Townsperson Role = "Townsperson"
 	Mafia       Role = "Mafia"

@@ -257,7 +257,7 @@ type mailCheck struct {
 	roots map[byte]string
 }
 
-// What the host may send, by X-Mafiamail-Kind (DESIGN.md).
+// What the host may send, by X-Mafiamail-Kind (docs/design.md).
 var kinds = []string{"role", "thread", "tally", "dawn", "confirm", "error", "mafia", "referee", "end", "private"}
 
 var (

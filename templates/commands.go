@@ -3,7 +3,7 @@ package templates
 // The commands players see, by channel and role. They live here, with the
 // rest of the wording; compose only picks the list that fits the reader.
 
-// ThreadCommands work in the town thread (DESIGN.md "Commands").
+// ThreadCommands work in the town thread (docs/design.md "Commands").
 var ThreadCommands = []Command{
 	{"VOTE Name", "vote for a player; a new vote replaces the old one"},
 	{"VOTE NULL", "a placeholder vote; still null at the close, it counts as a missed vote"},

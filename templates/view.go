@@ -10,7 +10,7 @@ import (
 // of the footer: what a plain Reply does and which commands work there.
 type Channel string
 
-// The channels of DESIGN.md "Addresses", seen from the reader's side.
+// The channels of docs/design.md "Addresses", seen from the reader's side.
 const (
 	Thread  Channel = "thread"  // the public town thread
 	Private Channel = "private" // a participant's private channel with the host and the referee

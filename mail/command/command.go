@@ -25,7 +25,7 @@ import (
 // the host's own address and a game's sign-up address each have their own.
 type Set string
 
-// The command sets of DESIGN.md.
+// The command sets of docs/design.md.
 const (
 	Thread  Set = "thread"
 	Private Set = "private"
@@ -35,11 +35,11 @@ const (
 	Signup  Set = "signup"
 )
 
-// Verb is what a command asks for. The spellings are those of DESIGN.md and
+// Verb is what a command asks for. The spellings are those of docs/design.md and
 // of the engine's verbs, so a Command converts field by field.
 type Verb string
 
-// Every verb of DESIGN.md.
+// Every verb of docs/design.md.
 const (
 	Vote         Verb = "VOTE" // VOTE Name, VOTE NULL (Target "null"), Voter >> Target
 	Unvote       Verb = "UNVOTE"

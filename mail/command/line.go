@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// verbs lists the verbs each set understands (DESIGN.md "Commands"). HELP and
+// verbs lists the verbs each set understands (docs/design.md "Commands"). HELP and
 // TALLY are added to the referee's channel because a referee asks for them as
 // often as any player does.
 var verbs = map[Set][]Verb{
@@ -35,7 +35,7 @@ var inSet = func() map[Set]map[Verb]bool {
 	return m
 }()
 
-// Verbs returns the verbs set understands, in the order DESIGN.md lists them.
+// Verbs returns the verbs set understands, in the order docs/design.md lists them.
 func Verbs(set Set) []Verb { return append([]Verb(nil), verbs[set]...) }
 
 // chatty sets are where people write prose: a line such as "Lock in your

@@ -23,7 +23,7 @@ type Batch struct {
 	Dir    Directory
 	// Sender, when set, is the participant whose message's commands caused
 	// the events. Their own private copies are left out: the one Reply to
-	// their message (DESIGN.md "Commands") carries them.
+	// their message (docs/design.md "Commands") carries them.
 	Sender *engine.Actor
 	// HoldForDigest leaves out the thread copies of the events Digestible
 	// accepts: the caller gathers them for the next Digest (T1). A host

@@ -59,7 +59,7 @@ import (
 	"github.com/mafiamail/mafiamail/templates"
 )
 
-// Kinds of message, the values of X-Mafiamail-Kind (DESIGN.md "What the host
+// Kinds of message, the values of X-Mafiamail-Kind (docs/design.md "What the host
 // sends"), for mail filters.
 const (
 	KindRole    = "role"    // a role message (S3)
@@ -156,7 +156,7 @@ func New(host string) (*Composer, error) {
 // Host returns the host's bare address.
 func (c *Composer) Host() string { return c.host }
 
-// Address kinds of DESIGN.md "Addresses".
+// Address kinds of docs/design.md "Addresses".
 func (c *Composer) tagged(tag string) string { return c.local + "+" + tag + "@" + c.domain }
 
 // ThreadAddress is a participant's way into the town thread.

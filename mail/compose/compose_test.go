@@ -266,7 +266,7 @@ func TestNewRefusesBadHostAddresses(t *testing.T) {
 	if c.Host() != "host@example.org" || c.ThreadAddress("g1", "abcdefghij") != "host+g1-t-abcdefghij@example.org" ||
 		c.PrivateAddress("g1", "abcdefghij") != "host+g1-p-abcdefghij@example.org" ||
 		c.MafiaAddress("g1", "abcdefghij") != "host+g1-m-abcdefghij@example.org" || c.SignupAddress("g1") != "host+g1@example.org" {
-		t.Error("the addresses are not those of DESIGN.md")
+		t.Error("the addresses are not those of docs/design.md")
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // Reply is the one private answer to a message that held commands
-// (DESIGN.md "Commands"): what was accepted, and for each line refused, why.
+// (docs/design.md "Commands"): what was accepted, and for each line refused, why.
 type Reply struct {
 	// State is the game after the message's commands; nil for mail to the
 	// host's own address that concerns no game.
@@ -241,7 +241,7 @@ func (c *Composer) NotAccepted(n Notice) (Message, error) {
 }
 
 // Failure is a message the SMTP server refused for good (a 5xx), to be
-// reported to the game's referee (DESIGN.md "Guarantees").
+// reported to the game's referee (docs/design.md "Guarantees").
 type Failure struct {
 	State *engine.State
 	Dir   Directory

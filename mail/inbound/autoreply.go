@@ -8,7 +8,7 @@ import (
 	"github.com/mafiamail/mafiamail/mail/message"
 )
 
-// Reasons a message is ignored (never answered, DESIGN.md "Never answer").
+// Reasons a message is ignored (never answered, docs/design.md "Never answer").
 const (
 	ReasonOwnMail        = "own-mail"        // the host's own mail came back
 	ReasonBounce         = "bounce"          // a permanent delivery failure

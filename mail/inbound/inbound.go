@@ -7,7 +7,7 @@
 // what `mafiamail parse` prints and what the mail watcher applies. A Processor
 // adds what needs memory across messages: a per-sender rate limit.
 //
-// Authentication is as DESIGN.md states it: a message to a participant's
+// Authentication is as docs/design.md states it: a message to a participant's
 // channel counts only if its token is known and its From is that
 // participant's registered address, and, where an authserv-id is configured,
 // the topmost Authentication-Results field from that id passes. A refused

@@ -11,7 +11,7 @@ import (
 // RouteKind says which of the host's addresses a message was sent to.
 type RouteKind string
 
-// The addresses of DESIGN.md "Addresses".
+// The addresses of docs/design.md "Addresses".
 const (
 	RouteHost    RouteKind = "host"    // host@domain
 	RouteSignup  RouteKind = "signup"  // host+GAME@domain
@@ -42,7 +42,7 @@ type Route struct {
 	Header  string `json:"header,omitempty"`
 }
 
-// routeHeaders are searched in this order (DESIGN.md "Addresses"): a reply
+// routeHeaders are searched in this order (docs/design.md "Addresses"): a reply
 // normally names the host in To; Cc when replying to all; Delivered-To and
 // X-Original-To, written by the receiving server, when it came by Bcc.
 var routeHeaders = []string{"To", "Cc", "Delivered-To", "X-Original-To"}

@@ -242,4 +242,3 @@ func startRecordingServer(t *testing.T) *recordingServer {
 func (r *recordingServer) addr() string { return r.ln.Addr().String() }
 
 func (r *recordingServer) received() string { return r.wire.String() }
-
