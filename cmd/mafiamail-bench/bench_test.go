@@ -2,13 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mafiamail/mafiamail/internal/testkit/binary"
 )
@@ -91,21 +88,6 @@ func checkBench(t *testing.T, res *benchResult, o benchOptions) {
 	if t.Failed() {
 		t.Logf("table:\n%s", out.String())
 	}
-}
-
-// The bench runs end to end at a small scale on the embedded servers,
-// twice, so that medians and ranges are shown.
-func TestBenchSmoke(t *testing.T) {
-	exe := benchBinary.Path(t) // before the clock starts: a build may take minutes on a loaded machine
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	o := benchOptions{games: []int{1}, players: 11, commands: 20, backlog: 50, inFlight: 4, runs: 2,
-		stack: stackEmbedded, exe: exe, progress: io.Discard, logTo: io.Discard}
-	res, err := runBench(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkBench(t, res, o)
 }
 
 // The command line runs the bench and prints the table; the CPU profile

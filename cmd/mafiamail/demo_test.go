@@ -40,6 +40,9 @@ func TestDemo(t *testing.T) {
 		players int
 	}{{"classic", 11}, {"mafia150", 25}} {
 		t.Run(c.setup, func(t *testing.T) {
+			if c.setup != "classic" && !integration {
+				t.Skip("the 25-player demo runs with -tags integration (.ci/run)")
+			}
 			out := t.TempDir()
 			cmd := exec.Command(bin, "demo", "--setup", c.setup, "--seed", "7", "--out", out, "--timeout", "4m")
 			var stdout, stderr bytes.Buffer

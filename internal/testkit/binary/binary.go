@@ -47,8 +47,9 @@ func (b *Binary) Path(t testing.TB) string {
 			return
 		}
 		b.path = filepath.Join(b.dir, path.Base(b.pkg))
+		// With the environment of the tests' own build, so that the build
+		// cache they filled serves it.
 		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
 		}
