@@ -194,13 +194,7 @@ func headerID(raw []byte) string {
 
 func startServer(t *testing.T, opts mailserver.Options) *mailserver.Server {
 	t.Helper()
-	opts.Logger = discard
-	s, err := mailserver.Start(opts)
-	if err != nil {
-		t.Fatalf("mailserver.Start: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return mailtest.StartServer(t, opts)
 }
 
 func testConfig(t *testing.T, smtpAddr string) sender.Config {

@@ -41,13 +41,7 @@ func startServer(t *testing.T, opts mailserver.Options) *mailserver.Server {
 	if opts.Users == nil {
 		opts.Users = map[string]string{hostUser: hostPass}
 	}
-	opts.Logger = discard
-	s, err := mailserver.Start(opts)
-	if err != nil {
-		t.Fatalf("mailserver.Start: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return mailtest.StartServer(t, opts)
 }
 
 // testConfig is a configuration for srv with short backoffs, so that

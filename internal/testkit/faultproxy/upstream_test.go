@@ -2,17 +2,11 @@ package faultproxy
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +15,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 )
 
@@ -69,7 +64,8 @@ func startUpstream(t testing.TB) *upstream {
 	srv.EnableSMTPUTF8 = true
 	srv.EnableBINARYMIME = true
 	srv.EnableDSN = true
-	srv.TLSConfig = selfSignedTLS(t)
+	cert, _ := mailtest.SelfSigned(t)
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
 	srv.ErrorLog = slog.NewLogLogger(testlog.New(t, slog.LevelDebug).Handler(), slog.LevelWarn)
 	done := make(chan struct{})
 	go func() {
@@ -197,26 +193,6 @@ func (l *loginServer) Next(response []byte) (challenge []byte, done bool, err er
 		return nil, true, l.check(l.username, string(response))
 	}
 	return nil, false, errors.New("unexpected response")
-}
-
-func selfSignedTLS(t testing.TB) *tls.Config {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "upstream.test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		DNSNames:     []string{"upstream.test"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 }
 
 // mail builds a message with CRLF line endings.

@@ -5,43 +5,12 @@ package mailstack
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 )
 
 // Stack exists on Linux only, where the stack's process handling (process
 // groups, parent-death signal, /proc) works; elsewhere no stack starts.
 type Stack struct{}
-
-// TB is the part of testing.TB that Start uses.
-type TB interface {
-	Helper()
-	Skip(args ...any)
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Logf(format string, args ...any)
-	Failed() bool
-	Cleanup(func())
-}
-
-// Start skips the test on this system, or fails it in CI, which runs Linux.
-func Start(tb TB, opts Options) *Stack {
-	tb.Helper()
-	Require(tb)
-	return nil
-}
-
-// Require skips tb on this system, or fails it in CI, as Start does.
-func Require(tb TB) {
-	tb.Helper()
-	const msg = "mailstack: real Postfix and Dovecot stacks run on Linux only"
-	if v := strings.TrimSpace(os.Getenv("CI")); v != "" && v != "0" && !strings.EqualFold(v, "false") {
-		tb.Fatal(msg)
-	}
-	tb.Skip(msg)
-}
 
 // Available says why no stack can start on this system.
 func Available() error { return errors.New("real Postfix and Dovecot stacks run on Linux only") }

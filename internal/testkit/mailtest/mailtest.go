@@ -1,7 +1,8 @@
 // Package mailtest holds what the tests of the mail packages (the watcher,
 // the sender, the fault proxies) need alike: a self-signed certificate for
 // a loopback server, a listener that records every byte its clients send,
-// a wait for a condition, and a loop run for the length of a test.
+// a wait for a condition, a loop run for the length of a test, and the
+// embedded mail servers for one test.
 package mailtest
 
 import (
@@ -13,11 +14,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"log/slog"
 	"math/big"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mafiamail/mafiamail/mail/mailserver"
 )
 
 // SelfSigned makes a certificate for a server on 127.0.0.1 or localhost,
@@ -128,4 +132,19 @@ func RunDuringTest(t testing.TB, limit time.Duration, loop func(context.Context)
 			t.Errorf("Run did not return within %v of its context ending", limit)
 		}
 	})
+}
+
+// StartServer runs the embedded mail servers for the test, quiet unless
+// opts names a logger, and closes them when it ends.
+func StartServer(t testing.TB, opts mailserver.Options) *mailserver.Server {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s, err := mailserver.Start(opts)
+	if err != nil {
+		t.Fatalf("mailserver.Start: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
