@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -509,8 +508,6 @@ func readAll(addr, user, pass string, f func(uid imap.UID, raw []byte) error) er
 	}
 	return nil
 }
-
-var errSiegeStopped = errors.New("the siege is over")
 
 // newDriver is a driver for the players of one or more games: its own
 // random numbers and record of what it sent, its players' addresses as

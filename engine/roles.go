@@ -289,9 +289,6 @@ func ParseDuration(v string) (time.Duration, error) {
 	return days + d, nil
 }
 
-// roleOrder is the order in which roles are drawn (S2) and listed.
-var roleOrder = []Role{Inspector, Mafia, Doctor, Vigilante, Townsperson}
-
 // roleCounts lists each role with its count, in draw order.
 func (s Setup) roleCounts() []struct {
 	Role  Role

@@ -240,15 +240,6 @@ func (h *harness) untilClose() []compose.Message {
 	return nil
 }
 
-func hasKind(msgs []compose.Message, kind string) bool {
-	for _, m := range msgs {
-		if m.Kind == kind {
-			return true
-		}
-	}
-	return false
-}
-
 func actorName(s *engine.State, a engine.Actor) string {
 	switch a.Kind {
 	case engine.ByPlayer:
