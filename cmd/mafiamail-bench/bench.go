@@ -860,7 +860,7 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 	if o.stack == stackPostfix {
 		how = "a real Postfix and Dovecot on loopback; arrival: Dovecot's EXISTS to an IDLE session on the players' INBOX"
 	}
-	fmt.Fprintf(w, "\nmafiamail bench: %d players a game, %d commands a scale (STATUS in the private channel), %d in flight;\n"+
+	fmt.Fprintf(w, "\nmafiamail-bench: %d players a game, %d commands a scale (STATUS in the private channel), %d in flight;\n"+
 		"mail stack: %s.\n"+
 		"Latency: SMTP hand-over of the command to its confirmation in the player's mailbox; one mail hop is the\n"+
 		"median of 5 messages between players, no system in between: a command pays two hops, and what is left\n"+

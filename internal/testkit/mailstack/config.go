@@ -40,7 +40,7 @@ func (l layout) mailDir() string         { return filepath.Join(l.Dir, "mail") }
 // queue_run_delay and takes any file due within a second; a message it had
 // just deferred, whose delivery agent still holds its lock, would then be
 // found locked and put aside for a whole minute.
-var mainCF = template.Must(template.New("main.cf").Parse(`# Written by mafiamail's internal/mailstack for one test run.
+var mainCF = template.Must(template.New("main.cf").Parse(`# Written by mafiamail's internal/testkit/mailstack for one test run.
 compatibility_level = 3.6
 queue_directory = {{.Dir}}/postfix/queue
 data_directory = {{.Dir}}/postfix/data
@@ -98,7 +98,7 @@ maximal_backoff_time = 4s
 // Postfix's master.cf: the SMTP listener on the stack's port plus the
 // internal services a delivery needs, none chrooted (the queue is not laid
 // out for a chroot).
-var masterCF = template.Must(template.New("master.cf").Parse(`# Written by mafiamail's internal/mailstack for one test run.
+var masterCF = template.Must(template.New("master.cf").Parse(`# Written by mafiamail's internal/testkit/mailstack for one test run.
 127.0.0.1:{{.SMTPPort}} inet n - n - - smtpd
 pickup    unix  n       -       n       60      1       pickup
 cleanup   unix  n       -       n       -       0       cleanup
@@ -127,7 +127,7 @@ postlog   unix-dgram n  -       n       -       1       postlogd
 // added while Dovecot runs is found on the first lookup: Dovecot checks a
 // file it already read for changes at most once a second. The instance name
 // keeps the processes of parallel stacks apart in ps.
-var dovecotConf = template.Must(template.New("dovecot.conf").Parse(`# Written by mafiamail's internal/mailstack for one test run.
+var dovecotConf = template.Must(template.New("dovecot.conf").Parse(`# Written by mafiamail's internal/testkit/mailstack for one test run.
 instance_name = mailstack-{{.ID}}
 base_dir = {{.Dir}}/dovecot/run
 state_dir = {{.Dir}}/dovecot/state
