@@ -14,11 +14,7 @@ import (
 // host and the relay: built once for the package.
 var benchBinary = binary.New("github.com/mafiamail/mafiamail/cmd/mafiamail-bench")
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	benchBinary.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { binary.RunTests(m, benchBinary) }
 
 // The command line runs the bench and prints the table; the CPU profile
 // is the host process's.

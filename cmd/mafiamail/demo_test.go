@@ -18,11 +18,7 @@ import (
 // would.
 var mafiamail = binary.New("github.com/mafiamail/mafiamail/cmd/mafiamail")
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	mafiamail.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { binary.RunTests(m, mafiamail) }
 
 var (
 	winsLine = regexp.MustCompile(`(?m)^(Town|Mafia) wins on day (\d+)\.$`)

@@ -4,11 +4,7 @@
 //
 //	var mafiamail = binary.New("github.com/mafiamail/mafiamail/cmd/mafiamail")
 //
-//	func TestMain(m *testing.M) {
-//		code := m.Run()
-//		mafiamail.Remove()
-//		os.Exit(code)
-//	}
+//	func TestMain(m *testing.M) { binary.RunTests(m, mafiamail) }
 //
 // and a test calls mafiamail.Path(t), which builds it on the first call.
 package binary
@@ -65,4 +61,14 @@ func (b *Binary) Remove() {
 	if b.dir != "" {
 		os.RemoveAll(b.dir)
 	}
+}
+
+// RunTests is a TestMain that runs m's tests and then removes the built
+// commands.
+func RunTests(m *testing.M, commands ...*Binary) {
+	code := m.Run()
+	for _, b := range commands {
+		b.Remove()
+	}
+	os.Exit(code)
 }
