@@ -446,17 +446,22 @@ func (s *State) isCandidate(slot int) bool {
 }
 
 // kill marks a player dead and takes back every vote on them, so that a vote
-// on the dead never counts (D10).
+// on the dead never counts (D10). By day, each vote taken back is marked
+// cleared, so that it counts as cast at the close (D14) and every tally
+// from this event on shows it so.
 func (s *State) kill(slot int, cause Cause) {
 	p := s.Player(slot)
 	if p == nil || !p.Alive {
 		return
 	}
 	p.Alive, p.Cause = false, cause
-	p.Vote, p.Locked = 0, false
+	p.Vote, p.Locked, p.Cleared = 0, false, 0
 	for i := range s.Players {
-		if s.Players[i].Vote == slot {
-			s.Players[i].Vote, s.Players[i].Locked = 0, false
+		if v := &s.Players[i]; v.Vote == slot {
+			v.Vote, v.Locked = 0, false
+			if s.Phase == DayPhase && v.Alive {
+				v.Cleared = slot
+			}
 		}
 	}
 }

@@ -489,7 +489,7 @@ func roleOr(r engine.Role, alt string) string {
 // second copy changes nothing.
 func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 	e := newE2E(t, Clock{}, "Alice", "Bob", "Carol", "Dave", "Erin")
-	e.setUpGame("players=5 mafia=1 inspectors=1")
+	e.setUpGame("players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false")
 	alice, bob, carol, dave, erin := e.player("Alice"), e.player("Bob"), e.player("Carol"), e.player("Dave"), e.player("Erin")
 
 	// Each vote carries a line of discussion, relayed in the thread as a
