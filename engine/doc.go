@@ -1,4 +1,4 @@
-// Package engine is the referee of a Mafia game: the rules of RULEBOOK.md as a
+// Package engine is the referee of a Mafia game: the rules of docs/rules.md as a
 // pure reducer.
 //
 // A game's State is the fold of its Events. Commands are checked against the
