@@ -140,6 +140,16 @@ func TestS1_CustomSetups(t *testing.T) {
 			}
 		}
 	})
+	t.Run("no Inspector, no one told a Mafioso", func(t *testing.T) {
+		s, err := ParseSetup(Classic(), "classic inspectors=0")
+		if err != nil || s.Inspectors != 0 || !s.InspectorKnowsMafioso {
+			t.Fatalf("%+v %v", s, err)
+		}
+		g := signup(t, s)
+		if d := find(g.ok("ref", Private, CmdStart, ""), EvRolesDrawn); d == nil || d.Known != 0 {
+			t.Fatalf("the draw names a known Mafioso with no Inspector in play: %+v", d)
+		}
+	})
 	t.Run("a built-in name keeps its roles", func(t *testing.T) {
 		s, err := ParseSetup(Classic(), "classic players=12")
 		if err != nil || s.Inspectors != 1 || s.Mafia != 3 || s.Townspeople() != 8 {
