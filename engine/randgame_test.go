@@ -146,7 +146,21 @@ func (rp *randomPlayer) advance() {
 		rp.now = rp.now.Add(time.Duration(1+rp.rng.IntN(20*60)) * time.Minute)
 	}
 	due, hasDue := NextDeadline(rp.s)
+	// D9: the announced deadline (ClosesAt) is when a round really closes
+	// by the clock: not before, unless it was ready to close early, and
+	// never later.
+	day := rp.s.Phase == DayPhase && !rp.s.Paused
+	closes, early := rp.s.ClosesAt(), rp.s.earlyCloseDue()
 	evs := Tick(rp.s, rp.now)
+	if day {
+		closed := hasType(evs, EvRoundClosed, EvTieExtended)
+		switch {
+		case closed && rp.now.Before(closes) && !early:
+			rp.fail("a round closed at %v, before its announced deadline %v", rp.now, closes)
+		case !closed && !rp.now.Before(closes):
+			rp.fail("the announced deadline %v passed at %v and the round did not close", closes, rp.now)
+		}
+	}
 	if hasDue && !rp.now.Before(due) && len(evs) == 0 {
 		// The host sleeps until NextDeadline and then ticks: a due
 		// deadline that changes nothing would wake it in a loop.
