@@ -34,7 +34,12 @@ func (t *step) emit(e Event) {
 	t.events = append(t.events, e)
 }
 
-var gameID = regexp.MustCompile(`^[a-z0-9]{2,20}$`)
+// GameIDPattern is what a game's name is: 2 to 20 lowercase letters and
+// digits, so that it fits in a plus-address tag. It is the one place that
+// says so; the mail layer builds its address patterns from it.
+const GameIDPattern = `[a-z0-9]{2,20}`
+
+var gameID = regexp.MustCompile(`^` + GameIDPattern + `$`)
 
 // ValidGameID reports whether id can name a game in an address (docs/design.md).
 func ValidGameID(id string) bool { return gameID.MatchString(id) }

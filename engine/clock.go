@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 	_ "time/tzdata" // the weekend rule must work on machines without a zone database
@@ -10,6 +9,10 @@ import (
 
 // WeekendZone is the zone of the weekend window (D7).
 const WeekendZone = "America/Chicago"
+
+// DefaultZone is the zone a game's times are shown and read in unless its
+// setup names another (D8). It is the one place that names it.
+const DefaultZone = "America/New_York"
 
 var zones sync.Map // name -> *time.Location
 
@@ -39,8 +42,12 @@ func (s *State) GameZone() *time.Location {
 	if z, err := loadZone(s.Setup.Zone); err == nil {
 		return z
 	}
-	return mustZone("America/New_York")
+	return mustZone(DefaultZone)
 }
+
+// DefaultLocation is DefaultZone, loaded: where times are shown when no game
+// is at hand (D8).
+func DefaultLocation() *time.Location { return mustZone(DefaultZone) }
 
 // InWeekend reports whether t lies between Friday 17:00 and Monday 07:00
 // America/Chicago (D7), across daylight-saving changes.
@@ -116,6 +123,18 @@ func (s *State) nightEndsAt() time.Time {
 	return s.Night.End
 }
 
+// ClosesAt is the time at which the running round will really close by the
+// clock: a day round's deadline after any weekend hold (D7), a night's latest
+// end (N6). It is the one function that decides it: extensions are added to
+// it (D9) and every deadline the host announces — in the thread, in tallies,
+// in reminders — is its answer.
+func (s *State) ClosesAt() time.Time {
+	if s.Phase == NightPhase {
+		return s.Night.End
+	}
+	return s.closeAt()
+}
+
 // closeAt is when the current day round closes by the clock: its deadline,
 // held to Monday 07:00 if it falls in a weekend that may not close (D7).
 func (s *State) closeAt() time.Time {
@@ -143,7 +162,7 @@ func NextDeadline(s *State) (t time.Time, ok bool) {
 	switch s.Phase {
 	case DayPhase:
 		consider(s.closeAt())
-		if s.earlyCloseReady() && InWeekend(s.Clock) {
+		if s.earlyCloseDue() && InWeekend(s.Clock) {
 			// An early close held by the weekend happens when it ends.
 			consider(WeekendEnd(s.Clock))
 		}
@@ -157,19 +176,4 @@ func NextDeadline(s *State) (t time.Time, ok bool) {
 		}
 	}
 	return t, ok
-}
-
-// ParseGameTime reads a deadline as a referee writes it, in the game's zone
-// unless it names one: "2026-12-04 18:00", "2026-12-04T18:00:00-05:00".
-func (s *State) ParseGameTime(v string) (time.Time, error) {
-	v = strings.TrimSpace(v)
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t.UTC(), nil
-	}
-	for _, layout := range []string{"2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02 3:04pm", "2006-01-02 3pm"} {
-		if t, err := time.ParseInLocation(layout, strings.ToLower(v), s.GameZone()); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("cannot read %q as a time; write it as 2006-01-02 15:04 (%s)", v, s.Setup.Zone)
 }

@@ -111,7 +111,9 @@ type Command struct {
 	Text string `json:"text,omitempty"`
 	// Duration is the length of EXTEND or GRANT; zero means the default.
 	Duration time.Duration `json:"duration,omitempty"`
-	// Time is the new deadline of DEADLINE.
+	// Text, for DEADLINE, is the new deadline as the referee wrote it; the
+	// engine reads it in the game's zone (ParseGameTime). Time is the new
+	// deadline as an instant, for callers that have one; Text wins.
 	Time time.Time `json:"time,omitempty"`
 	// Held is the number of a held post (RELAY, REJECT).
 	Held int `json:"held,omitempty"`

@@ -83,7 +83,7 @@ func (t *step) askExtension(c Command) error {
 	if s.Round == Runoff && !s.RunoffGranted {
 		d := 12 * time.Hour
 		t.emit(Event{Type: EvExtended, To: toAll, Slot: p.Slot, Name: p.Name, Auto: true,
-			Duration: d, Deadline: dayDeadline(s.Deadline, d)})
+			Duration: d, Deadline: s.extendedDeadline(d)})
 		return nil
 	}
 	for _, a := range s.Asked {
@@ -93,6 +93,13 @@ func (t *step) askExtension(c Command) error {
 	}
 	t.emit(Event{Type: EvExtensionAsked, To: toPlayerRef(p.Slot), Slot: p.Slot, Name: p.Name})
 	return nil
+}
+
+// extendedDeadline is the deadline after an extension by d (D9): d added to
+// the time the round would really close (ClosesAt), so that an extension of
+// a round held over the weekend gives its full length after Monday 07:00.
+func (s *State) extendedDeadline(d time.Duration) time.Time {
+	return s.ClosesAt().Add(d).UTC()
 }
 
 // tick applies what the clock has made due.
@@ -109,7 +116,7 @@ func (t *step) tick() {
 		switch {
 		case !t.now.Before(s.closeAt()):
 			t.closeRound()
-		case s.earlyCloseReady() && s.weekendAllows(t.now):
+		case s.earlyCloseDue() && s.weekendAllows(t.now):
 			t.closeRound() // D5, held through a weekend unless D7 allows it
 		case s.Setup.ReminderBefore > 0 && !s.Reminded && !t.now.Before(s.closeAt().Add(-s.Setup.ReminderBefore)):
 			t.remind(s.owingVote())
@@ -137,6 +144,21 @@ func (t *step) remind(slots []int) {
 	}
 }
 
+// missingVote lists the players charged a missed vote if the round closed
+// now (D14): those without a non-null vote, except those whose vote was
+// cleared by its target's death in this round and who have not voted since.
+func (s *State) missingVote() []int {
+	var out []int
+	for _, slot := range s.owingVote() {
+		if s.Player(slot).Cleared == 0 {
+			out = append(out, slot)
+		}
+	}
+	return out
+}
+
+// owingVote lists the living players without a non-null vote: those a
+// reminder goes to.
 func (s *State) owingVote() []int {
 	var out []int
 	for _, p := range s.Players {
@@ -189,6 +211,25 @@ func (s *State) earlyCloseReady() bool {
 	return anyLocked
 }
 
+// earlyCloseDue is D5 as it applies now: the round is ready to close early,
+// and it is not a tie extension whose tie still stands (D12). The locks that
+// made a tied runoff ready were reset when it was extended, so the
+// extension runs its length unless a vote breaks the tie and the round is
+// ready again.
+func (s *State) earlyCloseDue() bool {
+	if !s.earlyCloseReady() {
+		return false
+	}
+	return !(s.TieExtended && s.tiedAmongCandidates())
+}
+
+// tiedAmongCandidates reports whether the runoff is tied among all the
+// players it is held between: the tie of D12 that "cannot be broken".
+func (s *State) tiedAmongCandidates() bool {
+	top, best := s.leaders()
+	return s.Round == Runoff && best > 0 && len(top) > 1 && len(top) == len(s.Candidates)
+}
+
 // leaders returns the players with the most votes and that count.
 func (s *State) leaders() ([]int, int) {
 	on := s.votesOn()
@@ -212,9 +253,11 @@ func (t *step) closeRound() {
 	t.digest() // the thread's news goes out before the close
 	top, best := s.leaders()
 	tied := best > 0 && len(top) > 1
-	// D12: a runoff that closes tied goes on once, for the tie extension; the
-	// round has not closed yet, so no vote is missed.
-	if tied && s.Round == Runoff && !s.TieExtended {
+	// D12: a runoff that closes tied among all its candidates goes on once,
+	// for the tie extension; the round has not closed yet, so no vote is
+	// missed. A runoff tied among fewer narrows into a new runoff below.
+	narrows := tied && s.Round == Runoff && len(top) < len(s.Candidates)
+	if tied && s.Round == Runoff && !narrows && !s.TieExtended {
 		t.emit(Event{Type: EvTieExtended, To: toAll, Candidates: top, Duration: s.Setup.TieExtension,
 			Deadline: dayDeadline(t.now, s.Setup.TieExtension)})
 		return
@@ -222,7 +265,7 @@ func (t *step) closeRound() {
 	tally := s.Tally(t.now)
 	// D14: everyone without a non-null vote misses one; two and they are out.
 	var removed []int
-	for _, slot := range s.owingVote() {
+	for _, slot := range s.missingVote() {
 		p := s.Player(slot)
 		t.emit(Event{Type: EvMissedVote, To: toAll, Slot: slot, Name: p.Name, Count: p.Missed + 1})
 		if p.Missed >= 2 {
@@ -247,7 +290,8 @@ func (t *step) closeRound() {
 		closed.Outcome, closed.Target = Eliminated, top[0]
 		t.emit(closed)
 		t.emit(Event{Type: EvPlayerDied, To: toAll, Slot: top[0], Name: s.name(top[0]), Reason: string(ByVote)})
-	case s.Round != Runoff:
+	case s.Round != Runoff || narrows:
+		// D11, and D12's narrowing: a new runoff among the tied players.
 		closed.Outcome = ToRunoff
 		t.emit(closed)
 		t.emit(Event{Type: EvRunoffStarted, To: toAll, Day: s.Day, Round: Runoff, Candidates: top,

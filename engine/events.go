@@ -36,6 +36,7 @@ const (
 	EvWeekendClose    EventType = "weekend_close_announced"
 	EvTieExtended     EventType = "tie_extended" // D12
 	EvMissedVote      EventType = "missed_vote"  // D14
+	EvVoteCleared     EventType = "vote_cleared" // D14: to the voter whose target died by day
 	EvRoundClosed     EventType = "round_closed"
 	EvPlayerDied      EventType = "player_died"
 	EvNightStarted    EventType = "night_started"

@@ -32,7 +32,6 @@ func (t *step) nightAction(c Command) error {
 	if s.Phase != NightPhase {
 		return refuse(WrongPhase, "%s is a night action; it is day now", c.Verb)
 	}
-	n := &s.Night
 	e := Event{Type: EvActionTaken, To: toPlayerRef(p.Slot), By: p.Slot, Name: p.Name, Verb: c.Verb, Day: s.Day}
 	target := func(allowSelf bool) *Refusal {
 		slot, r := s.resolve(c.Target, s.Living())
@@ -76,9 +75,7 @@ func (t *step) nightAction(c Command) error {
 			return r
 		}
 	case CmdPass:
-		if n.Shot != 0 {
-			return refuse(AlreadyShot, "you have already shot tonight; a shot cannot be taken back")
-		}
+		// N5: a PASS replaces tonight's SHOOT, as a SHOOT replaces a PASS.
 	}
 	t.emit(e)
 	return nil
@@ -89,8 +86,6 @@ func (s *State) canShoot(p *Player) *Refusal {
 	switch {
 	case p.Shots <= 0:
 		return refuse(NoShotsLeft, "you have no shots left")
-	case s.Phase == NightPhase && s.Night.Shot != 0:
-		return refuse(AlreadyShot, "you have already shot tonight")
 	case s.Phase == NightPhase && p.LastShotNight > 0 && p.LastShotNight == s.Day-1:
 		return refuse(ConsecutiveVig, "you shot last night; shots may not come on consecutive nights")
 	case s.Phase == DayPhase && p.LastShotDay == s.Day:
@@ -114,9 +109,31 @@ func (t *step) dayShot(c Command, p *Player) error {
 		return refuse(BadTarget, "you cannot shoot yourself")
 	}
 	t.emit(Event{Type: EvDayShot, To: toPlayerRef(p.Slot), By: p.Slot, Name: p.Name, Target: slot, Day: s.Day})
-	t.emit(Event{Type: EvPlayerDied, To: toAll, Slot: slot, Name: s.name(slot), Reason: string(ByVigilanteDay)})
-	t.checkWin()
+	t.dayDeath(slot, ByVigilanteDay)
 	return nil
+}
+
+// dayDeath is a death in the middle of a voting round (a day shot, a
+// modkill): the player dies, W1 is checked, and if the game goes on each
+// voter whose vote the death cleared is told at once, privately, and may vote
+// again; until then their vote counts as cast (D14).
+func (t *step) dayDeath(slot int, cause Cause) {
+	s := t.s
+	var voters []int
+	if s.Phase == DayPhase {
+		for _, p := range s.Players {
+			if p.Alive && p.Slot != slot && p.Vote == slot {
+				voters = append(voters, p.Slot)
+			}
+		}
+	}
+	t.emit(Event{Type: EvPlayerDied, To: toAll, Slot: slot, Name: s.name(slot), Reason: string(cause)})
+	if t.checkWin() {
+		return
+	}
+	for _, v := range voters {
+		t.emit(Event{Type: EvVoteCleared, To: toPlayer(v), Slot: v, Name: s.name(v), Target: slot, Reason: string(cause)})
+	}
 }
 
 // required lists who still owes a night action, by slot (N6).

@@ -42,15 +42,25 @@ func TestRandomGames(t *testing.T) {
 				n = 500
 			}
 			wins := map[Side]int{}
+			var seen mixCounts
 			for seed := range uint64(n) {
-				wins[playRandomGame(t, setup, seed).s.Winner]++
+				rp := playRandomGame(t, setup, seed)
+				wins[rp.s.Winner]++
+				seen.add(rp.seen)
 				if t.Failed() {
 					return
 				}
 			}
-			t.Logf("%d games: %v", n, wins)
+			t.Logf("%d games: %v; %+v", n, wins, seen)
 			if wins[Town] == 0 || wins[MafiaWin] == 0 {
 				t.Errorf("random play should let both sides win sometimes: %v", wins)
+			}
+			// The mix must reach the rules that chain rounds and clear votes.
+			if seen.Narrowed == 0 || seen.TieExtended == 0 || seen.Forfeited == 0 {
+				t.Errorf("random play should narrow runoffs (D12), extend ties and forfeit days: %+v", seen)
+			}
+			if setup.Vigilantes > 0 && (seen.DayShots == 0 || seen.Cleared == 0) {
+				t.Errorf("random play should have day shots that clear votes (N5, D14): %+v", seen)
 			}
 		})
 	}
@@ -65,10 +75,31 @@ type randomPlayer struct {
 	now   time.Time
 	names []string
 	seed  uint64
+
+	// What the game's event stream has shown so far, for the checks that
+	// follow rounds across steps.
+	cleared    map[int]bool // voters whose vote a death cleared this round (D14)
+	candidates int          // how many players the running runoff is between
+	round      RoundKind
+	seen       mixCounts
+}
+
+// mixCounts counts the rare paths random games took, so that the test can
+// show it reached them.
+type mixCounts struct {
+	Narrowed, TieExtended, Forfeited, DayShots, Cleared int
+}
+
+func (m *mixCounts) add(o mixCounts) {
+	m.Narrowed += o.Narrowed
+	m.TieExtended += o.TieExtended
+	m.Forfeited += o.Forfeited
+	m.DayShots += o.DayShots
+	m.Cleared += o.Cleared
 }
 
 func playRandomGame(t testing.TB, setup Setup, seed uint64) *randomPlayer {
-	rp := &randomPlayer{t: t, rng: rand.New(rand.NewPCG(seed, 0x6d61666961)), seed: seed}
+	rp := &randomPlayer{t: t, rng: rand.New(rand.NewPCG(seed, 0x6d61666961)), seed: seed, cleared: map[int]bool{}}
 	rp.now = t0.Add(time.Duration(rp.rng.IntN(7*24)) * time.Hour) // any weekday or weekend
 	if seed%3 == 0 {
 		setup.DigestInterval = time.Duration(1+rp.rng.IntN(4)) * time.Hour // T1
@@ -122,7 +153,21 @@ func (rp *randomPlayer) advance() {
 		rp.now = rp.now.Add(time.Duration(1+rp.rng.IntN(20*60)) * time.Minute)
 	}
 	due, hasDue := NextDeadline(rp.s)
+	// D9: the announced deadline (ClosesAt) is when a round really closes
+	// by the clock: not before, unless it was ready to close early, and
+	// never later.
+	day := rp.s.Phase == DayPhase && !rp.s.Paused
+	closes, early := rp.s.ClosesAt(), rp.s.earlyCloseDue()
 	evs := Tick(rp.s, rp.now)
+	if day {
+		closed := hasType(evs, EvRoundClosed, EvTieExtended)
+		switch {
+		case closed && rp.now.Before(closes) && !early:
+			rp.fail("a round closed at %v, before its announced deadline %v", rp.now, closes)
+		case !closed && !rp.now.Before(closes):
+			rp.fail("the announced deadline %v passed at %v and the round did not close", closes, rp.now)
+		}
+	}
 	if hasDue && !rp.now.Before(due) && len(evs) == 0 {
 		// The host sleeps until NextDeadline and then ticks: a due
 		// deadline that changes nothing would wake it in a loop.
@@ -177,6 +222,7 @@ func (rp *randomPlayer) check(evs []Event, actor int) {
 				rp.fail("vote for no one: %+v", e)
 			}
 		}
+		rp.follow(e)
 	}
 	if rp.s.Phase == DayPhase || rp.s.Phase == NightPhase {
 		if w, ok := rp.s.winner(); ok {
@@ -189,6 +235,52 @@ func (rp *randomPlayer) check(evs []Event, actor int) {
 			if p.Locked && p.Vote <= 0 {
 				rp.fail("%s has a lock without a vote", p.Name)
 			}
+		}
+	}
+}
+
+// follow checks one event against the rounds seen so far: a vote cleared by
+// a death is never charged as missed at that round's close unless its
+// voter voted again (D14), a runoff tied among fewer than its candidates
+// narrows rather than being extended, and a tie extension is for a tie
+// among all of them (D12).
+func (rp *randomPlayer) follow(e Event) {
+	rp.t.Helper()
+	switch e.Type {
+	case EvDayStarted, EvExtraStarted, EvNightStarted:
+		clear(rp.cleared)
+		rp.round, rp.candidates = e.Round, 0
+	case EvRunoffStarted:
+		if rp.round == Runoff {
+			rp.seen.Narrowed++
+			if len(e.Candidates) >= rp.candidates {
+				rp.fail("a runoff of %d was followed by one of %d: runoffs must narrow", rp.candidates, len(e.Candidates))
+			}
+		}
+		clear(rp.cleared)
+		rp.round, rp.candidates = Runoff, len(e.Candidates)
+	case EvTieExtended:
+		rp.seen.TieExtended++
+		if len(e.Candidates) != rp.candidates {
+			rp.fail("a tie among %d of a runoff of %d was extended (D12)", len(e.Candidates), rp.candidates)
+		}
+	case EvRoundClosed:
+		if e.Outcome == Forfeited {
+			rp.seen.Forfeited++
+		}
+	case EvDayShot:
+		rp.seen.DayShots++
+	case EvVoted, EvUnvoted:
+		delete(rp.cleared, e.Slot)
+	case EvVoteCleared:
+		rp.seen.Cleared++
+		if e.To.Public || e.To.Referee || e.To.Slot != e.Slot || e.Slot == 0 {
+			rp.fail("a cleared vote's notice goes to its voter alone: %+v", e.To)
+		}
+		rp.cleared[e.Slot] = true
+	case EvMissedVote:
+		if rp.cleared[e.Slot] {
+			rp.fail("%s was charged a missed vote for a vote a death cleared (D14)", e.Name)
 		}
 	}
 }
@@ -278,11 +370,21 @@ func (rp *randomPlayer) randomCommand() Command {
 		return n
 	}
 	by := PlayerActor(pick(living))
+	// In a quarter of the games voters are diligent: few miss votes, so
+	// rounds chain into runoffs rather than ending void.
+	owing := s.owingVote()
+	diligent := rp.seed%4 == 1 && s.Phase == DayPhase && len(owing) > 0 && r.IntN(2) == 0
+	if diligent {
+		by = PlayerActor(pick(owing))
+	}
 	if r.IntN(10) == 0 {
 		by = PlayerActor(anyone)
 	}
 	switch r.IntN(40) {
 	case 0:
+		if diligent {
+			break
+		}
 		return Command{Verb: CmdVote, By: Actor{Kind: ByOutsider, Address: "x@example.org"}, Channel: Thread, Target: name()}
 	case 1:
 		return Command{Verb: CmdPost, By: Actor{Kind: ByObserver, Address: "o@example.org"}, Channel: Thread, Text: "hi"}
@@ -340,7 +442,11 @@ func (rp *randomPlayer) randomCommand() Command {
 			return Command{Verb: CmdShoot, By: by, Channel: ch, Target: name()}
 		}
 	}
-	switch r.IntN(12) {
+	day := r.IntN(12)
+	if diligent {
+		day = 11
+	}
+	switch day {
 	case 0:
 		return Command{Verb: CmdVote, By: by, Channel: Thread, Target: "null"}
 	case 1:
@@ -355,10 +461,19 @@ func (rp *randomPlayer) randomCommand() Command {
 		}
 		return Command{Verb: CmdVote, By: by, Channel: Thread, Voter: s.name(by.Slot), Target: name()}
 	}
-	// Votes gather on a few players, so rounds have winners and ties.
+	// Votes gather on a few players, so rounds have winners and ties, and
+	// now and then spread over three of them, so that three-way ties lead
+	// to runoffs that narrow (D12).
 	target := name()
 	if r.IntN(2) == 0 && len(living) > 1 {
-		target = s.name(living[int(rp.seed+uint64(s.Day))%len(living)])
+		spread := 0
+		if rp.seed%4 == 1 {
+			spread = r.IntN(3)
+		}
+		target = s.name(living[(int(rp.seed+uint64(s.Day))+spread)%len(living)])
+	}
+	if s.Round == Runoff && len(s.Candidates) > 0 && r.IntN(3) != 0 {
+		target = s.name(pick(s.Candidates)) // most runoff votes are for the tied
 	}
 	return Command{Verb: CmdVote, By: by, Channel: Thread, Target: target}
 }

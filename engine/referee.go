@@ -106,8 +106,10 @@ func (t *step) start(env Env) error {
 		names[i] = p.Name
 	}
 	commitment := Commit(s.Game, names, roles, salt)
+	// S1: every Inspector is told the same Mafioso, the first drawn (S2);
+	// with no Inspector in play no one is told anything.
 	known := 0
-	if s.Setup.InspectorKnowsMafioso {
+	if s.Setup.InspectorKnowsMafioso && s.Setup.Inspectors > 0 {
 		known = first
 	}
 	t.emit(Event{Type: EvRolesDrawn, To: toReferee, Roles: roles, Names: names, Salt: salt,
@@ -160,13 +162,9 @@ func (t *step) refereePlay(c Command) error {
 		if c.Verb == CmdGrant && len(s.Asked) == 0 {
 			return refuse(NotAllowed, "no extension request is waiting; use EXTEND to extend anyway")
 		}
-		e := Event{Type: EvExtended, To: toAll, Duration: d, Verb: c.Verb}
-		if s.Phase == NightPhase {
-			e.Deadline = s.Night.End.Add(d)
-		} else {
-			e.Deadline = dayDeadline(s.Deadline, d)
-		}
-		t.emit(e)
+		// D9: the length is added to the time the round would really
+		// close, after any weekend hold, not to a deadline that is held.
+		t.emit(Event{Type: EvExtended, To: toAll, Duration: d, Verb: c.Verb, Deadline: s.extendedDeadline(d)})
 	case CmdDeny:
 		if len(s.Asked) == 0 {
 			return refuse(NotAllowed, "no extension request is waiting")
@@ -175,10 +173,17 @@ func (t *step) refereePlay(c Command) error {
 			t.emit(Event{Type: EvExtensionDenied, To: toPlayerRef(slot), Slot: slot, Name: s.name(slot)})
 		}
 	case CmdDeadline:
-		if !c.Time.After(t.now) {
+		at := c.Time
+		if strings.TrimSpace(c.Text) != "" {
+			var err error
+			if at, err = s.ParseGameTime(c.Text); err != nil {
+				return refuse(BadArgument, "%v", err)
+			}
+		}
+		if !at.After(t.now) {
 			return refuse(BadArgument, "the new deadline must be in the future")
 		}
-		t.emit(Event{Type: EvDeadlineSet, To: toAll, Deadline: c.Time.UTC()})
+		t.emit(Event{Type: EvDeadlineSet, To: toAll, Deadline: at.UTC()})
 	case CmdWeekendClose:
 		if s.Phase != DayPhase {
 			return refuse(WrongPhase, "nights ignore the weekend (D7)")
@@ -192,8 +197,7 @@ func (t *step) refereePlay(c Command) error {
 		if r != nil {
 			return r
 		}
-		t.emit(Event{Type: EvPlayerDied, To: toAll, Slot: slot, Name: s.name(slot), Reason: string(ByModkill)})
-		t.checkWin()
+		t.dayDeath(slot, ByModkill)
 	case CmdReplace:
 		return t.replace(c)
 	case CmdPause:

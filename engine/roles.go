@@ -98,7 +98,7 @@ func baseSetup() Setup {
 		NightStep:       6 * time.Hour,
 		NightLength:     18 * time.Hour,
 		ReminderBefore:  6 * time.Hour,
-		Zone:            "America/New_York",
+		Zone:            DefaultZone,
 	}
 }
 
@@ -114,11 +114,13 @@ func Classic() Setup {
 
 // Mafia150 is the setup of "Mafia 150 Additional Rules": 25 players, 7 Mafia,
 // an Inspector, a Doctor and a Vigilante; inspections name the exact role.
+// As in classic, every Inspector starts knowing the same one Mafioso (S1).
 func Mafia150() Setup {
 	s := baseSetup()
 	s.Name = "mafia150"
 	s.Players, s.Mafia, s.Inspectors, s.Doctors, s.Vigilantes = 25, 7, 1, 1, 1
 	s.InspectorResult = ExactRole
+	s.InspectorKnowsMafioso = true
 	return s
 }
 
@@ -142,16 +144,24 @@ func (s Setup) Validate() error {
 	case s.Players > 200:
 		return fmt.Errorf("a game takes at most 200 players, not %d", s.Players)
 	case s.Mafia < 1:
-		return fmt.Errorf("a game needs at least one Mafioso")
+		return fmt.Errorf("a game needs at least one Mafioso (a custom setup has only the roles it names: add mafia=N)")
 	case s.Inspectors < 0 || s.Doctors < 0 || s.Vigilantes < 0:
 		return fmt.Errorf("role counts cannot be negative")
 	case s.Doctors > 1 || s.Vigilantes > 1:
-		return fmt.Errorf("a game has at most one Doctor and one Vigilante")
+		// docs/rules.md, N8: the night order is defined for one protection
+		// and one shot; with two Doctors or two Vigilantes, which save
+		// blocks which shot would be the host's guess, not a rule.
+		return fmt.Errorf("a game has at most one Doctor and one Vigilante: the night order of the rules (which protection blocks which kill or shot) is defined for one of each")
 	case s.Townspeople() < 0:
-		return fmt.Errorf("%d special roles and Mafia do not fit in %d players",
+		return fmt.Errorf("%d Mafia and special roles do not fit in %d players",
 			s.Players-s.Townspeople(), s.Players)
-	case 2*s.Mafia >= s.Players:
-		return fmt.Errorf("%d Mafia of %d players would win before the first vote", s.Mafia, s.Players)
+	case s.Mafia > s.Players-s.Mafia:
+		// W1 at the start: the Mafia win when they outnumber everyone else.
+		return fmt.Errorf("%d Mafia of %d players outnumber the other %d and would win at the start; at most %d Mafia fit in %d players",
+			s.Mafia, s.Players, s.Players-s.Mafia, s.Players/2, s.Players)
+	case s.Mafia == 1 && s.Inspectors > 0 && s.InspectorKnowsMafioso:
+		// S1: start-of-game knowledge must not decide the game.
+		return fmt.Errorf("with one Mafioso, an Inspector told a Mafioso at the start would know the whole Mafia before Day 1; add Mafia or set inspector_knows_mafioso=false")
 	case s.InspectorResult != Alignment && s.InspectorResult != ExactRole:
 		return fmt.Errorf("inspector_result must be alignment or role, not %q", s.InspectorResult)
 	case s.VigilanteShots < 0:
@@ -189,9 +199,17 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 	if len(fields) == 0 {
 		return s, fmt.Errorf("SETUP needs a setup name (classic, mafia150) or key=value pairs")
 	}
+	builtin := false
 	if b, ok := BuiltinSetup(fields[0]); ok {
 		s = b
 		fields = fields[1:]
+		builtin = true
+	}
+	// S1: a custom setup has exactly the roles it names. Pairs that name
+	// any role count, without a built-in setup before them, start from no
+	// roles at all, so that no Inspector is kept from the setup before.
+	if !builtin && namesRoles(fields) {
+		s.Mafia, s.Inspectors, s.Doctors, s.Vigilantes = 0, 0, 0, 0
 	}
 	custom := false
 	for _, f := range fields {
@@ -264,6 +282,19 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 		s.Name = "custom"
 	}
 	return s, s.Validate()
+}
+
+// roleKeys are the SETUP keys that count a role.
+var roleKeys = map[string]bool{"mafia": true, "inspectors": true, "inspector": true,
+	"doctors": true, "doctor": true, "vigilantes": true, "vigilante": true}
+
+func namesRoles(fields []string) bool {
+	for _, f := range fields {
+		if key, _, ok := strings.Cut(f, "="); ok && roleKeys[strings.ToLower(key)] {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseDuration reads a duration as referees write it: "12h", "90m", "1d",

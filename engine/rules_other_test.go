@@ -41,13 +41,15 @@ func TestS1_Setups(t *testing.T) {
 	}
 	bad := []struct{ args, want string }{
 		{"players=5 mafia=2 inspectors=2 doctors=1 vigilantes=1", "do not fit"},
-		{"players=6 mafia=3", "would win"},
+		{"players=6 mafia=4", "would win at the start"},
+		{"players=6 mafia=1 inspectors=1", "would know the whole Mafia"},
 		{"mafia=0", "at least one Mafioso"},
 		{"inspector_result=maybe", "inspector_result"},
 		{"day_length=10m", "at least an hour"},
 		{"colour=red", "unknown setup key"},
 		{"players=x", "bad value"},
-		{"doctors=2", "at most one Doctor"},
+		{"mafia=3 doctors=2", "night order"},
+		{"doctors=1", "at least one Mafioso"}, // a custom setup has only the roles it names
 	}
 	for _, b := range bad {
 		if _, err := ParseSetup(c, b.args); err == nil || !strings.Contains(err.Error(), b.want) {

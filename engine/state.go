@@ -33,6 +33,10 @@ type Player struct {
 	// Vote is the slot voted for, NullVote, or 0 for no vote.
 	Vote   int  `json:"vote"`
 	Locked bool `json:"locked"`
+	// Cleared is the player whose death or removal cleared this player's
+	// vote in the running round, or 0: such a vote counts as cast at the
+	// close unless the player votes again (D14).
+	Cleared int `json:"cleared,omitempty"`
 
 	// Doctor: saves left (Unlimited for no limit) and last night's protection.
 	Saves         int `json:"saves"`
@@ -65,9 +69,13 @@ type Night struct {
 	// Inspects holds each Inspector's guess: pairs of (inspector, target).
 	Inspects []Pair `json:"inspects"`
 	Protect  int    `json:"protect"`
-	Shot     int    `json:"shot"`
-	Passed   bool   `json:"passed"`
-	Reminded bool   `json:"reminded"`
+	// Shot is the Vigilante's latest SHOOT tonight (ShotBy who sent it), or
+	// 0; Passed their latest PASS. The latest stands until the night
+	// resolves, when the shot is charged (N5).
+	Shot     int  `json:"shot"`
+	ShotBy   int  `json:"shot_by,omitempty"`
+	Passed   bool `json:"passed"`
+	Reminded bool `json:"reminded"`
 }
 
 // Pair is an actor and the player they named.
@@ -256,7 +264,7 @@ func (s *State) Fold(e Event) error {
 		s.Candidates = nil
 		s.Night = Night{}
 		for i := range s.Players {
-			s.Players[i].Vote, s.Players[i].Locked = 0, false
+			s.Players[i].Vote, s.Players[i].Locked, s.Players[i].Cleared = 0, false, 0
 		}
 	case EvRunoffStarted:
 		s.Round = Runoff
@@ -264,7 +272,7 @@ func (s *State) Fold(e Event) error {
 		s.Candidates = append([]int(nil), e.Candidates...)
 		for i := range s.Players {
 			pl := &s.Players[i]
-			pl.Locked = false
+			pl.Locked, pl.Cleared = false, 0
 			if !s.isCandidate(pl.Vote) {
 				pl.Vote = 0
 			}
@@ -273,7 +281,7 @@ func (s *State) Fold(e Event) error {
 		if err := needPlayer(); err != nil {
 			return err
 		}
-		p.Vote, p.Locked = e.Target, false
+		p.Vote, p.Locked, p.Cleared = e.Target, false, 0
 		if e.Null {
 			p.Vote = NullVote
 		}
@@ -281,7 +289,12 @@ func (s *State) Fold(e Event) error {
 		if err := needPlayer(); err != nil {
 			return err
 		}
-		p.Vote, p.Locked = 0, false
+		p.Vote, p.Locked, p.Cleared = 0, false, 0
+	case EvVoteCleared:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.Cleared = e.Target
 	case EvLocked, EvUnlocked:
 		if err := needPlayer(); err != nil {
 			return err
@@ -313,6 +326,11 @@ func (s *State) Fold(e Event) error {
 		s.TieExtended = true
 		s.Deadline = e.Deadline
 		s.Reminded = false
+		// D12: the extension runs its length; only locks made during it
+		// can close it early, once a vote has broken the tie.
+		for i := range s.Players {
+			s.Players[i].Locked = false
+		}
 	case EvMissedVote:
 		if err := needPlayer(); err != nil {
 			return err
@@ -334,7 +352,7 @@ func (s *State) Fold(e Event) error {
 		s.WeekendClose = false
 		s.Night = Night{Start: e.At, End: e.Deadline}
 		for i := range s.Players {
-			s.Players[i].Vote, s.Players[i].Locked = 0, false
+			s.Players[i].Vote, s.Players[i].Locked, s.Players[i].Cleared = 0, false, 0
 		}
 	case EvActionTaken:
 		s.foldAction(e)
@@ -344,6 +362,14 @@ func (s *State) Fold(e Event) error {
 			v.LastShotDay = s.Day
 		}
 	case EvDawn:
+		// N5: the night's standing shot is charged as the night resolves,
+		// blocked or not.
+		// A shot at a player removed before the night resolved hit no one
+		// and is not charged.
+		if v, tgt := s.Player(s.Night.ShotBy), s.Player(s.Night.Shot); v != nil && tgt != nil && tgt.Alive {
+			v.Shots--
+			v.LastShotNight = s.Day
+		}
 		for i := range s.Players {
 			if doc := &s.Players[i]; doc.Role == Doctor {
 				doc.LastProtected = s.Night.Protect
@@ -420,17 +446,22 @@ func (s *State) isCandidate(slot int) bool {
 }
 
 // kill marks a player dead and takes back every vote on them, so that a vote
-// on the dead never counts (D10).
+// on the dead never counts (D10). By day, each vote taken back is marked
+// cleared, so that it counts as cast at the close (D14) and every tally
+// from this event on shows it so.
 func (s *State) kill(slot int, cause Cause) {
 	p := s.Player(slot)
 	if p == nil || !p.Alive {
 		return
 	}
 	p.Alive, p.Cause = false, cause
-	p.Vote, p.Locked = 0, false
+	p.Vote, p.Locked, p.Cleared = 0, false, 0
 	for i := range s.Players {
-		if s.Players[i].Vote == slot {
-			s.Players[i].Vote, s.Players[i].Locked = 0, false
+		if v := &s.Players[i]; v.Vote == slot {
+			v.Vote, v.Locked = 0, false
+			if s.Phase == DayPhase && v.Alive {
+				v.Cleared = slot
+			}
 		}
 	}
 }
@@ -453,14 +484,10 @@ func (s *State) foldAction(e Event) {
 	case CmdProtect:
 		n.Protect = e.Target
 	case CmdShoot:
-		// A shot counts when it is taken (N5), and cannot be taken back.
-		if v := s.Player(e.By); v != nil {
-			v.Shots--
-			v.LastShotNight = s.Day
-		}
-		n.Shot, n.Passed = e.Target, false
+		// The latest SHOOT or PASS stands until the night resolves (N5).
+		n.Shot, n.ShotBy, n.Passed = e.Target, e.By, false
 	case CmdPass:
-		n.Passed = true
+		n.Shot, n.ShotBy, n.Passed = 0, 0, true
 	}
 }
 

@@ -35,6 +35,9 @@ type TallyVote struct {
 	Target string `json:"target,omitempty"`
 	Null   bool   `json:"null,omitempty"`
 	Locked bool   `json:"locked,omitempty"`
+	// Cleared names the player whose death cleared this vote (D14): the
+	// vote counts as cast at the close unless its voter votes again.
+	Cleared string `json:"cleared,omitempty"`
 }
 
 // Left is the time from the tally's moment to its deadline.
@@ -42,7 +45,7 @@ func (t *Tally) Left() time.Duration { return t.Deadline.Sub(t.At) }
 
 // Tally builds the official tally at now.
 func (s *State) Tally(now time.Time) *Tally {
-	t := &Tally{Game: s.Game, Day: s.Day, Round: s.Round, At: now.UTC(), Deadline: s.closeAt()}
+	t := &Tally{Game: s.Game, Day: s.Day, Round: s.Round, At: now.UTC(), Deadline: s.ClosesAt()}
 	on := s.votesOn()
 	for slot, voters := range on {
 		c := TallyCount{Name: s.name(slot), Votes: len(voters)}
@@ -67,9 +70,11 @@ func (s *State) Tally(now time.Time) *Tally {
 			v.Null = true
 		case p.Vote > 0:
 			v.Target = s.name(p.Vote)
+		case p.Cleared > 0:
+			v.Cleared = s.name(p.Cleared)
 		}
 		t.Votes = append(t.Votes, v)
-		if p.Vote <= 0 {
+		if p.Vote <= 0 && v.Cleared == "" {
 			t.NotVoted = append(t.NotVoted, p.Name)
 		}
 	}
@@ -89,7 +94,7 @@ func (s *State) tallyNotes() []string {
 		notes = append(notes, "Extra round: the Mafia named no victim last night, so the town votes again (N7).")
 	}
 	if s.TieExtended {
-		notes = append(notes, "The runoff closed tied and was extended once; if it is tied again, no one is eliminated today (D12).")
+		notes = append(notes, "The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today (D12).")
 	}
 	if s.Deadline != s.closeAt() {
 		notes = append(notes, "The deadline falls in the weekend, so the round is held to Monday 07:00 America/Chicago (D7).")

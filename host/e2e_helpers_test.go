@@ -6,8 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"html"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"regexp"
@@ -15,14 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
-	gomail "github.com/emersion/go-message/mail"
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/hostrun"
 	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/service"
@@ -35,10 +31,6 @@ import (
 // mail client would.
 
 const (
-	// e2eWait bounds every wait for mail or for the game to move on. It
-	// only matters when something is broken: a healthy step takes well
-	// under a second, but the machine may be loaded.
-	e2eWait  = 90 * time.Second
 	e2ePass  = "e2e-secret"
 	e2eGame  = "g1"
 	hostUser = "host"
@@ -51,7 +43,7 @@ type e2e struct {
 	db    string
 	clock host.Clock
 	log   *slog.Logger
-	rt    *e2eRuntime
+	rt    *hostrun.Runtime
 	ref   *person
 	// players in seat order once they have joined.
 	players []*person
@@ -96,65 +88,22 @@ func (e *e2e) newPerson(name, user string) *person {
 
 func (e *e2e) hostAddr() string { return e.stack.Address(hostUser) }
 
-// e2eRuntime is a host started by service.Start, as serve starts it, and
-// running in the background until stop.
-type e2eRuntime struct {
-	svc    *service.Service
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error // what Run returned; read after done is closed
-}
-
-// startRuntime starts the host on the store at e.db through
-// service.Start, with the configuration's defaults and the host's accounts
-// on the stack (Postfix relays for loopback without credentials).
-func (e *e2e) startRuntime() *e2eRuntime {
-	t := e.t
-	t.Helper()
+// startRuntime starts the host on the store at e.db as serve starts it,
+// with the configuration's defaults and the host's accounts on the stack
+// (Postfix relays for loopback without credentials).
+func (e *e2e) startRuntime() *hostrun.Runtime {
+	e.t.Helper()
 	cfg := config.Defaults()
 	cfg.Address, cfg.Referees, cfg.Database = e.hostAddr(), []string{e.ref.addr}, e.db
 	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+e.stack.IMAPAddr(), hostUser, e2ePass
 	cfg.SMTP.URL = "smtp://" + e.stack.SMTPAddr()
-	svc, err := service.Start(context.Background(), &cfg, service.Options{Clock: e.clock, Log: e.log})
-	if err != nil {
-		t.Fatalf("start the host: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rt := &e2eRuntime{svc: svc, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(rt.done)
-		rt.err = svc.Run(ctx)
-	}()
-	t.Cleanup(func() { rt.stop(t) })
-	return rt
-}
-
-// stop ends the runtime as a signal ends serve: every loop returns, and
-// only then the store closes. It reports whatever failed meanwhile.
-func (rt *e2eRuntime) stop(t *testing.T) {
-	t.Helper()
-	if rt.cancel == nil {
-		return
-	}
-	rt.cancel()
-	rt.cancel = nil
-	select {
-	case <-rt.done:
-	case <-time.After(e2eWait):
-		t.Fatalf("the host runtime did not stop within %v", e2eWait)
-	}
-	if rt.err != nil {
-		t.Errorf("host runtime: %v", rt.err)
-	}
-	if err := rt.svc.Close(); err != nil {
-		t.Errorf("close store: %v", err)
-	}
+	return hostrun.Start(e.t, &cfg, service.Options{Clock: e.clock, Log: e.log})
 }
 
 // game is the live game as the host holds it.
 func (e *e2e) game() *engine.State {
 	e.t.Helper()
-	s, ok := e.rt.svc.Host().Game(e2eGame)
+	s, ok := e.rt.Host().Game(e2eGame)
 	if !ok {
 		e.t.Fatalf("the host has no game %s", e2eGame)
 	}
@@ -167,7 +116,7 @@ func (e *e2e) waitGame(what string, cond func(s *engine.State) bool) *engine.Sta
 	var s *engine.State
 	waitFor(e.t, what, func() bool {
 		var ok bool
-		s, ok = e.rt.svc.Host().Game(e2eGame)
+		s, ok = e.rt.Host().Game(e2eGame)
 		return ok && cond(s)
 	})
 	return s
@@ -192,7 +141,7 @@ func (e *e2e) settle() {
 	})
 	waitFor(e.t, "the outbox to drain", func() bool {
 		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
-			ms, err := e.rt.svc.Store().OutMessages(context.Background(), status)
+			ms, err := e.rt.Store().OutMessages(context.Background(), status)
 			if err != nil {
 				e.t.Fatalf("outbox: %v", err)
 			}
@@ -360,166 +309,9 @@ func (p *person) awaitAll(what string, cond func([]letter) bool) {
 	waitFor(p.e.t, p.name+": "+what, func() bool { return cond(p.mailbox()) })
 }
 
-// letter is one message as read from a mailbox, parsed with go-message.
-type letter struct {
-	uid  imap.UID
-	seen bool
-	raw  []byte
-	// err is why the message could not be parsed; the fields below are
-	// then as far as parsing got.
-	err       error
-	header    gomail.Header
-	messageID string
-	kind      string
-	game      string
-	subject   string
-	replyTo   string
-	// text and html are the decoded bodies of the alternatives.
-	text, html string
-	parts      []string // the media types of the parts, in order
-}
-
-// readMailbox fetches every message of user's INBOX without changing flags.
+// readMailbox fetches every message of user's INBOX on the stack without
+// changing flags.
 func readMailbox(t *testing.T, imapAddr, user string) []letter {
 	t.Helper()
-	c, err := imapclient.DialInsecure(imapAddr, nil)
-	if err != nil {
-		t.Fatalf("dial Dovecot: %v", err)
-	}
-	defer c.Close()
-	if err := c.Login(user, e2ePass).Wait(); err != nil {
-		t.Fatalf("login %s: %v", user, err)
-	}
-	sel, err := c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()
-	if err != nil {
-		t.Fatalf("examine %s's INBOX: %v", user, err)
-	}
-	var out []letter
-	if sel.NumMessages > 0 {
-		section := &imap.FetchItemBodySection{Peek: true}
-		msgs, err := c.Fetch(imap.SeqSet{{Start: 1, Stop: 0}}, &imap.FetchOptions{UID: true, Flags: true,
-			BodySection: []*imap.FetchItemBodySection{section}}).Collect()
-		if err != nil {
-			t.Fatalf("fetch %s's INBOX: %v", user, err)
-		}
-		for _, m := range msgs {
-			l := parseLetter(m.FindBodySection(section))
-			l.uid = m.UID
-			for _, f := range m.Flags {
-				if f == imap.FlagSeen {
-					l.seen = true
-				}
-			}
-			out = append(out, l)
-		}
-	}
-	if err := c.Logout().Wait(); err != nil {
-		t.Logf("logout %s: %v", user, err)
-	}
-	return out
-}
-
-// parseLetter reads a message strictly: any error of go-message is kept.
-func parseLetter(raw []byte) letter {
-	l := letter{raw: raw}
-	r, err := gomail.CreateReader(bytes.NewReader(raw))
-	if err != nil {
-		l.err = fmt.Errorf("read header: %w", err)
-		return l
-	}
-	defer r.Close()
-	l.header = r.Header
-	l.kind = r.Header.Get("X-Mafiamail-Kind")
-	l.game = r.Header.Get("X-Mafiamail-Game")
-	if l.messageID, err = r.Header.MessageID(); err != nil {
-		l.err = fmt.Errorf("Message-Id: %w", err)
-	}
-	if l.subject, err = r.Header.Subject(); err != nil && l.err == nil {
-		l.err = fmt.Errorf("Subject: %w", err)
-	}
-	if rt, err := r.Header.AddressList("Reply-To"); err != nil {
-		if l.err == nil {
-			l.err = fmt.Errorf("Reply-To: %w", err)
-		}
-	} else if len(rt) == 1 {
-		l.replyTo = strings.ToLower(rt[0].Address)
-	}
-	for {
-		p, err := r.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if l.err == nil {
-				l.err = fmt.Errorf("next part: %w", err)
-			}
-			break
-		}
-		h, ok := p.Header.(*gomail.InlineHeader)
-		if !ok {
-			l.parts = append(l.parts, "attachment")
-			continue
-		}
-		ct, params, err := h.ContentType()
-		if err != nil && l.err == nil {
-			l.err = fmt.Errorf("part Content-Type: %w", err)
-		}
-		body, err := io.ReadAll(p.Body)
-		if err != nil && l.err == nil {
-			l.err = fmt.Errorf("read %s part: %w", ct, err)
-		}
-		if !strings.EqualFold(params["charset"], "utf-8") && l.err == nil {
-			l.err = fmt.Errorf("%s part in charset %q", ct, params["charset"])
-		}
-		l.parts = append(l.parts, ct)
-		switch ct {
-		case "text/plain":
-			l.text = string(body)
-		case "text/html":
-			l.html = string(body)
-		}
-	}
-	return l
-}
-
-// mediaType is the media type of the message's top-level Content-Type.
-func (l letter) mediaType() string {
-	mt, _, err := l.header.ContentType()
-	if err != nil {
-		return ""
-	}
-	return mt
-}
-
-// references returns the References field's message IDs.
-func (l letter) references() []string {
-	ids, err := l.header.MsgIDList("References")
-	if err != nil {
-		return nil
-	}
-	return ids
-}
-
-// blockEnd matches the HTML tags after which a reader sees a new line.
-var (
-	blockEnd = regexp.MustCompile(`(?i)<br\s*/?>|</(p|div|li|tr|td|th|h[1-6]|blockquote|pre|table|ul|ol)>`)
-	anyTag   = regexp.MustCompile(`<[^>]*>`)
-)
-
-// htmlLines renders an HTML body to the lines a reader would see.
-func htmlLines(s string) string {
-	s = blockEnd.ReplaceAllString(s, "$0\n")
-	return html.UnescapeString(anyTag.ReplaceAllString(s, ""))
-}
-
-// waitFor polls cond until it holds, failing the test after e2eWait.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", e2eWait, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return readMailboxAs(t, imapAddr, user, e2ePass)
 }

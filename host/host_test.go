@@ -147,7 +147,7 @@ func (hs *harness) setUp() {
 		hs.t.Fatalf("the referee got no answer to NEW GAME: %+v", hs.outbox())
 	}
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
-	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1")
+	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false")
 	for _, p := range players {
 		hs.send(addr(p), "host+g1@example.org", "JOIN "+p)
 	}
@@ -304,7 +304,7 @@ func TestDigests(t *testing.T) {
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
-	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1 digest_interval=2h reminder_before=0")
+	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false digest_interval=2h reminder_before=0")
 	for _, p := range players {
 		hs.send(addr(p), "host+g1@example.org", "JOIN "+p)
 	}

@@ -112,7 +112,7 @@ func TestIntegrationDayAndNight(t *testing.T) {
 	// it sent from its store.
 	e.settle()
 	final := e.game()
-	e.rt.stop(t)
+	e.rt.Stop(t)
 	st, err := store.Open(context.Background(), e.db, store.Options{Logger: e.log})
 	if err != nil {
 		t.Fatal(err)
@@ -494,7 +494,7 @@ func roleOr(r engine.Role, alt string) string {
 // second copy changes nothing.
 func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 	e := newE2E(t, host.Clock{}, "Alice", "Bob", "Carol", "Dave", "Erin")
-	e.setUpGame("players=5 mafia=1 inspectors=1")
+	e.setUpGame("players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false")
 	alice, bob, carol, dave, erin := e.player("Alice"), e.player("Bob"), e.player("Carol"), e.player("Dave"), e.player("Erin")
 
 	// Each vote carries a line of discussion, relayed in the thread as a
@@ -526,7 +526,7 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 
 	// The host is down (watcher, sender, clock, store) while three votes
 	// arrive; they wait unseen in its INBOX until it starts again.
-	e.rt.stop(t)
+	e.rt.Stop(t)
 	first := cast(alice, bob)
 	cast(bob, carol)
 	cast(carol, bob)
@@ -550,8 +550,8 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 	// Dovecot stops while the watcher idles: Postfix queues what comes
 	// meanwhile and delivers it once Dovecot is back, and the watcher
 	// reconnects and finds it.
-	waitFor(t, "the watcher to idle", func() bool { return e.rt.svc.Watcher().Stats().Idling })
-	before := e.rt.svc.Watcher().Stats()
+	waitFor(t, "the watcher to idle", func() bool { return e.rt.Watcher().Stats().Idling })
+	before := e.rt.Watcher().Stats()
 	if err := e.stack.StopDovecot(); err != nil {
 		e.t.Fatal(err)
 	}
@@ -561,8 +561,8 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 		e.t.Fatal(err)
 	}
 	votesAre("the votes sent while Dovecot was down", alice, carol, dave, bob)
-	waitFor(t, "the watcher to idle again", func() bool { return e.rt.svc.Watcher().Stats().Idling })
-	if after := e.rt.svc.Watcher().Stats(); after.Connects <= before.Connects || after.Disconnects <= before.Disconnects {
+	waitFor(t, "the watcher to idle again", func() bool { return e.rt.Watcher().Stats().Idling })
+	if after := e.rt.Watcher().Stats(); after.Connects <= before.Connects || after.Disconnects <= before.Disconnects {
 		t.Errorf("watcher stats before the restart %+v, after %+v: want a lost connection and a new login", before, after)
 	}
 	// Mail pushed to the new session in IDLE.
@@ -571,10 +571,10 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 
 	// The first vote again, byte for byte, under a new UID: applied
 	// again, it would move Alice's vote back to Bob.
-	failures := e.rt.svc.Watcher().Stats().HandlerErrors
+	failures := e.rt.Watcher().Stats().HandlerErrors
 	e.submit(alice.addr, alice.thread, first.mail.raw)
 	waitFor(t, "the second copy of the first vote to be taken in", func() bool {
-		if e.rt.svc.Watcher().Stats().HandlerErrors > failures {
+		if e.rt.Watcher().Stats().HandlerErrors > failures {
 			return true
 		}
 		copies := 0
@@ -588,11 +588,11 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 		}
 		return copies == 2
 	})
-	if st := e.rt.svc.Watcher().Stats(); st.HandlerErrors > failures {
+	if st := e.rt.Watcher().Stats(); st.HandlerErrors > failures {
 		t.Fatalf("the handler failed %d times on the second copy of a message (the log above says why)", st.HandlerErrors-failures)
 	}
 	final := e.game()
-	e.rt.stop(t)
+	e.rt.Stop(t)
 
 	want := map[string]string{"Alice": "Carol", "Bob": "Carol", "Carol": "Bob", "Dave": "Bob", "Erin": "Alice"}
 	for voter, target := range want {

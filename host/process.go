@@ -368,16 +368,15 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 	env := h.env(w)
 	announced := false
 	for _, c := range r.Commands {
-		cmd := engine.Command{Verb: engine.Verb(c.Verb), By: actor, Channel: ch, Target: c.Target, Voter: c.Voter,
+		verb, ok := c.Verb.Engine()
+		if !ok {
+			return fmt.Errorf("%s reached a game channel of %s, where the grammar does not allow it", c.Verb, id)
+		}
+		// DEADLINE's time goes as written: the engine reads it, in the
+		// game's zone (D8).
+		cmd := engine.Command{Verb: verb, By: actor, Channel: ch, Target: c.Target, Voter: c.Voter,
 			Name: c.Name, Address: c.Address, Text: c.Text, Duration: c.Duration, Held: c.Held, Suspend: c.Suspend}
 		switch c.Verb {
-		case command.Deadline:
-			t, err := g.state.ParseGameTime(c.Text)
-			if err != nil {
-				reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err})
-				continue
-			}
-			cmd.Time = t
 		case command.Announce:
 			announced = true
 		case command.Add, command.Replace:

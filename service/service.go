@@ -19,6 +19,7 @@ import (
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/loops"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
 	"github.com/mafiamail/mafiamail/store"
@@ -167,3 +168,16 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 
 // Watcher is the IMAP watcher that feeds the host, for its statistics.
 func (s *Service) Watcher() *watcher.Watcher { return s.watch }
+
+// Embedded is the configuration `serve --embedded` makes for the embedded
+// mail servers srv: the host is host@DOMAIN and the referee
+// referee@DOMAIN, both logging in with password, and the database is db.
+func Embedded(srv *mailserver.Server, password, db string) config.Config {
+	c := config.Defaults()
+	c.Address = "host@" + srv.Domain()
+	c.Referees = []string{"referee@" + srv.Domain()}
+	c.Database = db
+	c.IMAP.URL, c.IMAP.Username, c.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", password
+	c.SMTP.URL, c.SMTP.Username, c.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", password
+	return c
+}

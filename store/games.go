@@ -7,12 +7,13 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mafiamail/mafiamail/engine"
 )
 
 // Game is one game's row. Its state lives in its events.
@@ -53,11 +54,9 @@ type Participant struct {
 	JoinedAt time.Time
 }
 
-var gameIDRe = regexp.MustCompile(`^[a-z0-9]{2,20}$`)
-
-// ValidGameID reports whether id is a valid game name: 2 to 20 lower-case
-// letters and digits.
-func ValidGameID(id string) bool { return gameIDRe.MatchString(id) }
+// ValidGameID reports whether id is a valid game name: the engine's, which
+// is the one place that says what a game's name is.
+func ValidGameID(id string) bool { return engine.ValidGameID(id) }
 
 // CreateGame adds a game; ErrExists if the id is taken.
 func (tx *Tx) CreateGame(ctx context.Context, id, status string, now time.Time) error {

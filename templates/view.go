@@ -192,6 +192,9 @@ type Vote struct {
 	Target string
 	Null   bool
 	Locked bool
+	// Cleared names the player whose death cleared this vote (D14); such a
+	// vote counts as cast.
+	Cleared string
 }
 
 // Voted reports whether the vote names a player.
@@ -201,7 +204,7 @@ func (v Vote) Voted() bool { return v.Target != "" }
 func (t *Tally) Cast() []Vote {
 	var out []Vote
 	for _, v := range t.Votes {
-		if v.Target != "" || v.Null {
+		if v.Target != "" || v.Null || v.Cleared != "" {
 			out = append(out, v)
 		}
 	}

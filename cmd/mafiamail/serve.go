@@ -53,14 +53,10 @@ func embeddedConfig(db string, speed float64) (*config.Config, *mailserver.Serve
 	if err != nil {
 		return nil, nil, fmt.Errorf("start embedded mail servers: %w", err)
 	}
-	c := config.Defaults()
-	c.Address = "host@example.org"
-	c.Referees = []string{"referee@example.org"}
-	if db != "" {
-		c.Database = db
+	if db == "" {
+		db = config.Defaults().Database
 	}
+	c := service.Embedded(srv, embeddedPassword, db)
 	c.Speed = speed
-	c.IMAP.URL, c.IMAP.Username, c.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", embeddedPassword
-	c.SMTP.URL, c.SMTP.Username, c.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", embeddedPassword
 	return &c, srv, nil
 }

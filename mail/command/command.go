@@ -89,7 +89,7 @@ const NullTarget = "null"
 //	REPLACE Name WITH address          Target, Address
 //	SUSPEND/ADMIT address              Address
 //	EXTEND 12h, GRANT [12h]            Duration (zero: none given)
-//	DEADLINE <time>                    Time, Text (as written)
+//	DEADLINE <time>                    Text (as written; the engine reads it)
 //	RELAY n, REJECT n [SUSPEND]        Held, Suspend
 //	SETUP …                            Text
 //	ANNOUNCE                           Text (the rest of the message)
@@ -104,7 +104,6 @@ type Command struct {
 	Address  string        // a bare address (local@domain)
 	Text     string        // SETUP's arguments, DEADLINE as written, ANNOUNCE's text
 	Duration time.Duration // EXTEND, GRANT
-	Time     time.Time     // DEADLINE
 	Held     int           // RELAY, REJECT
 	Suspend  bool          // REJECT n SUSPEND
 	Note     string        // words after the command that are not part of it ("VOTE Bob, he lied")
@@ -122,7 +121,6 @@ func (c Command) MarshalJSON() ([]byte, error) {
 		Address  string `json:"address,omitempty"`
 		Text     string `json:"text,omitempty"`
 		Duration string `json:"duration,omitempty"`
-		Time     string `json:"time,omitempty"`
 		Held     int    `json:"held,omitempty"`
 		Suspend  bool   `json:"suspend,omitempty"`
 		Note     string `json:"note,omitempty"`
@@ -134,9 +132,6 @@ func (c Command) MarshalJSON() ([]byte, error) {
 	}
 	if c.Duration != 0 {
 		o.Duration = c.Duration.String()
-	}
-	if !c.Time.IsZero() {
-		o.Time = c.Time.Format(time.RFC3339)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -4,10 +4,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
 )
 
 func TestParseLine(t *testing.T) {
-	ny, _ := time.LoadLocation("America/New_York")
 	tests := []struct {
 		set  Set
 		line string
@@ -103,11 +104,14 @@ func TestParseLine(t *testing.T) {
 		{Referee, "EXTEND", nil, "EXTEND needs a length"},
 		{Referee, "EXTEND a bit", nil, "is not a length"},
 		{Referee, "EXTEND 9999h", nil, "longer than 30 days"},
-		{Referee, "DEADLINE 2025-03-07 18:00", &Command{Verb: Deadline, Text: "2025-03-07 18:00", Time: time.Date(2025, 3, 7, 18, 0, 0, 0, ny)}, ""},
-		{Referee, "DEADLINE 2025-03-07 18:00 UTC", &Command{Verb: Deadline, Text: "2025-03-07 18:00 UTC", Time: time.Date(2025, 3, 7, 18, 0, 0, 0, time.UTC)}, ""},
-		{Referee, "DEADLINE 2025-03-07T18:00:00-05:00", &Command{Verb: Deadline, Text: "2025-03-07T18:00:00-05:00", Time: time.Date(2025, 3, 7, 23, 0, 0, 0, time.UTC)}, ""},
-		{Referee, "DEADLINE friday", nil, "DEADLINE needs a date and time"},
-		{Referee, "DEADLINE 2025-03-07 18:00 Mars/Olympus", nil, "DEADLINE needs a date and time"},
+		// DEADLINE keeps the time as written: the engine reads it, in the game's zone.
+		{Referee, "DEADLINE 2025-03-07 18:00", &Command{Verb: Deadline, Text: "2025-03-07 18:00"}, ""},
+		{Referee, "DEADLINE 2025-03-07 18:00 UTC", &Command{Verb: Deadline, Text: "2025-03-07 18:00 UTC"}, ""},
+		{Referee, "DEADLINE 2025-03-07 18:00 Europe/Berlin", &Command{Verb: Deadline, Text: "2025-03-07 18:00 Europe/Berlin"}, ""},
+		{Referee, "deadline 2026-12-07T18:00", &Command{Verb: Deadline, Text: "2026-12-07T18:00"}, ""},
+		{Referee, "DEADLINE 2025-03-07T18:00:00-05:00", &Command{Verb: Deadline, Text: "2025-03-07T18:00:00-05:00"}, ""},
+		{Referee, "DEADLINE", nil, "DEADLINE needs a date and time"},
+		{Referee, "DEADLINE .", nil, "DEADLINE needs a date and time"},
 		{Referee, "GRANT", &Command{Verb: Grant}, ""},
 		{Referee, "GRANT 12h", &Command{Verb: Grant, Duration: 12 * time.Hour}, ""},
 		{Referee, "GRANT lots", nil, "is not a length"},
@@ -171,10 +175,6 @@ func TestParseLine(t *testing.T) {
 			}
 			want := *tt.want
 			want.Raw = strings.TrimSpace(tt.line)
-			if !got.Time.Equal(want.Time) {
-				t.Errorf("%s %q: time %v, want %v", tt.set, tt.line, got.Time, want.Time)
-			}
-			got.Time, want.Time = time.Time{}, time.Time{}
 			if got != want {
 				t.Errorf("%s %q:\n got %+v\nwant %+v", tt.set, tt.line, got, want)
 			}
@@ -298,6 +298,72 @@ func TestVerbsAreDisjointByArgumentShape(t *testing.T) {
 			if err != nil || !isCmd || got.Verb != v {
 				t.Errorf("%s: %q gave %+v ok=%v err=%v", set, line, got, isCmd, err)
 			}
+		}
+	}
+}
+
+// TestDeadlineTextIsReadByTheEngine: every DEADLINE the grammar accepts
+// as written is one the engine reads, so the grammar's own examples and the
+// engine's reading agree (D8).
+func TestDeadlineTextIsReadByTheEngine(t *testing.T) {
+	for _, line := range []string{"DEADLINE 2026-12-07 18:00", "DEADLINE 2026-12-07 18:00 UTC",
+		"DEADLINE 2026-12-07 18:00 Europe/Berlin", "DEADLINE 2026-12-07T18:00", "DEADLINE 2026-12-07T18:00-05:00",
+		"DEADLINE 2026-12-07 6pm."} {
+		c, ok, err := ParseLine(line, Referee)
+		if !ok || err != nil {
+			t.Fatalf("%q: ok=%v err=%v", line, ok, err)
+		}
+		if _, err := engine.ParseTimeIn(c.Text, engine.DefaultLocation()); err != nil {
+			t.Errorf("%q: the engine cannot read %q: %v", line, c.Text, err)
+		}
+	}
+	_, _, err := ParseLine("DEADLINE", Referee)
+	for _, example := range []string{"2026-12-07 18:00 UTC", "2026-12-07 18:00 Europe/Berlin", "2026-12-07T18:00-05:00"} {
+		if !strings.Contains(err.Error(), example) {
+			t.Fatalf("the error's examples must be ones the engine reads: %v", err)
+		}
+		if _, perr := engine.ParseTimeIn(example, engine.DefaultLocation()); perr != nil {
+			t.Errorf("the error suggests %q, which the engine refuses: %v", example, perr)
+		}
+	}
+}
+
+// TestVerbConversions: every verb a mail line can hold, except NEW GAME,
+// converts to the engine's verb of the same spelling and back; the engine's
+// verbs that no line spells do not convert.
+func TestVerbConversions(t *testing.T) {
+	seen := map[Verb]bool{}
+	for _, vs := range verbs {
+		for _, v := range vs {
+			if seen[v] {
+				continue
+			}
+			seen[v] = true
+			e, ok := v.Engine()
+			if v == NewGame {
+				if ok {
+					t.Errorf("NEW GAME is the host's, not the engine's: %q", e)
+				}
+				continue
+			}
+			if !ok || string(e) != string(v) {
+				t.Errorf("%s converts to %q (ok %v)", v, e, ok)
+				continue
+			}
+			if back, ok := FromEngine(e); !ok || back != v {
+				t.Errorf("%s does not convert back: %q (ok %v)", e, back, ok)
+			}
+		}
+	}
+	if len(seen)-1 != len(engineVerbs) {
+		t.Errorf("%d verbs in the sets, %d in the conversion table", len(seen)-1, len(engineVerbs))
+	}
+	if _, ok := FromEngine(engine.CmdPost); ok {
+		t.Error("POST is discussion, not a verb of the grammar")
+	}
+	for _, ev := range []engine.Verb{engine.CmdVote, engine.CmdNoKill, engine.CmdWeekendClose, engine.CmdDeadline, engine.CmdJoin} {
+		if _, ok := FromEngine(ev); !ok {
+			t.Errorf("%s has no verb of the grammar", ev)
 		}
 	}
 }

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mafiamail/mafiamail/engine"
 )
 
 // verbs lists the verbs each set understands (docs/design.md "Commands"). HELP and
@@ -142,17 +143,19 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 
 	case Setup:
 		if rest == "" {
-			return cmd, true, errors.New("SETUP needs a setup: write SETUP classic, SETUP mafia150, or counts and options such as SETUP mafia=3 inspector=1 town=7")
+			return cmd, true, errors.New("SETUP needs a setup: write SETUP classic, SETUP mafia150, or counts and options such as SETUP players=11 mafia=3 inspectors=1")
 		}
 		cmd.Text = rest
 		return cmd, true, nil
 
 	case Deadline:
-		t, err := parseDeadline(rest)
-		if err != nil {
-			return cmd, true, err
+		// The time itself is read by the engine, in the game's zone (D8):
+		// the grammar only checks that one is given.
+		cmd.Text = strings.TrimSpace(rest)
+		if trimPunct(cmd.Text) == "" {
+			return cmd, true, errors.New("DEADLINE needs a date and time: write DEADLINE 2026-12-07 18:00 (in the game's zone), " +
+				"or add a zone or an offset: 2026-12-07 18:00 UTC, 2026-12-07 18:00 Europe/Berlin, 2026-12-07T18:00-05:00")
 		}
-		cmd.Time, cmd.Text = t, rest
 		return cmd, true, nil
 
 	case Extend:
@@ -170,7 +173,7 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 
 	case NewGame:
 		name := strings.ToLower(trimPunct(rest))
-		if !gameName.MatchString(name) {
+		if !engine.ValidGameID(name) {
 			return cmd, true, errors.New("NEW GAME needs the game's name, 2 to 20 letters and digits: write NEW GAME name")
 		}
 		cmd.Name = name
@@ -186,8 +189,6 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	}
 	return cmd, true, fmt.Errorf("%s takes nothing after it: write %s alone on its line", verb, verb)
 }
-
-var gameName = regexp.MustCompile(`^[a-z0-9]{2,20}$`)
 
 // arrowVote reads "Voter >> Target" (seed 3b).
 func arrowVote(cmd Command, s string) (Command, bool, error) {

@@ -1,12 +1,10 @@
 package command
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-	_ "time/tzdata" // deadlines name zones; hosts without a zoneinfo database still read them
 
 	"github.com/mafiamail/mafiamail/engine"
 )
@@ -60,54 +58,41 @@ func parseLength(s string) (time.Duration, error) {
 	return total, nil
 }
 
-// Deadlines are shown in New York time (D8), so a time without a zone is New
-// York time too.
-var newYork = mustZone("America/New_York")
-
-var zoneWords = map[string]*time.Location{
-	"ET": newYork, "EST": newYork, "EDT": newYork,
-	"CT": mustZone("America/Chicago"), "CST": mustZone("America/Chicago"), "CDT": mustZone("America/Chicago"),
-	"UTC": time.UTC, "GMT": time.UTC, "Z": time.UTC,
+// engineVerbs is every verb that reaches the rules engine, with the engine's
+// own. The two types are kept apart (the grammar knows NEW GAME, which is the
+// host's; the engine knows POST, which is discussion), so they convert
+// through this table and never by a bare string conversion.
+var engineVerbs = map[Verb]engine.Verb{
+	Vote: engine.CmdVote, Unvote: engine.CmdUnvote, Lock: engine.CmdLock, Unlock: engine.CmdUnlock,
+	Extend: engine.CmdExtend, Tally: engine.CmdTally, Help: engine.CmdHelp, Status: engine.CmdStatus,
+	Kill: engine.CmdKill, NoKill: engine.CmdNoKill, Inspect: engine.CmdInspect, Protect: engine.CmdProtect,
+	Shoot: engine.CmdShoot, Pass: engine.CmdPass,
+	Add: engine.CmdAdd, Setup: engine.CmdSetup, Start: engine.CmdStart, Close: engine.CmdClose,
+	Deadline: engine.CmdDeadline, Grant: engine.CmdGrant, Deny: engine.CmdDeny,
+	WeekendClose: engine.CmdWeekendClose, Replace: engine.CmdReplace, Modkill: engine.CmdModkill,
+	Suspend: engine.CmdSuspend, Relay: engine.CmdRelay, Reject: engine.CmdReject, Admit: engine.CmdAdmit,
+	Pause: engine.CmdPause, Resume: engine.CmdResume, Announce: engine.CmdAnnounce, End: engine.CmdEnd,
+	Join: engine.CmdJoin,
 }
 
-func mustZone(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(fmt.Sprintf("command: zone %s: %v", name, err))
+var grammarVerbs = func() map[engine.Verb]Verb {
+	m := make(map[engine.Verb]Verb, len(engineVerbs))
+	for v, e := range engineVerbs {
+		m[e] = v
 	}
-	return loc
+	return m
+}()
+
+// Engine returns the engine's verb for v; ok is false for a verb the engine
+// does not take (NEW GAME, which the host handles itself).
+func (v Verb) Engine() (verb engine.Verb, ok bool) {
+	verb, ok = engineVerbs[v]
+	return verb, ok
 }
 
-var errDeadline = errors.New("DEADLINE needs a date and time: write DEADLINE 2025-03-07 18:00 (New York time), " +
-	"add a zone such as UTC or Europe/Berlin, or give an RFC 3339 time such as 2025-03-07T18:00:00-05:00")
-
-// parseDeadline reads the time of DEADLINE.
-func parseDeadline(s string) (time.Time, error) {
-	s = trimPunct(s)
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	f := strings.Fields(s)
-	if len(f) == 1 && strings.Contains(f[0], "T") {
-		f = strings.SplitN(f[0], "T", 2)
-	}
-	if len(f) < 2 || len(f) > 3 {
-		return time.Time{}, errDeadline
-	}
-	loc := newYork
-	if len(f) == 3 {
-		if l, ok := zoneWords[strings.ToUpper(f[2])]; ok {
-			loc = l
-		} else if l, err := time.LoadLocation(f[2]); err == nil && strings.Contains(f[2], "/") {
-			loc = l
-		} else {
-			return time.Time{}, errDeadline
-		}
-	}
-	for _, layout := range []string{"2006-01-02 15:04", "2006-01-02 15:04:05"} {
-		if t, err := time.ParseInLocation(layout, f[0]+" "+f[1], loc); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, errDeadline
+// FromEngine returns the grammar's verb for an engine verb; ok is false for
+// one no mail line spells (POST, which is discussion).
+func FromEngine(v engine.Verb) (verb Verb, ok bool) {
+	verb, ok = grammarVerbs[v]
+	return verb, ok
 }

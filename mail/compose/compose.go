@@ -200,11 +200,7 @@ func hashKey(s string) string {
 // gameZone is where times are shown (D8).
 func gameZone(s *engine.State) *time.Location {
 	if s == nil {
-		z, err := time.LoadLocation("America/New_York")
-		if err != nil {
-			return time.UTC
-		}
-		return z
+		return engine.DefaultLocation()
 	}
 	return s.GameZone()
 }

@@ -163,7 +163,7 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	r = h.ok(engine.Referee, engine.Private, "EXTEND 2h", engine.Command{Verb: engine.CmdExtend, Duration: 2 * time.Hour})
 	g.add("deadline-extend", to(t, r.msgs, h.key(a)))
 	r = h.ok(engine.Referee, engine.Private, "DEADLINE 2026-12-03 20:00",
-		engine.Command{Verb: engine.CmdDeadline, Time: time.Date(2026, 12, 4, 1, 0, 0, 0, time.UTC)})
+		engine.Command{Verb: engine.CmdDeadline, Text: "2026-12-03 20:00"})
 	g.add("deadline-set", to(t, r.msgs, h.key(a)))
 	r = h.ok(engine.Referee, engine.Private, "WEEKEND CLOSE", verb(engine.CmdWeekendClose))
 	g.add("deadline-weekend", to(t, r.msgs, h.key(a)))
@@ -231,8 +231,11 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("substitute", toKind(t, r.msgs, h.key(a), compose.KindThread))
 	g.add("role-substitute", toKind(t, r.msgs, h.key(towns[6]), compose.KindRole))
 	g.add("reply-replace-referee", r.reply)
+	// A vote on the removed player is cleared, and its voter told (D14).
+	h.ok(h.player(towns[3]), engine.Thread, "VOTE "+towns[4], vote(towns[4]))
 	r = h.ok(engine.Referee, engine.Private, "MODKILL "+towns[4], at(engine.CmdModkill, towns[4]))
 	g.add("death-modkill", to(t, r.msgs, h.key(a)))
+	g.add("vote-cleared", toKind(t, r.msgs, h.key(towns[3]), compose.KindPrivate))
 
 	start, since := h.seq, h.now
 	h.now = h.now.Add(20 * time.Minute)
@@ -338,8 +341,11 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	r = h.refused(h.player(towns[0]), engine.Thread, "VOTE Ma", vote("Ma"))
 	g.add("reply-refused-ambiguous", r.reply)
 
-	// The Vigilante shoots by day: announced at once as the Vigilante's.
+	// The Vigilante shoots by day: announced at once as the Vigilante's;
+	// the vote on the dead is cleared, and its voter told (D14).
+	h.ok(h.player(towns[2]), engine.Thread, "VOTE "+mafia[0], vote(mafia[0]))
 	r = h.ok(h.player(vig), engine.Private, "SHOOT "+mafia[0], at(engine.CmdShoot, mafia[0]))
+	g.add("vote-cleared", toKind(t, r.msgs, h.key(towns[2]), compose.KindPrivate))
 	g.add("death-dayshot", to(t, r.msgs, h.key(towns[0])))
 	g.add("action-dayshot-referee", toKind(t, r.msgs, "ref", compose.KindReferee))
 	g.add("reply-dayshot", r.reply)

@@ -72,6 +72,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			sec.Lines = append(sec.Lines, fmt.Sprintf("%s: %s", n, role))
 		}
 		sec.Target = name(e.Known)
+		sec.Count = s.Setup.Inspectors
 		sec.Reason = e.Salt
 		sec.Text = e.Commitment
 	case engine.EvRoleAssigned:
@@ -138,6 +139,11 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		default:
 			sec.Variant = "extend"
 		}
+	case engine.EvVoteCleared:
+		// D14: to the voter alone, at once.
+		sec.Kind = "cleared"
+		sec.Target = name(e.Target)
+		sec.Variant = e.Reason
 	case engine.EvMissedVote:
 		sec.Kind = "missed"
 		sec.Missed = []templates.Missed{{Name: e.Name, Count: e.Count}}
@@ -302,14 +308,13 @@ func (c *Composer) actionSection(sec *templates.Section, e engine.Event, s *engi
 	}
 }
 
-// roundCloses is when the running round closes: its deadline, or Monday
-// 07:00 America/Chicago when the deadline falls in a weekend that may not
-// close (D7). The engine's tally knows, so this asks it.
+// roundCloses is when the running round will really close (D7, D9): the
+// engine's ClosesAt decides it, for every announcement alike.
 func roundCloses(s *engine.State) time.Time {
 	if s.Phase != engine.DayPhase {
 		return s.Deadline
 	}
-	return s.Tally(s.Clock).Deadline
+	return s.ClosesAt()
 }
 
 // causeAtDawn says how a player died in the night, without a role (N9).
@@ -397,9 +402,9 @@ func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *tem
 	}
 	locked := map[string]bool{}
 	for _, tv := range t.Votes {
-		vote := templates.Vote{Name: tv.Name, Target: tv.Target, Null: tv.Null, Locked: tv.Locked}
+		vote := templates.Vote{Name: tv.Name, Target: tv.Target, Null: tv.Null, Locked: tv.Locked, Cleared: tv.Cleared}
 		v.Votes = append(v.Votes, vote)
-		if tv.Target == "" {
+		if tv.Target == "" && tv.Cleared == "" {
 			v.NotVoted = append(v.NotVoted, vote)
 		}
 		locked[tv.Name] = tv.Locked

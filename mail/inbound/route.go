@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	gomail "github.com/emersion/go-message/mail"
+
+	"github.com/mafiamail/mafiamail/engine"
 )
 
 // RouteKind says which of the host's addresses a message was sent to.
@@ -50,8 +52,8 @@ var routeHeaders = []string{"To", "Cc", "Delivered-To", "X-Original-To"}
 var (
 	// GAME is 2–20 lowercase letters and digits; TOKEN is lowercase
 	// base32 (RFC 4648 alphabet), at least 50 bits, so 10 characters.
-	signupTag  = regexp.MustCompile(`^[a-z0-9]{2,20}$`)
-	channelTag = regexp.MustCompile(`^([a-z0-9]{2,20})-([tpm])-([a-z2-7]{10,64})$`)
+	signupTag  = regexp.MustCompile(`^` + engine.GameIDPattern + `$`)
+	channelTag = regexp.MustCompile(`^(` + engine.GameIDPattern + `)-([tpm])-([a-z2-7]{10,64})$`)
 )
 
 // FindRoute reads the route of a message: the first of To, Cc, Delivered-To
