@@ -279,7 +279,7 @@ func matchText(s string) string {
 		if r == ':' {
 			space = false
 		}
-		if prev == '>' && unicode.IsLetter(r) {
+		if (prev == '>' || prev == ')') && unicode.IsLetter(r) {
 			space = true
 		}
 		if space && b.Len() > 0 {

@@ -313,13 +313,13 @@ func findAttribution(lines []string, i int) attr {
 	if first == "" {
 		return attr{}
 	}
-	if a := attributionAt(lines, i, first); a.n > 0 {
-		return a
-	}
-	// Splitting is only worth it on a line that ends like an attribution
-	// or holds a dashed one.
-	if !strings.HasSuffix(first, ":") && !strings.Contains(first, "--") {
-		return attr{}
+	whole := attributionAt(lines, i, first)
+	// A sure attribution from the line's start is one; an unsure one may
+	// be the author's words followed by a sure one ("VOTE Bob --- On …
+	// wrote:" fits "… wrote:" too). Splitting is only worth it on a line
+	// that ends like an attribution or holds a dashed one.
+	if whole.sure || !strings.HasSuffix(first, ":") && !strings.Contains(first, "--") {
+		return whole
 	}
 	tries := 0
 	for _, at := range splitPoints(raw) {
@@ -336,7 +336,7 @@ func findAttribution(lines []string, i int) attr {
 			return a
 		}
 	}
-	return attr{}
+	return whole
 }
 
 // splitPoints are where an attribution may begin inside a line: after a run
@@ -381,6 +381,9 @@ func attributionAt(lines []string, i int, first string) attr {
 			break
 		}
 		next := matchText(lines[j])
+		if next == "" {
+			break
+		}
 		if !(dated && !strings.ContainsAny(prev[len(prev)-1:], ".!?")) && !addressWrap(prev, next) {
 			break
 		}
@@ -416,7 +419,7 @@ func matchAttribution(s string) (attr, bool) {
 	sure := dashed || g.anchored && evidence
 	// Without its colon an attribution must still end with its verb
 	// ("… wrote"): "Am … schrieb Name <" is only the start of one.
-	if colonless && (!sure || len(g.pieces[len(g.pieces)-1]) <= 1) {
+	if colonless && !dashed && (!sure || len(g.pieces[len(g.pieces)-1]) <= 1) {
 		return attr{}, false
 	}
 	return attr{evidence: evidence, sure: sure}, true
