@@ -136,7 +136,12 @@ scan:
 			if quoted || a.sure || a.evidence && next < len(lines) {
 				setCut("attribution", i)
 				kinds[i] = kQuote
-				if a.prefix != "" {
+				switch {
+				case a.prefix != "" && placed == kUnsure:
+					// Below a mobile signature nothing is the
+					// author's for certain: the line stays unsure.
+					kinds[i] = kUnsure
+				case a.prefix != "":
 					kinds[i], prefix[i] = kMixed, a.prefix
 				}
 				for j := i + 1; j < i+a.n; j++ {
@@ -287,7 +292,10 @@ func lostQuoteMarker(lines []string, kinds []kind, i int) bool {
 
 // attrEvidence is what makes an attribution one beyond doubt: a time, a
 // year or an address.
-var attrEvidence = regexp.MustCompile(`\d{1,2}[:.h]\d{2}|\d{4}|@`)
+var (
+	attrEvidence = regexp.MustCompile(`\d{1,2}[:.h]\d{2}|\d{4}|@`)
+	timeOfDay    = regexp.MustCompile(`\d{1,2}[:.h]\d{2}`)
+)
 
 // attr is an attribution found at a line.
 type attr struct {
@@ -372,7 +380,9 @@ func attributionAt(lines []string, i int, first string) attr {
 		if len(joined) > 600 {
 			break
 		}
-		if a, ok := matchAttribution(joined); ok && (k == 0 || a.evidence) {
+		// Lines are wrapped where an address made them long: a joined
+		// attribution has one.
+		if a, ok := matchAttribution(joined); ok && (k == 0 || strings.Contains(joined, "@")) {
 			a.n = k + 1
 			return a
 		}
@@ -418,8 +428,9 @@ func matchAttribution(s string) (attr, bool) {
 	evidence := attrEvidence.MatchString(core)
 	sure := dashed || g.anchored && evidence
 	// Without its colon an attribution must still end with its verb
-	// ("… wrote"): "Am … schrieb Name <" is only the start of one.
-	if colonless && !dashed && (!sure || len(g.pieces[len(g.pieces)-1]) <= 1) {
+	// ("… wrote"): "Am … schrieb Name <" is only the start of one. And
+	// it must hold an address: "On Monday at 10:15 Bob sent" is prose.
+	if colonless && !dashed && (!sure || len(g.pieces[len(g.pieces)-1]) <= 1 || !strings.Contains(core, "@") || !timeOfDay.MatchString(core)) {
 		return attr{}, false
 	}
 	return attr{evidence: evidence, sure: sure}, true
