@@ -52,6 +52,10 @@ type Pattern struct {
 type glob struct {
 	Pattern
 	pieces []string
+	// hash tells which pieces hold a "#"; longest is the longest piece
+	// without one, which a matching text must contain.
+	hash    []bool
+	longest string
 	// anchored is set when the pattern starts with words of its own ("On
 	// …", "Am …"), not with the author's name: only such an attribution is
 	// certain enough to cut the unquoted text below it, and only it is
@@ -160,6 +164,13 @@ func compileGlob(p Pattern, text string) glob {
 	// A pattern that starts with words, or with a number (a date first),
 	// is anchored; one that starts with "…" starts with the author's name.
 	g.anchored = g.pieces[0] != "" && len(g.pieces) > 1
+	g.hash = make([]bool, len(g.pieces))
+	for i, p := range g.pieces {
+		g.hash[i] = strings.ContainsRune(p, '#')
+		if !g.hash[i] && len(p) > len(g.longest) {
+			g.longest = p
+		}
+	}
 	return g
 }
 
@@ -169,17 +180,18 @@ func (g *glob) match(s string) bool {
 	if len(ps) == 1 {
 		return pieceAt(ps[0], s, 0) == len(s)
 	}
-	last := ps[len(ps)-1]
-	// Cheap refusals first: most lines end otherwise.
-	if !strings.ContainsRune(last, '#') && !strings.HasSuffix(s, last) {
+	last, lastHash := ps[len(ps)-1], g.hash[len(ps)-1]
+	// Cheap refusals first: most lines end otherwise, or lack the
+	// pattern's words.
+	if !lastHash && !strings.HasSuffix(s, last) || !strings.Contains(s, g.longest) {
 		return false
 	}
 	pos := pieceAt(ps[0], s, 0)
 	if pos < 0 {
 		return false
 	}
-	for _, p := range ps[1 : len(ps)-1] {
-		end := findPiece(p, s, pos+1)
+	for k, p := range ps[1 : len(ps)-1] {
+		end := findPiece(p, g.hash[k+1], s, pos+1)
 		if end < 0 {
 			return false
 		}
@@ -188,7 +200,7 @@ func (g *glob) match(s string) bool {
 	if last == "" {
 		return pos < len(s)
 	}
-	if !strings.ContainsRune(last, '#') {
+	if !lastHash {
 		return len(s)-len(last) > pos
 	}
 	for start := pos + 1; start < len(s); start++ {
@@ -201,11 +213,11 @@ func (g *glob) match(s string) bool {
 
 // findPiece finds the leftmost place at or after from where piece p matches
 // in s and returns where that match ends, or -1.
-func findPiece(p, s string, from int) int {
+func findPiece(p string, hash bool, s string, from int) int {
 	if from > len(s) {
 		return -1
 	}
-	if !strings.ContainsRune(p, '#') {
+	if !hash {
 		i := strings.Index(s[from:], p)
 		if i < 0 {
 			return -1
@@ -292,13 +304,19 @@ func matchText(s string) string {
 	return b.String()
 }
 
-// attributionMatch finds the table entry s (in matchText form) fits.
-func (t *table) attributionMatch(s string) *glob {
+// attributionMatch finds the table entry s (in matchText form) fits; with
+// verbLast, only an anchored entry that ends with its verb ("On … wrote:",
+// not "Am … schrieb …:").
+func (t *table) attributionMatch(s string, verbLast bool) *glob {
 	if !strings.HasSuffix(s, ":") {
 		return nil
 	}
 	for i := range t.attributions {
-		if t.attributions[i].match(s) {
+		g := &t.attributions[i]
+		if verbLast && (!g.anchored || len(g.pieces[len(g.pieces)-1]) <= 1) {
+			continue
+		}
+		if g.match(s) {
 			return &t.attributions[i]
 		}
 	}

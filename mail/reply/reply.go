@@ -82,12 +82,38 @@ const maxJoin = 4
 // signature: longer lines are text, and are not read again and again.
 const maxLine = 1000
 
+// text is a message's lines, with the matchText form of each worked out
+// once, when first needed: every line is compared with the table a bounded
+// number of times, but normalised only once.
+type text struct {
+	lines []string
+	norm  []string
+	done  []bool
+}
+
+func newText(lines []string) *text {
+	return &text{lines: lines, norm: make([]string, len(lines)), done: make([]bool, len(lines))}
+}
+
+// at is line i in matchText form; "" for a line too long to be read as a
+// marker.
+func (t *text) at(i int) string {
+	if !t.done[i] {
+		t.done[i] = true
+		if len(t.lines[i]) <= maxLine {
+			t.norm[i] = matchText(t.lines[i])
+		}
+	}
+	return t.norm[i]
+}
+
 // Split splits text into the author's new text, the quoted text, the
 // signature and what could not be placed.
 func Split(text string) Parts {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	lines := strings.Split(text, "\n")
+	t := newText(lines)
 	kinds := make([]kind, len(lines))
 	prefix := map[int]string{}
 	var p Parts
@@ -127,7 +153,7 @@ scan:
 			kinds[i] = placed
 			continue
 		}
-		if a := findAttribution(lines, i); a.n > 0 {
+		if a := findAttribution(t, i); a.n > 0 {
 			next := i + a.n
 			for next < len(lines) && blank(lines[next]) {
 				next++
@@ -170,7 +196,7 @@ scan:
 				continue
 			}
 		}
-		if c := marker(lines, i); c != "" {
+		if c := marker(t, i); c != "" {
 			setCut(c, i)
 			cutAt(i)
 			break scan
@@ -179,7 +205,7 @@ scan:
 			setCut("signature", i)
 			for j := i; j < len(lines); j++ {
 				if j > i {
-					if a := findAttribution(lines, j); a.n > 0 && a.prefix == "" || marker(lines, j) != "" || isQuoteLine(lines[j]) {
+					if a := findAttribution(t, j); a.n > 0 && a.prefix == "" || marker(t, j) != "" || isQuoteLine(lines[j]) {
 						cutAt(j)
 						break
 					}
@@ -204,7 +230,14 @@ scan:
 		kinds[i] = placed
 	}
 
-	var newLines, quoted, sig, unsure []string
+	var count [kMixed + 1]int
+	for _, k := range kinds {
+		count[k]++
+	}
+	newLines := make([]string, 0, count[kNew]+count[kMixed])
+	quoted := make([]string, 0, count[kQuote]+count[kMixed])
+	sig := make([]string, 0, count[kSig])
+	unsure := make([]string, 0, count[kUnsure])
 	gap := false
 	for j, l := range lines {
 		switch kinds[j] {
@@ -312,16 +345,13 @@ type attr struct {
 // findAttribution reports an attribution starting at lines[i], wrapped over
 // up to maxJoin lines, or one that begins within the line after the
 // author's words ("Thanks! --- On … wrote:").
-func findAttribution(lines []string, i int) attr {
-	raw := lines[i]
-	if len(raw) > maxLine {
-		return attr{}
-	}
-	first := matchText(raw)
+func findAttribution(t *text, i int) attr {
+	raw := t.lines[i]
+	first := t.at(i)
 	if first == "" {
 		return attr{}
 	}
-	whole := attributionAt(lines, i, first)
+	whole := attributionAt(t, i, first)
 	// A sure attribution from the line's start is one; an unsure one may
 	// be the author's words followed by a sure one ("VOTE Bob --- On …
 	// wrote:" fits "… wrote:" too). Splitting is only worth it on a line
@@ -338,7 +368,7 @@ func findAttribution(lines []string, i int) attr {
 		if blank(before) {
 			continue
 		}
-		a := attributionAt(lines, i, matchText(raw[at:]))
+		a := attributionAt(t, i, matchText(raw[at:]))
 		if a.n > 0 && (a.sure || strings.HasSuffix(strings.TrimSpace(raw[:at]), "--")) {
 			a.prefix, a.sure = before, true
 			return a
@@ -370,7 +400,8 @@ func splitPoints(s string) []int {
 
 // attributionAt matches an attribution whose first line, in matchText form,
 // is first.
-func attributionAt(lines []string, i int, first string) attr {
+func attributionAt(t *text, i int, first string) attr {
+	lines := t.lines
 	// Only a line that begins like a dated attribution ("On 3 Mar …") is
 	// joined to the lines below it freely; any other only where an
 	// address was wrapped.
@@ -387,10 +418,10 @@ func attributionAt(lines []string, i int, first string) attr {
 			return a
 		}
 		j := i + k + 1
-		if k+1 >= maxJoin || j >= len(lines) || len(lines[j]) > maxLine || blank(lines[j]) || isQuoteLine(lines[j]) {
+		if k+1 >= maxJoin || j >= len(lines) || isQuoteLine(lines[j]) {
 			break
 		}
-		next := matchText(lines[j])
+		next := t.at(j)
 		if next == "" {
 			break
 		}
@@ -417,39 +448,37 @@ func addressWrap(above, below string) bool {
 func matchAttribution(s string) (attr, bool) {
 	core := strings.Trim(s, "- ")
 	dashed := core != s && (strings.HasPrefix(s, "--") || strings.HasSuffix(s, "--"))
-	colonless := !strings.HasSuffix(core, ":")
-	if colonless {
+	// Without its colon (and its dashes) an attribution must hold an
+	// address and a time ("On Monday Bob sent" is prose), begin like one
+	// and end with its verb ("… wrote"; "Am … schrieb Name <" is only the
+	// start of one).
+	strict := false
+	if !strings.HasSuffix(core, ":") {
+		if !dashed && (!strings.Contains(core, "@") || !timeOfDay.MatchString(core)) {
+			return attr{}, false
+		}
+		strict = !dashed
 		core += ":"
 	}
-	g := patterns.attributionMatch(core)
+	g := patterns.attributionMatch(core, strict)
 	if g == nil {
 		return attr{}, false
 	}
 	evidence := attrEvidence.MatchString(core)
-	sure := dashed || g.anchored && evidence
-	// Without its colon an attribution must still end with its verb
-	// ("… wrote"): "Am … schrieb Name <" is only the start of one. And
-	// it must hold an address: "On Monday at 10:15 Bob sent" is prose.
-	if colonless && !dashed && (!sure || len(g.pieces[len(g.pieces)-1]) <= 1 || !strings.Contains(core, "@") || !timeOfDay.MatchString(core)) {
-		return attr{}, false
-	}
-	return attr{evidence: evidence, sure: sure}, true
+	return attr{evidence: evidence, sure: dashed || g.anchored && evidence}, true
 }
 
 // marker reports a line that ends the author's text for good: a header
 // block, an original-message or forward separator.
-func marker(lines []string, i int) string {
-	if len(lines[i]) > maxLine {
-		return ""
-	}
-	s := matchText(lines[i])
+func marker(t *text, i int) string {
+	s := t.at(i)
 	if s == "" {
 		return ""
 	}
 	if k := patterns.separator(s); k != "" {
 		return k
 	}
-	if headerBlock(lines, i, s) {
+	if headerBlock(t, i, s) {
 		return "header"
 	}
 	return ""
@@ -459,7 +488,7 @@ func marker(lines []string, i int) string {
 // form): two fields or more within a few lines, one of them From or a
 // date (Outlook, Gmail and Thunderbird forwards, GMX's "Gesendet:" first),
 // or a From line with an address alone.
-func headerBlock(lines []string, i int, s string) bool {
+func headerBlock(t *text, i int, s string) bool {
 	k, v := patterns.headerField(s)
 	if k == fieldNone || v == "" {
 		return false
@@ -467,15 +496,12 @@ func headerBlock(lines []string, i int, s string) bool {
 	var seen [fieldSubject + 1]bool
 	seen[k] = true
 	others := 0
-	for j := i + 1; j < len(lines) && j <= i+8; j++ {
-		if len(lines[j]) > maxLine {
+	for j := i + 1; j < len(t.lines) && j <= i+8; j++ {
+		line := t.at(j)
+		if line == "" {
 			break
 		}
-		t := matchText(lines[j])
-		if t == "" {
-			break
-		}
-		fk, _ := patterns.headerField(t)
+		fk, _ := patterns.headerField(line)
 		if fk == fieldNone {
 			// A wrapped value (a long To: list).
 			if others++; others > 2 {
