@@ -149,15 +149,15 @@ type Body struct {
 	// Type is the media type the text came from (text/plain, text/html).
 	Type string `json:"type,omitempty"`
 	// Cut says where the author's text ended (see reply.Parts.Cut).
-	Cut         string `json:"cut,omitempty"`
-	QuotedLines int    `json:"quoted_lines,omitempty"`
-	Signature   string `json:"signature,omitempty"`
+	Cut         string               `json:"cut,omitempty"`
+	QuotedLines int                  `json:"quoted_lines,omitempty"`
+	Signature   string               `json:"signature,omitempty"`
+	Ignored     []message.Attachment `json:"attachments_ignored,omitempty"`
+	Warnings    []string             `json:"warnings,omitempty"`
 	// LeftOut is the text that could not be told apart from a quote (see
 	// reply.Parts.Unsure): neither read for commands nor relayed, and
 	// named in the sender's answer.
-	LeftOut  string               `json:"left_out,omitempty"`
-	Ignored  []message.Attachment `json:"attachments_ignored,omitempty"`
-	Warnings []string             `json:"warnings,omitempty"`
+	LeftOut string `json:"left_out,omitempty"`
 }
 
 // Report is everything Inspect found out about a message.
