@@ -183,11 +183,11 @@ func (g *glob) match(s string) bool {
 	last, lastHash := ps[len(ps)-1], g.hash[len(ps)-1]
 	// Cheap refusals first: most lines end otherwise, or lack the
 	// pattern's words.
-	if !lastHash && !strings.HasSuffix(s, last) || !strings.Contains(s, g.longest) {
+	if !lastHash && !strings.HasSuffix(s, last) {
 		return false
 	}
 	pos := pieceAt(ps[0], s, 0)
-	if pos < 0 {
+	if pos < 0 || !strings.Contains(s, g.longest) {
 		return false
 	}
 	for k, p := range ps[1 : len(ps)-1] {
@@ -372,15 +372,12 @@ func (t *table) separator(s string) string {
 // mobileSignature reports a line that is a phone app's signature, not a
 // sentence that happens to begin like one ("Sent from my desk, so …").
 func (t *table) mobileSignature(raw, s string) bool {
-	if s == "" || utf8.RuneCountInString(s) > 80 || strings.ContainsAny(s, "?!") {
-		return false
-	}
-	if continuesSentence(raw) {
+	if s == "" || len(s) > 4*80 || utf8.RuneCountInString(s) > 80 || strings.ContainsAny(s, "?!") {
 		return false
 	}
 	for i := range t.mobiles {
 		if t.mobiles[i].match(s) {
-			return true
+			return !continuesSentence(raw)
 		}
 	}
 	// Outlook for iOS adds its link: "Get Outlook for iOS<https://aka.ms/…>".
@@ -394,10 +391,11 @@ func (t *table) mobileSignature(raw, s string) bool {
 // lower case: prose, not a signature ("Sent from my Verizon, Samsung
 // Galaxy smartphone" is one, "Sent from my desk, so …" is not).
 func continuesSentence(s string) bool {
-	rs := []rune(s)
-	for i := 0; i+2 < len(rs); i++ {
-		if (rs[i] == ',' || rs[i] == '.' || rs[i] == ';') && rs[i+1] == ' ' && unicode.IsLower(rs[i+2]) {
-			return true
+	for i := 0; i+2 < len(s); i++ {
+		if (s[i] == ',' || s[i] == '.' || s[i] == ';') && s[i+1] == ' ' {
+			if r, _ := utf8.DecodeRuneInString(s[i+2:]); unicode.IsLower(r) {
+				return true
+			}
 		}
 	}
 	return false

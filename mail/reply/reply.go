@@ -214,7 +214,7 @@ scan:
 			}
 			break scan
 		}
-		if isMobileSignature(l) {
+		if isMobileSignature(t, i) {
 			// Mobile clients sign with a line such as "Sent from my
 			// iPhone" and no "-- " above it. Some put the original right
 			// below, with no header: what follows is unsure.
@@ -524,9 +524,7 @@ func headerBlock(t *text, i int, s string) bool {
 	return k == fieldFrom && strings.Contains(v, "@")
 }
 
-func isMobileSignature(s string) bool {
-	if len(s) > maxLine {
-		return false
-	}
-	return patterns.mobileSignature(strings.TrimSpace(s), matchText(s))
+func isMobileSignature(t *text, i int) bool {
+	s := t.at(i)
+	return s != "" && patterns.mobileSignature(strings.TrimSpace(t.lines[i]), s)
 }
