@@ -94,7 +94,7 @@ func TestCorpus(t *testing.T) {
 	}
 	// Every language of the table has ten replies or more.
 	langs := map[string]bool{}
-	for _, p := range Patterns() {
+	for _, p := range tablePatterns() {
 		langs[p.Lang] = true
 	}
 	for l := range langs {

@@ -39,8 +39,8 @@ var fieldKinds = map[string]field{
 	"from": fieldFrom, "date": fieldDate, "to": fieldTo, "cc": fieldCc, "subject": fieldSubject,
 }
 
-// Pattern is one line of patterns.txt.
-type Pattern struct {
+// pattern is one line of patterns.txt.
+type pattern struct {
 	Lang, Kind, Client, Text string
 }
 
@@ -50,16 +50,15 @@ type Pattern struct {
 // stands for a run of digits. Matching is a left-to-right scan, linear in
 // the text for each piece: nothing backtracks.
 type glob struct {
-	Pattern
+	pattern
 	pieces []string
 	// hash tells which pieces hold a "#"; longest is the longest piece
 	// without one, which a matching text must contain.
 	hash    []bool
 	longest string
 	// anchored is set when the pattern starts with words of its own ("On
-	// …", "Am …"), not with the author's name: only such an attribution is
-	// certain enough to cut the unquoted text below it, and only it is
-	// joined across wrapped lines without an address to show the wrap.
+	// …", "Am …") or a date, not with the author's name: only such an
+	// attribution is certain enough to cut the unquoted text below it.
 	anchored bool
 }
 
@@ -78,10 +77,9 @@ type table struct {
 
 var patterns = mustLoad(patternsFile)
 
-// Patterns lists the table the reader works from, for documentation and
-// tests.
-func Patterns() []Pattern {
-	var ps []Pattern
+// tablePatterns lists the table the reader works from.
+func tablePatterns() []pattern {
+	var ps []pattern
 	for _, line := range strings.Split(patternsFile, "\n") {
 		if p, ok, _ := parsePatternLine(line); ok {
 			ps = append(ps, p)
@@ -90,19 +88,19 @@ func Patterns() []Pattern {
 	return ps
 }
 
-func parsePatternLine(line string) (Pattern, bool, error) {
+func parsePatternLine(line string) (pattern, bool, error) {
 	line = strings.TrimSpace(line)
 	if line == "" || strings.HasPrefix(line, "#") {
-		return Pattern{}, false, nil
+		return pattern{}, false, nil
 	}
 	f := strings.SplitN(line, "|", 4)
 	if len(f) != 4 {
-		return Pattern{}, false, fmt.Errorf("want 4 fields separated by |: %q", line)
+		return pattern{}, false, fmt.Errorf("want 4 fields separated by |: %q", line)
 	}
-	p := Pattern{Lang: strings.TrimSpace(f[0]), Kind: strings.TrimSpace(f[1]),
+	p := pattern{Lang: strings.TrimSpace(f[0]), Kind: strings.TrimSpace(f[1]),
 		Client: strings.TrimSpace(f[2]), Text: strings.TrimSpace(f[3])}
 	if p.Lang == "" || p.Client == "" || p.Text == "" {
-		return Pattern{}, false, fmt.Errorf("empty field: %q", line)
+		return pattern{}, false, fmt.Errorf("empty field: %q", line)
 	}
 	return p, true, nil
 }
@@ -159,8 +157,8 @@ func load(src string) (*table, error) {
 	return t, nil
 }
 
-func compileGlob(p Pattern, text string) glob {
-	g := glob{Pattern: p, pieces: strings.Split(text, "…")}
+func compileGlob(p pattern, text string) glob {
+	g := glob{pattern: p, pieces: strings.Split(text, "…")}
 	// A pattern that starts with words, or with a number (a date first),
 	// is anchored; one that starts with "…" starts with the author's name.
 	g.anchored = g.pieces[0] != "" && len(g.pieces) > 1

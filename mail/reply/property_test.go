@@ -47,7 +47,7 @@ func templates() []template {
 	var ts []template
 	headers := map[string][]string{} // language -> header field lines
 	var fromName = map[string]string{}
-	for _, p := range Patterns() {
+	for _, p := range tablePatterns() {
 		p := p
 		switch p.Kind {
 		case kindAttribution:
