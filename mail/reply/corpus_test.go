@@ -21,6 +21,8 @@ var corpusFamilies = []string{
 	"header-spelling", "header-date-first", "lone-from",
 	"attr-nospace", "attr-nocolon", "attr-dashed", "attr-sent", "attr-mailto", "attr-datefirst",
 	"below-mobile", "lost-marker", "sent-from-prose", "same-line",
+	// Author lines that begin like a header or an attribution and are not.
+	"prose",
 }
 
 type fixture struct {

@@ -487,7 +487,9 @@ func marker(t *text, i int) string {
 // headerBlock reports a header block starting at lines[i] (s in matchText
 // form): two fields or more within a few lines, one of them From or a
 // date (Outlook, Gmail and Thunderbird forwards, GMX's "Gesendet:" first),
-// or a From line with an address alone.
+// with an address or a dated date among them; or a From line with an
+// address alone. Prose that happens to begin "From: …" and "To: …" has
+// neither.
 func headerBlock(t *text, i int, s string) bool {
 	k, v := patterns.headerField(s)
 	if k == fieldNone || v == "" {
@@ -495,13 +497,17 @@ func headerBlock(t *text, i int, s string) bool {
 	}
 	var seen [fieldSubject + 1]bool
 	seen[k] = true
+	evidence := func(k field, v string) bool {
+		return strings.Contains(v, "@") || k == fieldDate && strings.ContainsAny(v, "0123456789")
+	}
+	real := evidence(k, v)
 	others := 0
 	for j := i + 1; j < len(t.lines) && j <= i+8; j++ {
 		line := t.at(j)
 		if line == "" {
 			break
 		}
-		fk, _ := patterns.headerField(line)
+		fk, fv := patterns.headerField(line)
 		if fk == fieldNone {
 			// A wrapped value (a long To: list).
 			if others++; others > 2 {
@@ -511,6 +517,7 @@ func headerBlock(t *text, i int, s string) bool {
 		}
 		others = 0
 		seen[fk] = true
+		real = real || evidence(fk, fv)
 	}
 	n := 0
 	for _, b := range seen[fieldFrom:] {
@@ -518,7 +525,7 @@ func headerBlock(t *text, i int, s string) bool {
 			n++
 		}
 	}
-	if n >= 2 && (seen[fieldFrom] || seen[fieldDate]) {
+	if n >= 2 && (seen[fieldFrom] || seen[fieldDate]) && real {
 		return true
 	}
 	return k == fieldFrom && strings.Contains(v, "@")
