@@ -22,7 +22,7 @@ func threadCPU(t *testing.T) time.Duration {
 // not sixteen, on the thread, hostile and quote-marker texts of the
 // benchmark. The margin is wide, for a loaded machine.
 func TestSplitIsLinear(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("timing")
 	}
 	if p := Split(hostile(1 << 16)); p.Cut != "" || p.Quoted != "" {
