@@ -425,13 +425,31 @@ func attributionAt(t *text, i int, first string) attr {
 		if next == "" {
 			break
 		}
-		if !(dated && !strings.ContainsAny(prev[len(prev)-1:], ".!?")) && !addressWrap(prev, next) {
+		if !(dated && !strings.ContainsAny(prev[len(prev)-1:], ".!?")) && !addressWrap(prev, next) && !nameAbove(joined, next) {
 			break
 		}
 		joined += " " + next
 		prev = next
 	}
 	return attr{}
+}
+
+// nameAbove reports an attribution that Gmail wrapped after the name and
+// address, leaving the rest for the next line ("Name <a@b> ezt írta
+// (időpont: 2025. márc." above "3., H, 10:15):", "… <a@b>" above
+// "napsal:"): what is above holds an address in brackets, and the next line
+// does not begin an attribution of its own.
+func nameAbove(above, next string) bool {
+	lt := strings.IndexByte(above, '<')
+	if lt < 0 || strings.IndexByte(above[lt:], '@') < 0 {
+		return false
+	}
+	if next[0] >= '0' && next[0] <= '9' {
+		// The rest of a date ("3., H, 10:15):"), unless it is a
+		// date-first attribution with its own address.
+		return !strings.Contains(next, "@")
+	}
+	return !(patterns.startsAttribution(next) && strings.ContainsAny(next, "0123456789"))
 }
 
 // addressWrap reports a line break inside an address: "Name <" above
