@@ -411,9 +411,7 @@ func attributionAt(t *text, i int, first string) attr {
 		if len(joined) > 600 {
 			break
 		}
-		// Lines are wrapped where an address made them long: a joined
-		// attribution has one.
-		if a, ok := matchAttribution(joined); ok && (k == 0 || strings.Contains(joined, "@")) {
+		if a, ok := matchAttribution(joined); ok && (k == 0 || wrapped(first, prev, joined)) {
 			a.n = k + 1
 			return a
 		}
@@ -432,6 +430,20 @@ func attributionAt(t *text, i int, first string) attr {
 		prev = next
 	}
 	return attr{}
+}
+
+// wrapped tells a wrapped attribution (joined, beginning with first and
+// ending with last) from the author's line above an attribution of its
+// own: it holds an address, or it begins with a time and its last line
+// ("napisał(a):") is no attribution alone.
+func wrapped(first, last, joined string) bool {
+	if strings.Contains(joined, "@") {
+		return true
+	}
+	if _, alone := matchAttribution(last); alone {
+		return false
+	}
+	return timeOfDay.MatchString(first)
 }
 
 // nameAbove reports an attribution that Gmail wrapped after the name and
