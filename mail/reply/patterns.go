@@ -302,23 +302,28 @@ func matchText(s string) string {
 	return b.String()
 }
 
-// attributionMatch finds the table entry s (in matchText form) fits; with
-// verbLast, only an anchored entry that ends with its verb ("On … wrote:",
-// not "Am … schrieb …:").
+// attributionMatch finds the table entry s (in matchText form) fits,
+// preferring one that begins with words of its own ("Dnia … napisał(a):"
+// over "… napisał(a):"); with verbLast, only an anchored entry that ends
+// with its verb ("On … wrote:", not "Am … schrieb …:").
 func (t *table) attributionMatch(s string, verbLast bool) *glob {
 	if !strings.HasSuffix(s, ":") {
 		return nil
 	}
+	var found *glob
 	for i := range t.attributions {
 		g := &t.attributions[i]
-		if verbLast && (!g.anchored || len(g.pieces[len(g.pieces)-1]) <= 1) {
+		if verbLast && (!g.anchored || len(g.pieces[len(g.pieces)-1]) <= 1) || found != nil && !g.anchored {
 			continue
 		}
 		if g.match(s) {
-			return &t.attributions[i]
+			if g.anchored {
+				return g
+			}
+			found = g
 		}
 	}
-	return nil
+	return found
 }
 
 // startsAttribution reports whether s (in matchText form) begins like an
