@@ -324,7 +324,7 @@ func lostQuoteMarker(lines []string, kinds []kind, i int) bool {
 }
 
 // attrEvidence is what makes an attribution one beyond doubt: a time, a
-// year or an address.
+// year or an address; timeOfDay is the time alone.
 var (
 	attrEvidence = regexp.MustCompile(`\d{1,2}[:.h]\d{2}|\d{4}|@`)
 	timeOfDay    = regexp.MustCompile(`\d{1,2}[:.h]\d{2}`)
@@ -403,8 +403,8 @@ func splitPoints(s string) []int {
 func attributionAt(t *text, i int, first string) attr {
 	lines := t.lines
 	// Only a line that begins like a dated attribution ("On 3 Mar …") is
-	// joined to the lines below it freely; any other only where an
-	// address was wrapped.
+	// joined to the lines below it freely; any other only where the wrap
+	// fell in or right after an address.
 	dated := patterns.startsAttribution(strings.TrimLeft(first, "- ")) && strings.ContainsAny(first, "0123456789")
 	joined, prev := first, first
 	for k := 0; ; k++ {
