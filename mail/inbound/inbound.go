@@ -154,6 +154,10 @@ type Body struct {
 	Signature   string               `json:"signature,omitempty"`
 	Ignored     []message.Attachment `json:"attachments_ignored,omitempty"`
 	Warnings    []string             `json:"warnings,omitempty"`
+	// LeftOut is the text that could not be told apart from a quote (see
+	// reply.Parts.Unsure): neither read for commands nor relayed, and
+	// named in the sender's answer.
+	LeftOut string `json:"left_out,omitempty"`
 }
 
 // Report is everything Inspect found out about a message.
@@ -315,7 +319,38 @@ func (r *Report) readCommands(m *message.Message, set command.Set) command.Resul
 	if parts.Quoted != "" {
 		r.Body.QuotedLines = strings.Count(parts.Quoted, "\n") + 1
 	}
+	if parts.Unsure != "" {
+		// Nothing is lost in silence: the sender's answer names the
+		// part that was set aside, as it names a line it could not read.
+		r.Body.LeftOut = parts.Unsure
+		r.Errors = append(r.Errors, leftOut(parts.Unsure))
+	}
 	return res
+}
+
+// leftOut is the line of the sender's answer that tells what part of the
+// message was neither read nor passed on, and why.
+func leftOut(unsure string) command.LineError {
+	first, n := "", 0
+	for _, l := range strings.Split(unsure, "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if n == 0 {
+			first = l
+		}
+		n++
+	}
+	if r := []rune(first); len(r) > 60 {
+		first = string(r[:60]) + "…"
+	}
+	what := "this line"
+	if n > 1 {
+		what = fmt.Sprintf("this line and the %d below it", n-1)
+	}
+	return command.LineError{Text: first, Message: what + " could not be told apart from the message you replied to " +
+		"(quoted text without \">\" marks, or text below your phone's signature), so nothing in it was read as a command " +
+		"or passed on; if you wrote it, send it again above the quoted message"}
 }
 
 // cleanError turns a parse error into words for a sentence: without the

@@ -25,11 +25,18 @@ func FuzzSplitReply(f *testing.F) {
 	}
 	f.Add("VOTE Bob\n\nOn Mon, Mar 3, 2025 at 10:15 AM X <\nx@example.org> wrote:\n> q\n")
 	f.Add("a\n-- \nsig\nVon: x\nGesendet: y\n")
+	if fs, err := filepath.Glob("testdata/*.txt"); err == nil {
+		for _, name := range fs {
+			if b, err := os.ReadFile(name); err == nil {
+				f.Add(string(b))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, text string) {
 		p := Split(text)
 		// Nothing is lost: every line lands in one of the parts.
 		have := make(map[string]bool)
-		for _, l := range strings.Split(p.New+"\n"+p.Quoted+"\n"+p.Signature, "\n") {
+		for _, l := range strings.Split(p.New+"\n"+p.Quoted+"\n"+p.Signature+"\n"+p.Unsure, "\n") {
 			have[strings.TrimRight(l, " \t")] = true
 		}
 		norm := strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")

@@ -1,0 +1,5 @@
+//go:build !race
+
+package reply
+
+const raceEnabled = false
