@@ -3,127 +3,12 @@ package watcher
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 )
-
-// scan offers every unseen message that is due to the handler, in UID
-// order, in batches.
-func (s *session) scan(ctx context.Context) error {
-	if err := s.moveLeftovers(ctx); err != nil {
-		return err
-	}
-	for {
-		unseen, err := s.search(ctx, "UID SEARCH UNSEEN", &imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}})
-		if err != nil {
-			return err
-		}
-		slices.Sort(unseen)
-		due, _ := s.w.due(unseen, time.Now())
-		if len(due) > 0 {
-			s.w.log.Debug("unseen mail", "unseen", len(unseen), "due", len(due))
-		}
-		if len(due) <= s.w.cfg.BatchSize {
-			s.turn = fairQueue{}
-			if len(due) == 0 {
-				return nil
-			}
-			return s.batch(ctx, due)
-		}
-		// A backlog: one sender's flood, or a crowd of auto-responders,
-		// must not hold up everyone else's mail behind it. The next batch
-		// takes the senders in fair turns, each sender's mail in the order
-		// it came, and then the mailbox is searched again, so that mail
-		// arriving meanwhile gets its turn.
-		next, err := s.turns(ctx, due, min(s.w.cfg.BatchSize, turnBatch))
-		if err != nil {
-			return err
-		}
-		if err := s.batch(ctx, next); err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-	}
-}
-
-// envelope is what the watcher knows of an unseen message before fetching
-// it: its sender (the envelope's From, lower case; "" if unknown) and its
-// size (-1 if unknown).
-type envelope struct {
-	from string
-	size int64
-}
-
-// turnBatch bounds a batch taken by turns: mail that arrives during a
-// backlog waits for at most this many messages before its sender's turn.
-const turnBatch = 10
-
-// turns returns the next limit of uids (ascending) in the order in which
-// senders take fair turns (fairQueue), each sender's mail oldest first.
-// The senders come from the envelopes, fetched once per message with the
-// sizes that batch needs.
-func (s *session) turns(ctx context.Context, uids []imap.UID, limit int) ([]imap.UID, error) {
-	if s.unseen == nil {
-		s.unseen = map[imap.UID]envelope{}
-	}
-	want := make(map[imap.UID]bool, len(uids))
-	var unknown []imap.UID
-	for _, u := range uids {
-		want[u] = true
-		if _, ok := s.unseen[u]; !ok {
-			unknown = append(unknown, u)
-		}
-	}
-	for u := range s.unseen {
-		if !want[u] {
-			delete(s.unseen, u) // handled, or gone
-		}
-	}
-	const chunk = 1000
-	for len(unknown) > 0 {
-		n := min(len(unknown), chunk)
-		var envs []*imapclient.FetchMessageBuffer
-		if err := s.cmd(ctx, "UID FETCH ENVELOPE", func() (err error) {
-			envs, err = s.c.Fetch(imap.UIDSetNum(unknown[:n]...), &imap.FetchOptions{UID: true, Envelope: true, RFC822Size: true}).Collect()
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		for _, m := range envs {
-			from := ""
-			if m.Envelope != nil && len(m.Envelope.From) > 0 {
-				from = strings.ToLower(m.Envelope.From[0].Addr())
-			}
-			s.unseen[m.UID] = envelope{from: from, size: m.RFC822Size}
-		}
-		for _, u := range unknown[:n] {
-			if _, ok := s.unseen[u]; !ok {
-				s.unseen[u] = envelope{size: -1} // no envelope came back: a sender of its own
-			}
-		}
-		unknown = unknown[n:]
-	}
-	queues := map[string][]imap.UID{}
-	var order []string // senders by their first message
-	for _, u := range uids {
-		from := s.unseen[u].from
-		if from == "" {
-			from = fmt.Sprintf("uid:%d", u)
-		}
-		if _, ok := queues[from]; !ok {
-			order = append(order, from)
-		}
-		queues[from] = append(queues[from], u)
-	}
-	return s.turn.take(order, queues, min(limit, len(uids))), nil
-}
 
 // search returns the UIDs of the messages that meet criteria.
 func (s *session) search(ctx context.Context, what string, criteria *imap.SearchCriteria) ([]imap.UID, error) {
@@ -204,8 +89,8 @@ func (s *session) batch(ctx context.Context, uids []imap.UID) error {
 	return nil
 }
 
-// sizes returns the size of each of uids, in UID order: from the envelopes
-// fetched for turns when they are all known, otherwise asked of the server.
+// sizes returns the size of each of uids, in UID order: from what look
+// read when it is all known, otherwise asked of the server.
 func (s *session) sizes(ctx context.Context, uids []imap.UID) ([]*imapclient.FetchMessageBuffer, error) {
 	var sizes []*imapclient.FetchMessageBuffer
 	for _, u := range uids {
@@ -263,15 +148,20 @@ func (s *session) handleHeader(ctx context.Context, uid imap.UID, size int64) er
 	}
 	if header == nil {
 		s.w.log.Warn("the server returned no header for an unseen message", "uid", uid)
+		s.forget([]imap.UID{uid})
 		return nil
 	}
 	s.w.log.Info("message over the size limit: handled from its header", "uid", uid, "bytes", size)
-	msg := Message{Mailbox: s.w.cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(uid), Raw: header,
-		Size: size, HeaderOnly: true}
+	msg := s.message(uid, header)
+	msg.Size, msg.HeaderOnly = size, true
 	if !s.w.handle(ctx, msg) {
 		return ctx.Err()
 	}
-	return s.done(ctx, []imap.UID{uid})
+	if err := s.done(ctx, []imap.UID{uid}); err != nil {
+		return err
+	}
+	s.forget([]imap.UID{uid})
+	return nil
 }
 
 func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int64) error {
@@ -292,6 +182,16 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 	// process dies is offered again, and the handler knows it by its UID.
 	var handled []imap.UID
 	var stopped error
+	returned := map[imap.UID]bool{}
+	for _, m := range msgs {
+		returned[m.UID] = true
+	}
+	for _, u := range uids {
+		if !returned[u] {
+			s.w.log.Warn("the server returned nothing for an unseen message", "uid", u)
+			s.forget([]imap.UID{u})
+		}
+	}
 	for _, m := range msgs {
 		if m.UID == 0 {
 			continue
@@ -299,12 +199,13 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 		raw := m.FindBodySection(bodySection)
 		if raw == nil {
 			// No body: the message was expunged meanwhile, or the server
-			// misbehaves. It stays unseen and is looked at again.
+			// misbehaves. It stays unseen, and the next full search looks
+			// at it again; it holds up nothing meanwhile.
 			s.w.log.Warn("the server returned no body for an unseen message", "uid", m.UID)
+			s.forget([]imap.UID{m.UID})
 			continue
 		}
-		msg := Message{Mailbox: cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(m.UID), Raw: raw, Size: int64(len(raw))}
-		if !s.w.handle(ctx, msg) {
+		if !s.w.handle(ctx, s.message(m.UID, raw)) {
 			if stopped = ctx.Err(); stopped != nil {
 				break
 			}
@@ -315,7 +216,21 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 	if err := s.done(ctx, handled); err != nil {
 		return err
 	}
+	s.forget(handled)
 	return stopped
+}
+
+// message is the Message for uid with the given content, with what look
+// learnt of it.
+func (s *session) message(uid imap.UID, raw []byte) Message {
+	m := Message{Mailbox: s.w.cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(uid), Raw: raw, Size: int64(len(raw))}
+	if p, ok := s.unseen[uid]; ok {
+		m.Arrived, m.SetAside = p.arrived, p.setAside
+		m.Flood = p.setAside && s.w.flooding()
+	} else {
+		m.Arrived = time.Now()
+	}
+	return m
 }
 
 // done marks handled messages \Seen and, if configured, moves them. The

@@ -25,11 +25,28 @@ func (s *session) drain() {
 }
 
 // wakeAfter is how long to wait for new mail before looking again: the
-// refresh or poll interval, or less when a deferred message is due sooner.
+// refresh or poll interval, or less when a deferred message is due sooner,
+// a deadline is to be passed, or a flood may be over.
 func (s *session) wakeAfter(interval time.Duration) time.Duration {
 	if next := s.w.nextRetry(); !next.IsZero() {
 		if d := time.Until(next); d < interval {
-			return max(d, time.Millisecond)
+			interval = max(d, time.Millisecond)
+		}
+	}
+	// The watermark passes the next deadline at a search that begins
+	// ArrivalSlack and a second after it: a server's notice of new mail
+	// may lag, and mail that reached the mailbox before the deadline must
+	// be read before it is applied.
+	if s.w.cfg.Barrier != nil {
+		if b := s.w.cfg.Barrier(); !b.IsZero() && s.watermark().Before(b) {
+			if d := time.Until(b.Add(s.barrierWait())); d < interval {
+				interval = max(d, time.Millisecond)
+			}
+		}
+	}
+	if f := s.w.flood; f.Messages >= s.w.cfg.FloodSize {
+		if d := time.Until(f.Last.Add(s.w.cfg.FloodQuiet)); d < interval {
+			interval = max(d, time.Millisecond)
 		}
 	}
 	return interval

@@ -23,9 +23,13 @@ type session struct {
 	// the send never waits.
 	wake    chan struct{}
 	canIdle bool
-	// unseen caches the sender and size of unseen mail, for fair turns
-	// through a backlog; a message leaves it once it is handled.
-	unseen map[imap.UID]envelope
+	// unseen is what one look at the header told of each unseen message
+	// (see look); a message leaves it once it is handled.
+	unseen map[imap.UID]*pending
+	// lastUID is the highest UID a search has found; searched is when the
+	// latest search began.
+	lastUID  imap.UID
+	searched time.Time
 	// turn is the fair queue through a backlog (see turns); reset once
 	// the backlog is gone.
 	turn fairQueue
