@@ -137,8 +137,12 @@ func (r *rig) participant(name string) store.Participant {
 	return store.Participant{}
 }
 
-func (r *rig) private(name string) string { return "host+g1-p-" + r.participant(name).Token + "@example.org" }
-func (r *rig) thread(name string) string  { return "host+g1-t-" + r.participant(name).Token + "@example.org" }
+func (r *rig) private(name string) string {
+	return "host+g1-p-" + r.participant(name).Token + "@example.org"
+}
+func (r *rig) thread(name string) string {
+	return "host+g1-t-" + r.participant(name).Token + "@example.org"
+}
 
 // start runs the host on the store with clock, its watcher on the mail
 // server, as serve wires them.
@@ -322,7 +326,7 @@ func TestD8_VotesThatReachedTheMailboxWhileTheHostWasDownCount(t *testing.T) {
 	if !tally.At.Equal(r.deadline) {
 		t.Errorf("the round closed at %v, want its deadline %v", tally.At, r.deadline)
 	}
-	if n := r.refereeNotices("could not read its mailbox"); n != 0 {
+	if n := r.refereeNotices("held the deadline of"); n != 0 {
 		t.Errorf("the referee was told %d times of unread mail, though all of it was read", n)
 	}
 }
@@ -366,7 +370,7 @@ func TestD8_MailboxUnreadableAcrossADeadline(t *testing.T) {
 				if time.Now().After(back) {
 					t.Fatalf("the deadline waited longer than its grace")
 				}
-				if n := r.refereeNotices("could not read its mailbox"); n != 1 {
+				if n := r.refereeNotices("held the deadline of"); n != 1 {
 					t.Errorf("the referee got %d notices of unread mail, want 1", n)
 				}
 			}
@@ -383,7 +387,7 @@ func TestD8_MailboxUnreadableAcrossADeadline(t *testing.T) {
 			if !tc.counted && len(got) != 0 {
 				t.Fatalf("the deadline was applied after its grace, yet the tally has %v voting for Dave", got)
 			}
-			if n := r.refereeNotices("could not read its mailbox"); tc.counted && n != 0 {
+			if n := r.refereeNotices("held the deadline of"); tc.counted && n != 0 {
 				t.Errorf("the referee was told of unread mail %d times, though none was missing", n)
 			}
 		})
