@@ -220,10 +220,16 @@ func (r *rig) deliver(from, to, id, body string, at time.Time) {
 // waitFor polls cond until it holds.
 func (r *rig) waitFor(what string, cond func() bool) {
 	r.t.Helper()
-	end := time.Now().Add(rigWait)
+	r.waitWithin(rigWait, what, cond)
+}
+
+// waitWithin is waitFor with its own bound.
+func (r *rig) waitWithin(d time.Duration, what string, cond func() bool) {
+	r.t.Helper()
+	end := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(end) {
-			r.t.Fatalf("waited %v for %s", rigWait, what)
+			r.t.Fatalf("waited %v for %s", d, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
