@@ -81,6 +81,9 @@ func embeddedConfig(db string, speed float64) (*config.Config, *mailserver.Serve
 	}
 	c.Speed = speed
 	c.IMAP.URL, c.IMAP.Username, c.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", embeddedPassword
+	// The embedded server runs in this process: one clock, and mail is in
+	// the mailbox the moment it is delivered.
+	c.IMAP.ArrivalSlack = config.Duration(100 * time.Millisecond)
 	c.SMTP.URL, c.SMTP.Username, c.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", embeddedPassword
 	return &c, srv, nil
 }
@@ -125,7 +128,7 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 		MaxMessageBytes: cfg.Limits.MaxMessageBytes,
 		// Commands count at their mail's arrival; deadlines wait for the
 		// mail that arrived before them (docs/arrival.md).
-		Triage: h.Triage, Barrier: h.Barrier,
+		Triage: h.Triage, Barrier: h.Barrier, ArrivalSlack: time.Duration(cfg.IMAP.ArrivalSlack),
 		OnWatermark: func(t time.Time) { h.Advance(context.WithoutCancel(ctx), t) },
 		OnFlood: func(f watcher.Flood) {
 			if err := h.ReportFlood(context.WithoutCancel(ctx), f.Messages, f.First, f.Last); err != nil {

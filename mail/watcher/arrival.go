@@ -114,10 +114,13 @@ func (s *session) look(ctx context.Context) error {
 		}
 	}
 	slices.Sort(fresh)
-	// A message first found now was not there when the previous search
-	// began: within INTERNALDATE's whole second, that bounds its arrival
-	// from below.
-	after := s.searched
+	// A message first found now was not in the mailbox when the previous
+	// search began, less the slack: within INTERNALDATE's whole second,
+	// that bounds its arrival from below.
+	after := s.w.searched
+	if !after.IsZero() {
+		after = after.Add(-s.w.cfg.ArrivalSlack)
+	}
 	for len(fresh) > 0 {
 		n := min(len(fresh), lookChunk)
 		chunk := fresh[:n]
@@ -162,15 +165,15 @@ func (s *session) look(ctx context.Context) error {
 			}
 		}
 	}
-	s.searched = started
+	s.searched, s.w.searched = started, started
 	return nil
 }
 
 // arrival is when a message reached the mailbox: its INTERNALDATE, which the
 // receiving server sets (never the sender's Date), in whole seconds. When
-// the previous search began within that second and did not find the
-// message, it came after that search began; and it cannot have come after
-// the moment it was read.
+// the previous search (less the slack, given as after) began within that
+// second and did not find the message, it came after that; and it cannot
+// have come after the moment it was read.
 func arrival(internal, after, read time.Time) time.Time {
 	t := internal
 	if t.IsZero() {
@@ -206,14 +209,15 @@ func fromAddress(header []byte) string {
 
 // watermark is the moment before which every message that reached the
 // mailbox has been handed to the handler, mail set aside by Triage apart:
-// the latest search less ArrivalSlack, INTERNALDATE's whole second, and
-// the arrival of any message still waiting (or deferred after a handler
-// error).
+// the start of the session's latest search less ArrivalSlack, or the
+// arrival of a message still waiting (or deferred after a handler error)
+// if that is earlier. A message the search did not find gets an arrival
+// no earlier than that (see arrival), whole seconds of INTERNALDATE or not.
 func (s *session) watermark() time.Time {
 	if s.searched.IsZero() {
 		return time.Time{}
 	}
-	w := s.searched.Truncate(time.Second).Add(-s.w.cfg.ArrivalSlack)
+	w := s.searched.Add(-s.w.cfg.ArrivalSlack)
 	for _, p := range s.unseen {
 		if !p.setAside && p.arrived.Before(w) {
 			w = p.arrived
@@ -235,7 +239,7 @@ func (s *session) report() {
 
 // barrierWait is how long after a barrier the search must begin for the
 // watermark to pass it.
-func (s *session) barrierWait() time.Duration { return s.w.cfg.ArrivalSlack + time.Second }
+func (s *session) barrierWait() time.Duration { return s.w.cfg.ArrivalSlack + 10*time.Millisecond }
 
 // pick chooses the next batch, or says how long to wait before looking
 // again when mail waits that may not be handled yet.

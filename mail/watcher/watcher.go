@@ -101,6 +101,8 @@ type Watcher struct {
 	// the mail set aside since the last flood ended.
 	reported time.Time
 	flood    Flood
+	// searched is when the latest search began, in any session.
+	searched time.Time
 
 	mu    sync.Mutex
 	stats Stats
