@@ -141,7 +141,7 @@ func (s *session) look(ctx context.Context) error {
 			p := &pending{from: fromAddress(header), size: m.RFC822Size, arrived: arrival(m.InternalDate, after, read)}
 			if s.w.cfg.Triage != nil && !s.w.cfg.Triage(header) {
 				p.setAside = true
-				s.w.setAside(p.arrived)
+				s.w.setAside(m.UID, p.arrived)
 			}
 			s.unseen[m.UID] = p
 			s.lastUID = max(s.lastUID, m.UID)
@@ -332,8 +332,16 @@ func (s *session) forget(uids []imap.UID) {
 	}
 }
 
-// setAside counts a message that Triage set aside, towards a flood.
-func (w *Watcher) setAside(arrived time.Time) {
+// setAside counts a message that Triage set aside, towards a flood, once
+// however often a reconnection has it looked at again.
+func (w *Watcher) setAside(uid imap.UID, arrived time.Time) {
+	if w.floodUIDs == nil {
+		w.floodUIDs = map[imap.UID]bool{}
+	}
+	if w.floodUIDs[uid] {
+		return
+	}
+	w.floodUIDs[uid] = true
 	f := &w.flood
 	if f.Messages == 0 || arrived.Before(f.First) {
 		f.First = arrived
@@ -354,7 +362,7 @@ func (w *Watcher) floodOver() {
 	if f.Messages == 0 || time.Since(f.Last) < w.cfg.FloodQuiet {
 		return
 	}
-	w.flood = Flood{}
+	w.flood, w.floodUIDs = Flood{}, nil
 	if f.Messages < w.cfg.FloodSize {
 		return
 	}

@@ -99,8 +99,9 @@ type Watcher struct {
 	retries     map[imap.UID]retry
 	// reported is the latest watermark given to OnWatermark; flood counts
 	// the mail set aside since the last flood ended.
-	reported time.Time
-	flood    Flood
+	reported  time.Time
+	flood     Flood
+	floodUIDs map[imap.UID]bool
 	// searched is when the latest search began, in any session.
 	searched time.Time
 
