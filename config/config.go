@@ -79,6 +79,13 @@ type IMAP struct {
 	// without closing (a stalled network) can go unnoticed, plus Timeout.
 	// Zero means 4 minutes.
 	IdleRefresh Duration `toml:"idle_refresh"`
+	// ArrivalSlack is how long after its arrival time (INTERNALDATE) a
+	// message may take to show in the mailbox: delivery, and the
+	// difference between the mail server's clock and this machine's. A
+	// deadline is applied this long after it at the earliest, once the
+	// mail that arrived before it is read (docs/arrival.md). Zero means 2
+	// seconds.
+	ArrivalSlack Duration `toml:"arrival_slack"`
 }
 
 // SMTP is the account the host sends through.
@@ -238,6 +245,9 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 	if r := time.Duration(cfg.IMAP.IdleRefresh); r != 0 && (r < time.Second || r > 29*time.Minute) {
 		// RFC 2177: a server may end an IDLE after 30 minutes.
 		errs = append(errs, bad("imap.idle_refresh", "must be between 1s and 29m, not %v", r))
+	}
+	if d := time.Duration(cfg.IMAP.ArrivalSlack); d < 0 || d > 5*time.Minute {
+		errs = append(errs, bad("imap.arrival_slack", "must be between 0 and 5m, not %v", d))
 	}
 	if n := cfg.SMTP.Connections; n < 0 || n > maxSMTPConnections {
 		errs = append(errs, bad("smtp.connections", "must be between 1 and %d (0 or left out: 4), not %d", maxSMTPConnections, n))

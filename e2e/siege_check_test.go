@@ -127,7 +127,7 @@ func (s *siege) check() {
 	flood := s.checkSpecial(special, rows, events, answers, errorf)
 	lost += flood.lost
 	delivered, duplicates := s.checkMailboxes(outbox, errorf)
-	late, lateOutside, during, worst, ahead := s.checkLate(genuine, rows, inMailbox, sum.closings, errorf)
+	late, lateOutside, during, worst, ahead := s.checkLate(genuine, rows, inMailbox, events, sum.closings, errorf)
 	if during == 0 {
 		errorf("no message of another game was sent during the flood: its effect on them was not measured")
 	}
@@ -183,7 +183,7 @@ func (s *siege) check() {
 		"%d Dovecot restarts (%d ended the watcher's IDLE), %d IMAP stalls (%d commands the watcher gave up on), %d SMTP faults (%s); "+
 		"%d messages sent to the host checked, %d lost, %d applied twice; %d outgoing messages, %d mailbox deliveries checked, %d duplicate copies; "+
 		"%d votes applied; flood of %d: %d applied, %d refused, %d answers, sent in %v, worked off in %v; "+
-		"%d of the %d messages of other games sent during the flood missed a deadline they reached the host's mailbox 2 s or more before, "+
+		"%d of the %d messages of other games sent during the flood missed a deadline they reached the host's mailbox 1 s or more before, "+
 		"%d outside it (worst %v late, at most %v ahead); largest loop %d messages",
 		s.o.name, len(games), strings.Join(ends, ", "), len(s.h.kills), s.h.deadlineKills, sum.passedWhileDown,
 		s.restarts, inIdle, s.stalls, unanswered, faults, strings.Join(kinds, ", "),
@@ -318,29 +318,25 @@ func (s *siege) checkMailboxes(outbox map[string]store.OutMessage, errorf func(s
 	return delivered, duplicates
 }
 
-// checkLate finds the players' messages that were applied after a deadline
-// that had not yet come when they reached the host's mailbox (Dovecot's
-// LMTP Received line; the time spent in Postfix's queue is the MTA's, not
-// the host's). It counts those that reached it two seconds or more ahead
-// (for that line's whole seconds and the host's IDLE), the ones sent during
-// the flood apart from the others; messages behind a kill, a Dovecot
-// restart or an IMAP stall are left out. A message that reached the
-// mailbox ten seconds or more before a deadline and still missed it fails
-// the run: that is the host's promise, flood or not. The margin is for a
-// small machine on which, during the flood, Postfix and Dovecot delivering
-// it take most of the CPU from the host; the summary reports how close the
-// late ones came (ahead: the most time one had before the deadline it
-// missed).
+// checkLate checks the host's promise that every players' message that
+// reached its mailbox before a deadline is applied before it, flood, kills
+// and outages and all (docs/arrival.md). When it reached the mailbox is
+// Dovecot's LMTP Received line, in whole seconds, hence a second of slack.
+// A message's commands count at its arrival, and the host applies a
+// deadline at its own time, after which the game's time only moves on: so
+// a message applied before a deadline has events stamped before it, and
+// one applied after it has none before it. Messages without events (a
+// refused command) cannot be judged this way and are left out. It counts
+// the late ones sent during the flood apart from the others, with the
+// most time one had before the deadline it missed (ahead) and how far
+// after the deadline it was stamped (worst); every one fails the run.
 func (s *siege) checkLate(genuine []*killMsg, rows map[string]store.Inbound, delivered map[string]time.Time,
-	closings map[string][]time.Time, errorf func(string, ...any)) (late, lateOutside, during int, worst, ahead time.Duration) {
-	const slack, promise = 2 * time.Second, 10 * time.Second
+	events map[string][]store.Event, closings map[string][]time.Time, errorf func(string, ...any)) (late, lateOutside, during int, worst, ahead time.Duration) {
+	const slack = time.Second
 	c := s.h.clock
 	real := func(g time.Time) time.Time {
 		return c.Anchor.Add(time.Duration(float64(g.Sub(c.Start)) / c.Speed))
 	}
-	s.mu.Lock()
-	outages := slices.Clone(s.outages)
-	s.mu.Unlock()
 	fw := s.atk.floodWindow
 	for _, m := range genuine {
 		in, ok := rows[m.id]
@@ -352,8 +348,15 @@ func (s *siege) checkLate(genuine []*killMsg, rows map[string]store.Inbound, del
 			errorf("message %s has no Received line from Dovecot's LMTP", m.id)
 			continue
 		}
-		if slices.ContainsFunc(outages, func(o span) bool { return o.from.Before(in.ReceivedAt) && o.to.After(at) }) {
+		evs := events["inbox:"+strconv.FormatInt(in.ID, 10)]
+		if len(evs) == 0 {
 			continue
+		}
+		stamped := evs[0].At
+		for _, e := range evs {
+			if e.At.After(stamped) {
+				stamped = e.At
+			}
 		}
 		inFlood := m.at.After(fw.from) && m.at.Before(fw.to)
 		if inFlood {
@@ -361,19 +364,17 @@ func (s *siege) checkLate(genuine []*killMsg, rows map[string]store.Inbound, del
 		}
 		for _, d := range closings[m.game] {
 			rd := real(d)
-			if !rd.After(at.Add(slack)) || !rd.Before(in.ReceivedAt) {
+			if !rd.After(at.Add(slack)) || stamped.Before(d) {
 				continue
 			}
-			worst, ahead = max(worst, in.ReceivedAt.Sub(rd)), max(ahead, rd.Sub(at))
+			worst, ahead = max(worst, real(stamped).Sub(rd)), max(ahead, rd.Sub(at))
 			if inFlood {
 				late++
 			} else {
 				lateOutside++
 			}
-			if rd.Sub(at) >= promise {
-				errorf("%s of game %s (during the flood: %v), in the host's mailbox %v before a deadline, was applied %v after it",
-					m.id, m.game, inFlood, rd.Sub(at).Round(time.Millisecond), in.ReceivedAt.Sub(rd).Round(time.Millisecond))
-			}
+			errorf("%s of game %s (during the flood: %v), in the host's mailbox %v before a deadline, was applied after it (stamped %v later)",
+				m.id, m.game, inFlood, rd.Sub(at).Round(time.Millisecond), real(stamped).Sub(rd).Round(time.Millisecond))
 			break
 		}
 	}

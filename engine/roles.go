@@ -79,6 +79,11 @@ type Setup struct {
 	DigestInterval time.Duration `json:"digest_interval"`
 	// Zone is the game time zone in which times are shown (D8).
 	Zone string `json:"zone"`
+	// MailGrace is how long, in real time, a deadline waits for mail that
+	// reached the host's mailbox before it while the mailbox cannot be read
+	// (D8); zero leaves it to the host (15 minutes unless configured). The
+	// engine only carries it for the host's clock.
+	MailGrace time.Duration `json:"mail_grace,omitempty"`
 }
 
 // Townspeople is the number of plain Townspeople: everyone without another role.
@@ -176,6 +181,8 @@ func (s Setup) Validate() error {
 		return fmt.Errorf("night_step must be at least an hour and night_length at least one step")
 	case s.ReminderBefore < 0 || s.DigestInterval < 0:
 		return fmt.Errorf("reminder and digest intervals cannot be negative")
+	case s.MailGrace != 0 && (s.MailGrace < time.Minute || s.MailGrace > 24*time.Hour):
+		return fmt.Errorf("mail_grace must be between 1m and 24h")
 	}
 	if _, err := loadZone(s.Zone); err != nil {
 		return fmt.Errorf("unknown time zone %q", s.Zone)
@@ -187,7 +194,7 @@ func (s Setup) Validate() error {
 var setupKeys = []string{"players", "mafia", "inspectors", "doctors", "vigilantes",
 	"inspector_result", "inspector_knows_mafioso", "vigilante_shots", "doctor_saves",
 	"day_length", "runoff_length", "extra_length", "tie_extension", "night_step",
-	"night_length", "reminder_before", "digest_interval", "zone"}
+	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace"}
 
 // ParseSetup reads the argument of the referee's SETUP command: an optional
 // built-in name followed by key=value pairs, e.g.
@@ -270,6 +277,8 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 			durv(&s.DigestInterval)
 		case "zone":
 			s.Zone = val
+		case "mail_grace":
+			durv(&s.MailGrace)
 		default:
 			return s, fmt.Errorf("unknown setup key %q (keys: %s)", key, strings.Join(setupKeys, ", "))
 		}

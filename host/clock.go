@@ -33,8 +33,19 @@ func (c Clock) speed() float64 {
 }
 
 // Now is the current game time.
-func (c Clock) Now() time.Time {
-	r := c.real()
+func (c Clock) Now() time.Time { return c.At(c.real()) }
+
+// Until is the real time left until game time t.
+func (c Clock) Until(t time.Time) time.Duration {
+	d := t.Sub(c.Now())
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(float64(d) / c.speed())
+}
+
+// At is the game time at the real instant r.
+func (c Clock) At(r time.Time) time.Time {
 	if c.speed() == 1 && c.Start.IsZero() {
 		return r.UTC()
 	}
@@ -45,11 +56,14 @@ func (c Clock) Now() time.Time {
 	return start.Add(time.Duration(float64(r.Sub(c.Anchor)) * c.speed())).UTC()
 }
 
-// Until is the real time left until game time t.
-func (c Clock) Until(t time.Time) time.Duration {
-	d := t.Sub(c.Now())
-	if d <= 0 {
-		return 0
+// RealAt is the real instant at which game time is t.
+func (c Clock) RealAt(t time.Time) time.Time {
+	if c.speed() == 1 && c.Start.IsZero() {
+		return t
 	}
-	return time.Duration(float64(d) / c.speed())
+	start := c.Start
+	if start.IsZero() {
+		start = c.Anchor
+	}
+	return c.Anchor.Add(time.Duration(float64(t.Sub(start)) / c.speed()))
 }

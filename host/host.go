@@ -40,6 +40,16 @@ type Options struct {
 	Setup engine.Setup
 	// Clock is game time; its zero value is real time.
 	Clock Clock
+	// ArrivalOrder makes commands count at their mail's arrival (Mail.Arrived)
+	// and the clock apply a deadline only once every message that reached
+	// the mailbox before it has been handled (Advance), or MailGrace after
+	// it while the mailbox cannot be read (docs/arrival.md). Without it, as
+	// where no watcher feeds the host, commands count when they are handled
+	// and deadlines apply on time.
+	ArrivalOrder bool
+	// MailGrace is how long a deadline waits for unread mail unless the
+	// game's setup says (mail_grace); zero means DefaultMailGrace.
+	MailGrace time.Duration
 	// Rand is the role draw's random source; nil means crypto/rand. A
 	// seeded one makes a demo repeatable.
 	Rand  io.Reader
@@ -62,6 +72,11 @@ type Host struct {
 	games map[string]*game
 	// wake tells the clock loop that a deadline may have moved.
 	wake chan struct{}
+	// watermark is the moment (real time) before which every message that
+	// reached the mailbox has been handled (Advance); started is when the
+	// host started, from which a deadline that passed while it was down
+	// waits its grace.
+	watermark, started time.Time
 }
 
 // New opens the host on its store, rebuilding every game from its events.
@@ -78,8 +93,12 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if opts.Setup.Players == 0 {
 		opts.Setup = engine.Classic()
 	}
+	if opts.MailGrace <= 0 {
+		opts.MailGrace = DefaultMailGrace
+	}
 	h := &Host{opts: opts, st: opts.Store, log: opts.Log, clock: opts.Clock,
 		games: map[string]*game{}, wake: make(chan struct{}, 1)}
+	h.started = h.clock.real()
 	var limiter *inbound.Limiter
 	if opts.PerSenderPerHour > 0 {
 		limiter = inbound.NewLimiter(time.Hour/time.Duration(opts.PerSenderPerHour), max(10, opts.PerSenderPerHour/4))
@@ -226,7 +245,13 @@ func (f *failure) Error() string { return "cannot be processed: " + f.err.Error(
 func (f *failure) Unwrap() error { return f.err }
 
 func (h *Host) transact(ctx context.Context, cause string, fn func(w *work) error) error {
-	w := &work{h: h, now: h.clock.Now(), cause: cause}
+	return h.transactAt(ctx, cause, h.clock.Now(), fn)
+}
+
+// transactAt is transact at game time now: a command's arrival, or the
+// deadline being applied.
+func (h *Host) transactAt(ctx context.Context, cause string, now time.Time, fn func(w *work) error) error {
+	w := &work{h: h, now: now, cause: cause}
 	err := h.st.Update(ctx, func(tx *store.Tx) (err error) {
 		defer func() {
 			if p := recover(); p != nil {

@@ -20,7 +20,7 @@ import (
 // it returns nil the message's outcome is durable and it may be flagged
 // \Seen; on error nothing of it was kept.
 func (h *Host) HandleMessage(ctx context.Context, mailbox string, uidValidity, uid uint32, raw []byte) error {
-	return h.handleMessage(ctx, mailbox, uidValidity, uid, raw, len(raw))
+	return h.Handle(ctx, Mail{Mailbox: mailbox, UIDValidity: uidValidity, UID: uid, Raw: raw, Size: len(raw)})
 }
 
 // HandleOversized is HandleMessage for a message of size bytes, more than
@@ -28,14 +28,21 @@ func (h *Host) HandleMessage(ctx context.Context, mailbox string, uidValidity, u
 // enough to refuse it and tell its sender, and the header is what is
 // recorded of it.
 func (h *Host) HandleOversized(ctx context.Context, mailbox string, uidValidity, uid uint32, header []byte, size int) error {
-	return h.handleMessage(ctx, mailbox, uidValidity, uid, header, size)
+	return h.Handle(ctx, Mail{Mailbox: mailbox, UIDValidity: uidValidity, UID: uid, Raw: header, Size: size})
 }
 
-func (h *Host) handleMessage(ctx context.Context, mailbox string, uidValidity, uid uint32, raw []byte, size int) error {
+// Handle is HandleMessage for a message as the watcher read it, with its
+// arrival.
+func (h *Host) Handle(ctx context.Context, m Mail) error {
+	mailbox, uidValidity, uid, raw, size := m.Mailbox, m.UIDValidity, m.UID, m.Raw, m.Size
+	if size < len(raw) {
+		size = len(raw)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.clock.real()
 	report := h.proc.Inspect(raw, size)
+	at := h.commandTime(report.Route.Game, m.Arrived)
 	// The rate limit draws on a sender's allowance once per new message,
 	// and the allowance is saved with the message's outcome: a message seen
 	// before costs nothing, and a restart gives no one a fresh allowance.
@@ -53,14 +60,16 @@ func (h *Host) handleMessage(ctx context.Context, mailbox string, uidValidity, u
 		}
 		if !limited {
 			charge, limited = h.proc.Limit(&report, now), true
-			h.proc.Log(report)
+			if !m.Quiet {
+				h.proc.Log(report)
+			}
 		}
 		if err := h.saveCharge(ctx, w.tx, charge, now); err != nil {
 			return in, false, err
 		}
 		return in, true, nil
 	}
-	err := h.transact(ctx, "", func(w *work) error {
+	err := h.transactAt(ctx, "", at, func(w *work) error {
 		in, isNew, err := record(w)
 		if err != nil || !isNew {
 			return err
@@ -86,7 +95,7 @@ func (h *Host) handleMessage(ctx context.Context, mailbox string, uidValidity, u
 	// forever, or bring the host down each time it starts: it is recorded
 	// with the outcome "error" instead, and left for the referee.
 	h.log.Error("message recorded as an error", "message_id", report.MessageID, "game", report.Route.Game, "err", f.err)
-	err = h.transact(ctx, "", func(w *work) error {
+	err = h.transactAt(ctx, "", at, func(w *work) error {
 		in, isNew, err := record(w)
 		if err != nil || !isNew {
 			return err

@@ -8,7 +8,9 @@ import (
 )
 
 // RunClock applies every game's deadlines as they come, until ctx ends. A
-// deadline that passed while the host was down is applied at once, once.
+// deadline that passed while the host was down is applied at once, once;
+// with Options.ArrivalOrder, once the mail that reached the mailbox before
+// it has been read, or its grace has run out.
 func (h *Host) RunClock(ctx context.Context) error {
 	for {
 		if err := h.TickDue(ctx); err != nil {
@@ -25,8 +27,8 @@ func (h *Host) RunClock(ctx context.Context) error {
 		}
 		var timer *time.Timer
 		var fire <-chan time.Time
-		if next, ok := h.nextDeadline(); ok {
-			timer = time.NewTimer(h.clock.Until(next))
+		if wait, ok := h.nextWake(); ok {
+			timer = time.NewTimer(wait)
 			fire = timer.C
 		}
 		select {
@@ -58,24 +60,86 @@ func (h *Host) nextDeadline() (time.Time, bool) {
 	return next, found
 }
 
+// nextWake is how long the clock loop may sleep: until the next deadline,
+// or, for a deadline that waits for unread mail, until its grace ends (the
+// watcher's Advance applies it sooner, once the mail is read).
+func (h *Host) nextWake() (time.Duration, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.clock.Now()
+	var wait time.Duration
+	found := false
+	for _, g := range h.games {
+		if !g.hasNext {
+			continue
+		}
+		d := h.clock.Until(g.next)
+		if h.opts.ArrivalOrder && !g.next.After(now) && !h.readPast(g.next) {
+			d = max(time.Until(h.graceEnd(g)), 0)
+		}
+		if !found || d < wait {
+			wait, found = d, true
+		}
+	}
+	return wait, found
+}
+
 // TickDue applies what the clock has made due in every game, each game in
 // a transaction of its own.
 func (h *Host) TickDue(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	_, err := h.tickDue(ctx)
+	return err
+}
+
+// tickDue is TickDue with h.mu held; it says how many games moved on.
+//
+// With ArrivalOrder a deadline is applied at its own time, once every
+// message that reached the mailbox before it has been handled: the
+// commands that arrived before it count before it, and those that arrived
+// after it (the watcher holds them back until then) after it. When the
+// mailbox cannot be read for the game's grace, the deadline is applied all
+// the same and the referee is told that mail may be missing.
+func (h *Host) tickDue(ctx context.Context) (int, error) {
 	now := h.clock.Now()
-	for id, g := range h.games {
+	moved := 0
+	for _, id := range h.sortedGames() {
+		g := h.games[id]
 		if !g.hasNext || g.next.After(now) {
 			continue
 		}
-		err := h.transact(ctx, "deadline", func(w *work) error {
+		at, unread := now, false
+		deadline := g.next
+		if h.opts.ArrivalOrder {
+			if !h.readPast(deadline) {
+				if h.clock.real().Before(h.graceEnd(g)) {
+					continue
+				}
+				unread = true
+			}
+			at = deadline
+			if at.Before(g.state.Clock) {
+				at = g.state.Clock
+			}
+		}
+		applied := 0
+		err := h.transactAt(ctx, "deadline", at, func(w *work) error {
 			wg := w.game(id)
-			w.record(id, engine.Tick(wg.state, w.now))
+			evs := engine.Tick(wg.state, w.now)
+			w.record(id, evs)
+			applied = len(evs)
+			if unread && len(evs) > 0 {
+				return h.noticeUnread(w, wg, deadline)
+			}
 			return nil
 		})
 		if err != nil {
-			return err
+			return moved, err
+		}
+		if applied > 0 {
+			moved++
 		}
 	}
-	return nil
+	return moved, nil
 }

@@ -62,6 +62,7 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error)
 		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
 		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
 		PerSenderPerHour: cfg.Limits.PerSenderPerHour, Clock: o.Clock, Rand: o.Draw, Store: st, Log: log,
+		ArrivalOrder: true,
 	})
 	if err != nil {
 		st.Close()
@@ -74,14 +75,20 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error)
 		MinBackoff: 100 * time.Millisecond, Logger: log,
 		CommandTimeout: time.Duration(cfg.IMAP.Timeout), IdleRefresh: time.Duration(cfg.IMAP.IdleRefresh),
 		MaxMessageBytes: cfg.Limits.MaxMessageBytes,
+		// Commands count at their mail's arrival; deadlines wait for the
+		// mail that arrived before them (docs/arrival.md).
+		Triage: h.Triage, Barrier: h.Barrier, ArrivalSlack: time.Duration(cfg.IMAP.ArrivalSlack),
+		OnWatermark: func(t time.Time) { h.Advance(context.WithoutCancel(ctx), t) },
+		OnFlood: func(f watcher.Flood) {
+			if err := h.ReportFlood(context.WithoutCancel(ctx), f.Messages, f.First, f.Last); err != nil {
+				log.Error("cannot tell the referees of a flood", "messages", f.Messages, "err", err)
+			}
+		},
 	}, func(ctx context.Context, m watcher.Message) error {
 		// The transaction in flight finishes even when a signal stops the
 		// host: its mail is then flagged \Seen, or left for the next start.
-		ctx = context.WithoutCancel(ctx)
-		if m.HeaderOnly {
-			return h.HandleOversized(ctx, m.Mailbox, m.UIDValidity, m.UID, m.Raw, int(m.Size))
-		}
-		return h.HandleMessage(ctx, m.Mailbox, m.UIDValidity, m.UID, m.Raw)
+		return h.Handle(context.WithoutCancel(ctx), host.Mail{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID,
+			Raw: m.Raw, Size: int(m.Size), Arrived: m.Arrived, Quiet: m.Flood})
 	})
 	if err != nil {
 		st.Close()
@@ -178,6 +185,9 @@ func Embedded(srv *mailserver.Server, password, db string) config.Config {
 	c.Referees = []string{"referee@" + srv.Domain()}
 	c.Database = db
 	c.IMAP.URL, c.IMAP.Username, c.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", password
+	// The embedded server runs in this process: one clock, and mail is in
+	// the mailbox the moment it is delivered.
+	c.IMAP.ArrivalSlack = config.Duration(100 * time.Millisecond)
 	c.SMTP.URL, c.SMTP.Username, c.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", password
 	return c
 }

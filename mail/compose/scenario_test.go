@@ -295,6 +295,20 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	}
 	h.record([]compose.Message{f})
 	g.add("failure", f)
+	unread, err := h.c.Mailbox(compose.MailboxNotice{State: h.s, Dir: h.dir, Variant: compose.MailboxUnread,
+		Deadline: h.now.Add(-15 * time.Minute), ReadUntil: h.now.Add(-22 * time.Minute), Grace: 15 * time.Minute, Now: h.now})
+	if err != nil {
+		t.Fatalf("Mailbox: %v", err)
+	}
+	h.record([]compose.Message{unread})
+	g.add("mailbox-unread", unread)
+	flood, err := h.c.Mailbox(compose.MailboxNotice{State: h.s, Dir: h.dir, Variant: compose.MailboxFlood,
+		Messages: 5000, First: h.now.Add(-3 * time.Minute), Last: h.now.Add(-time.Minute), Now: h.now})
+	if err != nil {
+		t.Fatalf("Mailbox: %v", err)
+	}
+	h.record([]compose.Message{flood})
+	g.add("mailbox-flood", flood)
 	return h, g
 }
 
@@ -486,5 +500,19 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	}
 	h.record([]compose.Message{f})
 	g.add("failure", f)
+	unread, err := h.c.Mailbox(compose.MailboxNotice{State: h.s, Dir: h.dir, Variant: compose.MailboxUnread,
+		Deadline: h.now.Add(-15 * time.Minute), ReadUntil: h.now.Add(-22 * time.Minute), Grace: 15 * time.Minute, Now: h.now})
+	if err != nil {
+		t.Fatalf("Mailbox: %v", err)
+	}
+	h.record([]compose.Message{unread})
+	g.add("mailbox-unread", unread)
+	flood, err := h.c.Mailbox(compose.MailboxNotice{State: h.s, Dir: h.dir, Variant: compose.MailboxFlood,
+		Messages: 5000, First: h.now.Add(-3 * time.Minute), Last: h.now.Add(-time.Minute), Now: h.now})
+	if err != nil {
+		t.Fatalf("Mailbox: %v", err)
+	}
+	h.record([]compose.Message{flood})
+	g.add("mailbox-flood", flood)
 	return h, g
 }

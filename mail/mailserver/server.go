@@ -385,11 +385,18 @@ func (s *Server) HasUser(name string) bool {
 // LF line ends come back as CRLF, and a message whose header it cannot parse
 // at all comes back empty.
 func (s *Server) Deliver(from, rcpt string, data []byte) error {
+	return s.DeliverAt(from, rcpt, data, time.Time{})
+}
+
+// DeliverAt is Deliver with the arrival time the mailbox records for the
+// message (its INTERNALDATE, in whole seconds); zero means now. It stands
+// for mail that reached the mailbox while no one was reading it.
+func (s *Server) DeliverAt(from, rcpt string, data []byte, at time.Time) error {
 	u, err := s.localUser(rcpt, true)
 	if err != nil {
 		return err
 	}
-	return s.deliverTo(u, from, rcpt, "localhost", "", data)
+	return s.deliverAt(u, from, rcpt, "localhost", "", data, at)
 }
 
 // SetFault replaces the fault function; nil lets every transaction succeed.
@@ -521,6 +528,15 @@ func (s *Server) authenticate(username, password string) (*user, bool) {
 // deliverTo appends one copy of data to the user's INBOX, with the trace
 // headers a delivering MTA adds.
 func (s *Server) deliverTo(u *user, from, rcpt, helo, remote string, data []byte) error {
+	return s.deliverAt(u, from, rcpt, helo, remote, data, time.Time{})
+}
+
+// deliverAt is deliverTo with the arrival time to record; zero means now.
+func (s *Server) deliverAt(u *user, from, rcpt, helo, remote string, data []byte, at time.Time) error {
+	received := at
+	if received.IsZero() {
+		received = time.Now()
+	}
 	if remote == "" {
 		remote = "local injection"
 	}
@@ -528,7 +544,7 @@ func (s *Server) deliverTo(u *user, from, rcpt, helo, remote string, data []byte
 	fmt.Fprintf(&b, "Return-Path: <%s>\r\n", from)
 	fmt.Fprintf(&b, "Delivered-To: %s\r\n", rcpt)
 	fmt.Fprintf(&b, "Received: from %s (%s)\r\n\tby %s (mafiamail mailserver) with ESMTP\r\n\tfor <%s>; %s\r\n",
-		helo, remote, s.opts.Domain, rcpt, time.Now().Format(time.RFC1123Z))
+		helo, remote, s.opts.Domain, rcpt, received.Format(time.RFC1123Z))
 	b.Write(data)
 	msg := b.Bytes()
 
@@ -537,13 +553,13 @@ func (s *Server) deliverTo(u *user, from, rcpt, helo, remote string, data []byte
 	if u.sink {
 		return nil
 	}
-	_, err := u.mem.Append(inbox, bytes.NewReader(msg), &imap.AppendOptions{})
+	_, err := u.mem.Append(inbox, bytes.NewReader(msg), &imap.AppendOptions{Time: at})
 	if err != nil {
 		// A client may have deleted INBOX; a real server re-creates it.
 		if cerr := u.mem.Create(inbox, nil); cerr != nil {
 			return fmt.Errorf("mailserver: deliver to %s: %w", u.name, err)
 		}
-		if _, err = u.mem.Append(inbox, bytes.NewReader(msg), &imap.AppendOptions{}); err != nil {
+		if _, err = u.mem.Append(inbox, bytes.NewReader(msg), &imap.AppendOptions{Time: at}); err != nil {
 			return fmt.Errorf("mailserver: deliver to %s: %w", u.name, err)
 		}
 	}

@@ -536,3 +536,31 @@ func TestCloseRightAfterStart(t *testing.T) {
 		}
 	}
 }
+
+// The mailbox reports each message's arrival as its INTERNALDATE: the
+// moment of delivery, or the one DeliverAt names.
+func TestInternalDateIsTheArrival(t *testing.T) {
+	s := start(t, Options{Users: map[string]string{"host": "hostpw"}})
+	before := time.Now().Truncate(time.Second)
+	if err := s.Deliver("", "host@example.org", []byte("Subject: now\r\n\r\nnow\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	earlier := time.Date(2026, 12, 1, 17, 59, 58, 0, time.UTC)
+	if err := s.DeliverAt("", "host@example.org", []byte("Subject: then\r\n\r\nthen\r\n"), earlier); err != nil {
+		t.Fatal(err)
+	}
+	c := login(t, s, "host", "hostpw", nil)
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := c.Fetch(imap.SeqSetNum(1, 2), &imap.FetchOptions{InternalDate: true}).Collect()
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("fetch INTERNALDATE: %d messages, %v", len(msgs), err)
+	}
+	if got := msgs[0].InternalDate; got.Before(before) || got.After(time.Now()) {
+		t.Errorf("INTERNALDATE of a message delivered now: %v, want between %v and now", got, before)
+	}
+	if got := msgs[1].InternalDate; !got.Equal(earlier) {
+		t.Errorf("INTERNALDATE of a message delivered at %v: %v", earlier, got)
+	}
+}

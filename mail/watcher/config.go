@@ -77,6 +77,35 @@ type Config struct {
 	TLSConfig *tls.Config
 	// Logger receives what the watcher does; default slog.Default().
 	Logger *slog.Logger
+	// Triage, if set, is given the routing fields of each new message's
+	// header (From, To, Cc, Delivered-To, X-Original-To, as the server
+	// returns BODY[HEADER.FIELDS]) and says whether it may be mail for a
+	// game. Mail it refuses is set aside: handed over only once no other
+	// mail waits, and left out of the watermark.
+	Triage func(header []byte) bool
+	// Barrier, if set, returns the next moment (wall clock) by which the
+	// handler needs every earlier message: the next deadline; zero for
+	// none. Mail that arrived after it is handed over only once the mail
+	// that arrived before it has been, and the watermark has passed it.
+	Barrier func() time.Time
+	// OnWatermark, if set, is called on Run's goroutine each time the
+	// watermark rises: every message that reached the mailbox before it,
+	// set-aside mail apart, has been handled. Within a live connection it
+	// follows the mail closely; the watcher searches again ArrivalSlack
+	// and a second after each Barrier to move it past the barrier.
+	OnWatermark func(time.Time)
+	// ArrivalSlack is how long after its INTERNALDATE a message may take to
+	// show in a search: delivery, and the difference between the server's
+	// clock and the host's; default 2 seconds.
+	ArrivalSlack time.Duration
+	// FloodSize is how many set-aside messages make a flood, which is
+	// logged (and reported to OnFlood) once rather than message by message;
+	// default 100. A flood ends once its mail is handled and none has come
+	// for FloodQuiet (default 1 minute).
+	FloodSize  int
+	FloodQuiet time.Duration
+	// OnFlood, if set, is called on Run's goroutine once a flood has ended.
+	OnFlood func(Flood)
 	// OnCaughtUp, if set, is called on Run's goroutine each time every
 	// unseen message has been offered to the handler and the watcher is
 	// about to wait for new mail. It must not block long.
@@ -93,6 +122,9 @@ const (
 	DefaultCommandTimeout = time.Minute
 	DefaultBatchSize      = 50
 	DefaultMaxBatchBytes  = 32 << 20
+	DefaultArrivalSlack   = 2 * time.Second
+	DefaultFloodSize      = 100
+	DefaultFloodQuiet     = time.Minute
 )
 
 func (c *Config) setDefaults() {
@@ -122,6 +154,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBatchBytes <= 0 {
 		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.ArrivalSlack <= 0 {
+		c.ArrivalSlack = DefaultArrivalSlack
+	}
+	if c.FloodSize <= 0 {
+		c.FloodSize = DefaultFloodSize
+	}
+	if c.FloodQuiet <= 0 {
+		c.FloodQuiet = DefaultFloodQuiet
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -8,21 +8,45 @@
 // required unless the server is on a loopback address), logs in with
 // AUTHENTICATE PLAIN or LOGIN, selects the mailbox and then repeats:
 //
-//  1. UID SEARCH UNSEEN, and fetch the unseen messages (BODY.PEEK[], so that
-//     fetching marks nothing) in batches bounded by count and by size; a
-//     message over Config.MaxMessageBytes is fetched as its header alone;
-//  2. call the Handler for each, in UID order, and set \Seen on those for
-//     which it returned nil (and, if Config.MoveTo is set, move them
-//     there), with one command for the batch. When more mail is waiting
-//     than one batch holds, the senders (by the envelope's From) take fair
-//     turns in batches of at most ten, and the search is repeated after
-//     each: a sender who has just written goes ahead of every sender
-//     working off a backlog, and those share the rest in turns, so that
-//     one address flooding the mailbox, or a crowd of auto-responders,
-//     delays everyone else's mail by a batch, not by the whole backlog;
+//  1. UID SEARCH UNSEEN, and read of each new message, in one fetch per
+//     thousand, what scheduling needs: its sender and routing header fields
+//     (BODY.PEEK[HEADER.FIELDS (From To Cc Delivered-To X-Original-To)]),
+//     its size and its INTERNALDATE. While a backlog is worked off, only
+//     UIDs above the highest one seen are searched for, so that a backlog
+//     is not listed again and again;
+//  2. fetch the messages due (BODY.PEEK[], so that fetching marks nothing)
+//     in batches bounded by count and by size, a message over
+//     Config.MaxMessageBytes as its header alone; call the Handler for
+//     each, and set \Seen on those for which it returned nil (and, if
+//     Config.MoveTo is set, move them there), with one command per batch.
+//     The order is that of arrival with respect to deadlines: mail that
+//     arrived after Config.Barrier (the next deadline) is handed over only
+//     once the mail that arrived before it has been, and the watermark has
+//     passed it. Mail that Config.Triage finds no game can use is set aside
+//     and handed over only when no other mail waits. When more mail is
+//     waiting than one batch holds, the senders (by From) take fair turns
+//     in batches of at most ten (see fairQueue): a sender who has just
+//     written goes ahead of every sender working off a backlog, and those
+//     share the rest in turns, so that one address flooding the mailbox,
+//     or a crowd of auto-responders, delays everyone else's mail by a
+//     batch, not by the whole backlog;
 //  3. wait for new mail: in IDLE where the server has it, leaving IDLE every
 //     Config.IdleRefresh to send a NOOP, because a dead connection can go
-//     unnoticed in IDLE; or by polling every Config.PollInterval.
+//     unnoticed in IDLE, and ArrivalSlack after each barrier, because a
+//     server's notice of new mail may lag; or by polling every
+//     Config.PollInterval.
+//
+// # Arrival and the watermark
+//
+// Message.Arrived is when a message reached the mailbox: INTERNALDATE, set
+// by the receiving server (never the sender's Date), narrowed within its
+// whole second by the previous search that did not find it, and never later
+// than the moment it was read. Config.OnWatermark hears, each time it
+// rises, the moment before which every message that reached the mailbox
+// (set-aside mail apart) has been handled: the latest search less
+// Config.ArrivalSlack, or the arrival of a message still waiting if that is
+// earlier. A host applies a deadline once the watermark has passed it
+// (docs/arrival.md).
 //
 // Unseen mail is always processed before waiting, so mail that arrived while
 // the watcher was disconnected is picked up as soon as it is back. Every
@@ -53,5 +77,7 @@
 //
 // Stats returns counters and whether the watcher is caught up (every unseen
 // message offered, waiting for new mail); Config.OnCaughtUp is called each
-// time it gets there. Tests and metrics use them rather than sleeping.
+// time it gets there. Tests and metrics use them rather than sleeping. A
+// flood of set-aside mail (Config.FloodSize) is logged once and reported
+// to Config.OnFlood once it is over, rather than message by message.
 package watcher

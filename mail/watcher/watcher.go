@@ -33,6 +33,15 @@ type Message struct {
 	// HeaderOnly is set for a message larger than Config.MaxMessageBytes,
 	// of which only the header was fetched.
 	HeaderOnly bool
+	// Arrived is when the message reached the mailbox: its INTERNALDATE,
+	// set by the receiving server (never the sender's Date), narrowed
+	// within its whole second by when the watcher first found it, and
+	// never later than the moment the watcher read it.
+	Arrived time.Time
+	// SetAside is set for mail that Config.Triage found no game can use;
+	// Flood, when it comes with enough others of its kind (Config.FloodSize)
+	// that it should not be logged one by one.
+	SetAside, Flood bool
 }
 
 // Handler applies one message. It returns nil only once the message's
@@ -89,6 +98,13 @@ type Watcher struct {
 	// Only Run's goroutine touches these.
 	uidValidity uint32
 	retries     map[imap.UID]retry
+	// reported is the latest watermark given to OnWatermark; flood counts
+	// the mail set aside since the last flood ended.
+	reported  time.Time
+	flood     Flood
+	floodUIDs map[imap.UID]bool
+	// searched is when the latest search began, in any session.
+	searched time.Time
 
 	mu    sync.Mutex
 	stats Stats

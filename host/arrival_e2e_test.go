@@ -1,0 +1,422 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gomail "github.com/emersion/go-message/mail"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// The tests here run the host as serve wires it for arrival order (watcher
+// with Triage, Barrier and OnWatermark; the clock; the host's Handle) on the
+// embedded mail server, whose mailbox can record when a message arrived.
+// No sender runs: what the host would send is read from the outbox.
+
+const (
+	rigPass = "rig-secret"
+	rigHost = "host@example.org"
+	rigRef  = "referee@example.org"
+	// rigWait bounds every wait; a healthy step takes well under it.
+	rigWait = 30 * time.Second
+)
+
+// rig is one test's mail server and, while it runs, its host.
+type rig struct {
+	t     *testing.T
+	srv   *mailserver.Server
+	db    string
+	log   *slog.Logger
+	grace time.Duration
+	// deadline is the first round's deadline, game time.
+	deadline time.Time
+
+	st     *store.Store
+	h      *Host
+	w      *watcher.Watcher
+	clock  Clock
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	floods []watcher.Flood
+}
+
+// newRig starts the mail server and sets up game g1 (five players, one
+// Mafioso, one Inspector, Day 1 running) by handing the host its mail
+// directly, at a fixed game time.
+func newRig(t *testing.T, grace time.Duration) *rig {
+	t.Helper()
+	srv, err := mailserver.Start(mailserver.Options{Domain: "example.org", Users: map[string]string{"host": rigPass},
+		AutoCreateUsers: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("mailserver.Start: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	r := &rig{t: t, srv: srv, db: filepath.Join(t.TempDir(), "host.db"), log: testlog.New(t, slog.LevelWarn), grace: grace}
+
+	setupAt := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	st, err := store.Open(context.Background(), r.db, store.Options{Logger: r.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(context.Background(), Options{Address: rigHost, Referees: []string{rigRef},
+		Clock: Clock{Real: func() time.Time { return setupAt }}, Store: st, Log: r.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := uint32(0)
+	send := func(from, to, body string) {
+		uid++
+		if err := h.HandleMessage(context.Background(), "setup", 1, uid, rigMail(from, to, fmt.Sprintf("setup-%d", uid), body)); err != nil {
+			t.Fatalf("set-up mail %q: %v", body, err)
+		}
+	}
+	send(rigRef, rigHost, "NEW GAME g1")
+	r.st, r.h = st, h
+	send(rigRef, r.private("Referee"), "SETUP players=5 mafia=1 inspectors=1 reminder_before=0")
+	for _, p := range players {
+		send(addr(p), "host+g1@example.org", "JOIN "+p)
+	}
+	send(rigRef, r.private("Referee"), "START")
+	s, _ := h.Game("g1")
+	if s.Phase != engine.DayPhase {
+		t.Fatalf("phase %s after START", s.Phase)
+	}
+	r.deadline, _ = engine.NextDeadline(s)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r.st, r.h = nil, nil
+	return r
+}
+
+func rigMail(from, to, id, body string) []byte {
+	return []byte(fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: g1\r\nMessage-ID: <%s@players.test>\r\n"+
+		"Date: Tue, 01 Dec 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
+		from, to, id, body))
+}
+
+// participant is the active participant of g1 with the given name
+// ("Referee" for the referee).
+func (r *rig) participant(name string) store.Participant {
+	r.t.Helper()
+	st := r.st
+	if st == nil {
+		var err error
+		st, err = store.Open(context.Background(), r.db, store.Options{Logger: r.log})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		defer st.Close()
+	}
+	ps, err := st.Participants(context.Background(), "g1")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.Name == name && p.Status == store.StatusActive {
+			return p
+		}
+	}
+	r.t.Fatalf("no participant %s in g1", name)
+	return store.Participant{}
+}
+
+func (r *rig) private(name string) string {
+	return "host+g1-p-" + r.participant(name).Token + "@example.org"
+}
+func (r *rig) thread(name string) string {
+	return "host+g1-t-" + r.participant(name).Token + "@example.org"
+}
+
+// start runs the host on the store with clock, its watcher on the mail
+// server, as serve wires them.
+func (r *rig) start(clock Clock) {
+	t := r.t
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, r.db, store.Options{Logger: r.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := New(ctx, Options{Address: rigHost, Referees: []string{rigRef}, Clock: clock, Store: st, Log: r.log,
+		ArrivalOrder: true, MailGrace: r.grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := watcher.New(watcher.Config{URL: "imap://" + r.srv.IMAPAddr(), Username: "host", Password: rigPass,
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Logger: r.log, FloodQuiet: time.Second,
+		Triage: h.Triage, Barrier: h.Barrier,
+		OnWatermark: func(at time.Time) { h.Advance(ctx, at) },
+		OnFlood: func(f watcher.Flood) {
+			r.mu.Lock()
+			r.floods = append(r.floods, f)
+			r.mu.Unlock()
+			if err := h.ReportFlood(ctx, f.Messages, f.First, f.Last); err != nil {
+				t.Errorf("report the flood: %v", err)
+			}
+		},
+	}, func(ctx context.Context, m watcher.Message) error {
+		return h.Handle(context.WithoutCancel(ctx), Mail{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID,
+			Raw: m.Raw, Size: int(m.Size), Arrived: m.Arrived, Quiet: m.Flood})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	r.st, r.h, r.w, r.clock, r.cancel = st, h, w, clock, cancel
+	for _, run := range []func(context.Context) error{w.Run, h.RunClock} {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			if err := run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("run: %v", err)
+			}
+		}()
+	}
+	t.Cleanup(r.stop)
+}
+
+// stop ends the host and closes its store.
+func (r *rig) stop() {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.wg.Wait()
+	r.st.Close()
+	r.cancel, r.st, r.h, r.w = nil, nil, nil, nil
+}
+
+// clockAt is a real-time clock at which game time is now game.
+func clockAt(game time.Time) Clock {
+	return Clock{Anchor: time.Now(), Start: game}
+}
+
+// deliver puts a message into the host's mailbox as arriving at the real
+// instant at (zero: now).
+func (r *rig) deliver(from, to, id, body string, at time.Time) {
+	r.t.Helper()
+	if err := r.srv.DeliverAt(from, to, rigMail(from, to, id, body), at); err != nil {
+		r.t.Fatalf("deliver %s: %v", id, err)
+	}
+}
+
+// waitFor polls cond until it holds.
+func (r *rig) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	r.waitWithin(rigWait, what, cond)
+}
+
+// waitWithin is waitFor with its own bound.
+func (r *rig) waitWithin(d time.Duration, what string, cond func() bool) {
+	r.t.Helper()
+	end := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(end) {
+			r.t.Fatalf("waited %v for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// closing is the tally with which Day 1's first round closed, once it has.
+func (r *rig) closing() *engine.Tally {
+	r.t.Helper()
+	var tally *engine.Tally
+	r.waitFor("Day 1 to close", func() bool {
+		tally = r.closedTally()
+		return tally != nil
+	})
+	return tally
+}
+
+func (r *rig) closedTally() *engine.Tally {
+	r.t.Helper()
+	evs, err := r.st.Events(context.Background(), "g1", 0)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, se := range evs {
+		e, err := engine.UnmarshalEvent(se.Payload)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if e.Type == engine.EvRoundClosed && e.Day == 1 {
+			return e.Tally
+		}
+	}
+	return nil
+}
+
+// votesFor lists who voted for target in a tally.
+func votesFor(t *engine.Tally, target string) []string {
+	var out []string
+	for _, v := range t.Votes {
+		if v.Target == target {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// refereeNotices counts the mail queued for the referee whose text holds text.
+func (r *rig) refereeNotices(text string) int {
+	r.t.Helper()
+	ms, err := r.st.OutMessages(context.Background(), "")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	n := 0
+	for _, m := range ms {
+		if len(m.To) != 1 || !strings.EqualFold(m.To[0], rigRef) {
+			continue
+		}
+		mr, err := gomail.CreateReader(bytes.NewReader(m.Raw))
+		if err != nil {
+			r.t.Fatalf("read %s: %v", m.MessageID, err)
+		}
+		var body strings.Builder
+		for {
+			p, err := mr.NextPart()
+			if err != nil {
+				break
+			}
+			if h, ok := p.Header.(*gomail.InlineHeader); ok {
+				if ct, _, _ := h.ContentType(); ct == "text/plain" {
+					b, _ := io.ReadAll(p.Body)
+					body.Write(b)
+				}
+			}
+		}
+		if strings.Contains(strings.Join(strings.Fields(body.String()), " "), text) {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *rig) phase() engine.Phase {
+	s, _ := r.h.Game("g1")
+	return s.Phase
+}
+
+// D8: the host was stopped; votes reached its mailbox before the deadline;
+// it starts after the deadline. They count: the round closes with them.
+func TestD8_VotesThatReachedTheMailboxWhileTheHostWasDownCount(t *testing.T) {
+	r := newRig(t, time.Minute)
+	clock := clockAt(r.deadline.Add(10 * time.Second)) // started ten seconds after the deadline
+	for i, p := range []string{"Alice", "Bob", "Carol"} {
+		r.deliver(addr(p), r.thread(p), fmt.Sprintf("down-%d", i), "VOTE Dave", clock.RealAt(r.deadline.Add(-3*time.Second)))
+	}
+	r.start(clock)
+	tally := r.closing()
+	if got := votesFor(tally, "Dave"); strings.Join(got, ",") != "Alice,Bob,Carol" {
+		t.Fatalf("the closing tally has %v voting for Dave, want Alice, Bob and Carol: %+v", got, tally)
+	}
+	if !tally.At.Equal(r.deadline) {
+		t.Errorf("the round closed at %v, want its deadline %v", tally.At, r.deadline)
+	}
+	if n := r.refereeNotices("held the deadline of"); n != 0 {
+		t.Errorf("the referee was told %d times of unread mail, though all of it was read", n)
+	}
+}
+
+// D8: the IMAP server cannot be reached across a deadline. For less than
+// the grace, the deadline waits and the votes that reached the mailbox
+// before it count; for longer, it is applied when the grace ends, the
+// referee is told, and the votes read later count after it.
+func TestD8_MailboxUnreadableAcrossADeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		grace, outage time.Duration
+		counted       bool
+	}{
+		{name: "for less than the grace", grace: 6 * time.Second, outage: 3 * time.Second, counted: true},
+		{name: "for longer than the grace", grace: 2 * time.Second, outage: 5 * time.Second, counted: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, tc.grace)
+			r.start(clockAt(r.deadline.Add(-2 * time.Second)))
+			r.waitFor("the watcher to catch up", func() bool { return r.w.Stats().CaughtUp })
+			// The server refuses the host from now on.
+			if err := r.srv.SetPassword("host", "changed"); err != nil {
+				t.Fatal(err)
+			}
+			r.srv.DropConnections("host")
+			r.waitFor("the watcher to lose its connection", func() bool { return !r.w.Stats().Connected })
+			for i, p := range []string{"Alice", "Bob", "Carol"} {
+				r.deliver(addr(p), r.thread(p), fmt.Sprintf("outage-%d", i), "VOTE Dave", time.Time{})
+			}
+			if !time.Now().Before(r.clock.RealAt(r.deadline)) {
+				t.Skip("the machine is too slow: the votes reached the mailbox after the deadline")
+			}
+			back := r.clock.RealAt(r.deadline).Add(tc.outage)
+			time.Sleep(time.Until(r.clock.RealAt(r.deadline).Add(time.Second)))
+			if r.phase() != engine.DayPhase {
+				t.Fatalf("the deadline was applied a second after it, while the mailbox could not be read (grace %v)", tc.grace)
+			}
+			if !tc.counted {
+				r.waitFor("the grace to run out", func() bool { return r.closedTally() != nil })
+				if time.Now().After(back) {
+					t.Fatalf("the deadline waited longer than its grace")
+				}
+				if n := r.refereeNotices("held the deadline of"); n != 1 {
+					t.Errorf("the referee got %d notices of unread mail, want 1", n)
+				}
+			}
+			time.Sleep(time.Until(back))
+			if err := r.srv.SetPassword("host", rigPass); err != nil {
+				t.Fatal(err)
+			}
+			tally := r.closing()
+			r.waitFor("the votes to be read", func() bool { return r.w.Stats().Handled >= 3 && r.w.Stats().CaughtUp })
+			got := votesFor(tally, "Dave")
+			if tc.counted && strings.Join(got, ",") != "Alice,Bob,Carol" {
+				t.Fatalf("the closing tally has %v voting for Dave, want Alice, Bob and Carol", got)
+			}
+			if !tc.counted && len(got) != 0 {
+				t.Fatalf("the deadline was applied after its grace, yet the tally has %v voting for Dave", got)
+			}
+			if n := r.refereeNotices("held the deadline of"); tc.counted && n != 0 {
+				t.Errorf("the referee was told of unread mail %d times, though none was missing", n)
+			}
+		})
+	}
+}
+
+// D8: messages that reached the mailbox just before and just after the
+// deadline are read in one batch: those before count before it, whatever
+// their order in the mailbox, and the one after counts after it.
+func TestD8_ArrivalsEitherSideOfADeadlineInOneBatch(t *testing.T) {
+	r := newRig(t, time.Minute)
+	clock := clockAt(r.deadline.Add(10 * time.Second))
+	at := func(d time.Duration) time.Time { return clock.RealAt(r.deadline.Add(d)) }
+	r.deliver(addr("Alice"), r.thread("Alice"), "before-1", "VOTE Dave", at(-time.Second))
+	r.deliver(addr("Bob"), r.thread("Bob"), "after", "VOTE Dave", at(time.Second))
+	r.deliver(addr("Carol"), r.thread("Carol"), "before-2", "VOTE Dave", at(-2*time.Second))
+	r.start(clock)
+	tally := r.closing()
+	if got := votesFor(tally, "Dave"); strings.Join(got, ",") != "Alice,Carol" {
+		t.Fatalf("the closing tally has %v voting for Dave, want Alice and Carol (Bob's vote came after the deadline)", got)
+	}
+	r.waitFor("every message to be read", func() bool { return r.w.Stats().Handled >= 3 && r.w.Stats().CaughtUp })
+	if s, _ := r.h.Game("g1"); s.Player(2).Vote != 0 {
+		t.Errorf("Bob's vote, which came after the deadline, counts at night: %+v", s.Player(2))
+	}
+}
