@@ -48,6 +48,9 @@ const (
 	EvResumed         EventType = "resumed"
 	EvAnnouncement    EventType = "announcement"
 	EvThreadPost      EventType = "thread_post"
+	// EvPostGameTalk is a thread post after the game's end, relayed at once
+	// to every participant while the post-game talk lasts.
+	EvPostGameTalk EventType = "post_game_talk"
 	EvMafiaPost       EventType = "mafia_post"
 	EvPrivateNote     EventType = "private_note" // discussion in a private channel, for the referee
 	EvSubstituted     EventType = "substituted"  // public: a seat has a new player (S4)
