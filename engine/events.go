@@ -48,23 +48,24 @@ const (
 	EvResumed         EventType = "resumed"
 	EvAnnouncement    EventType = "announcement"
 	EvThreadPost      EventType = "thread_post"
-	// EvPostGameTalk is a thread post after the game's end, relayed at once
-	// to every participant while the post-game talk lasts.
-	EvPostGameTalk   EventType = "post_game_talk"
-	EvMafiaPost      EventType = "mafia_post"
-	EvPrivateNote    EventType = "private_note" // discussion in a private channel, for the referee
-	EvSubstituted    EventType = "substituted"  // public: a seat has a new player (S4)
-	EvPostHeld       EventType = "post_held"
-	EvPostRelayed    EventType = "post_relayed"
-	EvPostRejected   EventType = "post_rejected"
-	EvPlayerReplaced EventType = "player_replaced"
-	EvSuspended      EventType = "suspended"
-	EvReminder       EventType = "reminder"
-	EvDigest         EventType = "digest" // the thread's posts and votes since the last one go out (T1)
-	EvTallyShown     EventType = "tally"
-	EvStatusShown    EventType = "status"
-	EvHelpShown      EventType = "help"
+	EvMafiaPost       EventType = "mafia_post"
+	EvPrivateNote     EventType = "private_note" // discussion in a private channel, for the referee
+	EvSubstituted     EventType = "substituted"  // public: a seat has a new player (S4)
+	EvPostHeld        EventType = "post_held"
+	EvPostRelayed     EventType = "post_relayed"
+	EvPostRejected    EventType = "post_rejected"
+	EvPlayerReplaced  EventType = "player_replaced"
+	EvSuspended       EventType = "suspended"
+	EvReminder        EventType = "reminder"
+	EvDigest          EventType = "digest" // the thread's posts and votes since the last one go out (T1)
+	EvTallyShown      EventType = "tally"
+	EvStatusShown     EventType = "status"
+	EvHelpShown       EventType = "help"
 )
+
+// EvPostGameTalk is a thread post after the game's end, relayed at once to
+// every participant while the post-game talk lasts.
+const EvPostGameTalk EventType = "post_game_talk"
 
 // Audience says who may see an event. The zero value is no one; Public
 // means every player, observer and the referee.
