@@ -96,6 +96,13 @@ type Footer struct {
 	Dead bool
 	// Over: the game has ended; there is nothing left to command.
 	Over bool
+	// Talk: the game has ended and its post-game talk, open until
+	// TalkUntil, still relays thread posts to everyone.
+	Talk      bool
+	TalkUntil Moment
+	// ReplyThread: a plain Reply to this private mail goes to the thread
+	// (a reminder to vote, an answer about a vote sent to the wrong place).
+	ReplyThread bool
 }
 
 // Command is one command with what it does.

@@ -30,6 +30,10 @@ type Reply struct {
 	Received time.Time
 	Now      time.Time
 	Lines    []Line
+	// ReplyToThread sends a plain Reply to the answer into the sender's
+	// thread: the answer is about lines that belong there (a vote sent to
+	// the private channel), and sending them again is one Reply away.
+	ReplyToThread bool
 }
 
 // Line is one command line and what became of it.
@@ -113,11 +117,15 @@ func (c *Composer) Reply(rp Reply) (Message, error) {
 		idGame = productName
 	}
 	sec := &templates.Section{Kind: "reply", Reply: view}
-	return c.finish(draft{
+	dr := draft{
 		game: game, d: d, state: s, now: rp.Now,
 		sections: []*templates.Section{sec}, main: sec, kind: kind,
 		id: c.msgID(idGame, "re", hashKey(rp.Cause), to.key),
-	})
+	}
+	if rp.ReplyToThread && game != "" && to.token != "" {
+		dr.replyTo, dr.replyName = c.ThreadAddress(game, to.token), game+" town thread"
+	}
+	return c.finish(dr)
 }
 
 // senderRecipient is whom a reply goes to: the sender's registered address,

@@ -191,7 +191,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvAnnouncement:
 		sec.Kind = "announce"
 		sec.Text = e.Text
-	case engine.EvThreadPost:
+	case engine.EvThreadPost, engine.EvPostGameTalk:
 		sec.Kind = "post"
 		sec.Text = e.Text
 		if e.Slot == 0 {
