@@ -41,6 +41,12 @@ var privateCommands = []Command{
 	{"HELP", "your commands"},
 }
 
+// DeadCommands are what a dead player can still ask for.
+var DeadCommands = []Command{
+	{"STATUS", "your own position"},
+	{"HELP", "this list"},
+}
+
 // MafiaCommands work on the mafia list, beside discussion.
 var MafiaCommands = []Command{
 	{"KILL Name", "name tonight's victim; every living Mafioso is told"},

@@ -283,6 +283,11 @@ type Help struct {
 	Referee  bool
 	// Host: help from the host's own address, about no game.
 	Host bool
+	// Dead: the reader is a dead player.
+	Dead bool
+	// Talk is how long the thread stays open for post-game talk after the
+	// end (zero for none).
+	Talk Span
 }
 
 // End is the game's end (W2).

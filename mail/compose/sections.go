@@ -438,7 +438,7 @@ func statusView(st *engine.Status, s *engine.State, now time.Time, referee bool)
 }
 
 func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
-	h := &templates.Help{Role: string(e.Role)}
+	h := &templates.Help{Role: string(e.Role), Talk: templates.Span(s.Setup.TalkAfterEnd())}
 	switch {
 	case r.referee:
 		h.Referee = true
@@ -446,6 +446,10 @@ func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
 	case r.observer:
 		h.Observer = true
 		h.Commands = templates.ObserverCommands
+	case r.slot > 0 && s.Player(r.slot) != nil && !s.Player(r.slot).Alive:
+		// The dead neither vote nor act: only what they can still ask for.
+		h.Dead = true
+		h.Commands = templates.DeadCommands
 	case r.slot > 0:
 		h.Thread = templates.ThreadCommands
 		h.Commands = templates.PrivateCommands(string(e.Role))
