@@ -36,16 +36,16 @@ type misplacedError struct{ msg string }
 func (e *misplacedError) Error() string { return e.msg }
 
 // answerMisplaced adds one refused line to the reply for each misplaced
-// line of the message. It reports whether any of them belongs in the
-// sender's thread, so that the answer's Reply-To can lead there.
-func (h *Host) answerMisplaced(r inbound.Report, reply *compose.Reply, who seat) bool {
-	toThread := false
+// line of the message. When any of them belongs in the sender's thread,
+// the answer's Reply-To leads there.
+func (h *Host) answerMisplaced(r inbound.Report, reply *compose.Reply, who seat) {
 	for _, m := range r.Misplaced {
 		msg, thread := h.whereItBelongs(m, who)
-		toThread = toThread || thread
+		if thread {
+			reply.ReplyTo = h.mail.ThreadAddress(who.game, who.token)
+		}
 		reply.Lines = append(reply.Lines, compose.Line{Text: m.Raw, Err: &misplacedError{msg}})
 	}
-	return toThread
 }
 
 // misplacedReason is the inbox's record of a message's misplaced lines.
@@ -97,6 +97,9 @@ func (h *Host) whereItBelongs(m command.Misplaced, who seat) (string, bool) {
 		}
 	}
 	kind := verbKind(m)
+	if kind == "newgame" {
+		return fmt.Sprintf("NEW GAME is written by a referee named in the host's configuration to the host's own address %s", h.mail.Host()), false
+	}
 	switch who.kind {
 	case engine.ByPlayer:
 		switch kind {
@@ -138,10 +141,8 @@ func (h *Host) whereItBelongs(m command.Misplaced, who seat) (string, bool) {
 	if who.game == "" {
 		switch kind {
 		case "join":
-			return "JOIN is written to the sign-up address of a game (" + h.mail.SignupAddress("GAME") +
-				", with the game's name); ask the game's referee for it", false
-		case "newgame":
-			return "only a referee named in the host's configuration may create games", false
+			return "JOIN is written to the sign-up address of a game, " + h.mail.SignupAddress("GAME") +
+				" with the game's name for GAME; ask the game's referee for it", false
 		}
 		return fmt.Sprintf("%s belongs to a game, and this is the host's own address, which belongs to none; "+
 			"reply to a mail of your game, or ask its referee for your addresses", v), false

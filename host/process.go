@@ -313,7 +313,7 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 		}
 		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion), Err: errors.New(msg)})
 	}
-	reply.ReplyToThread = h.answerMisplaced(r, reply, who)
+	h.answerMisplaced(r, reply, who)
 	for _, c := range r.Commands {
 		if c.Verb == command.Help {
 			evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdHelp, Channel: engine.Signup, By: reply.Sender}, h.env(w))
@@ -454,7 +454,7 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 		}
 		reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs})
 	}
-	reply.ReplyToThread = h.answerMisplaced(r, reply, who)
+	h.answerMisplaced(r, reply, who)
 	// What is not a command is discussion: relayed in the thread and the
 	// mafia list, forwarded to the referee from a private channel.
 	if text != "" && !announced && !postFirst {
@@ -478,8 +478,10 @@ func (h *Host) endsGame(s *engine.State, cmds []command.Command, actor engine.Ac
 	trial := s.Clone()
 	for _, c := range cmds {
 		switch c.Verb {
-		case command.Add, command.Replace, command.Admit, command.Deadline:
-			continue // seats, observers and deadlines end no game
+		case command.Add, command.Replace, command.Admit, command.Deadline, command.Start, command.Setup:
+			// Seats, observers, setups and deadlines end no game, and
+			// START must draw the roles once, from the real draw.
+			continue
 		}
 		_, _ = engine.Apply(trial, h.engineCommand(c, actor, ch), env)
 		if trial.Phase == engine.EndedPhase {

@@ -78,7 +78,7 @@ func (c *Composer) finish(dr draft) (Message, error) {
 			cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 		}
 	} else {
-		cv = conversation{subject: "[" + productName + "] " + rendered.Subject}
+		cv = conversation{subject: "[" + productName + "] " + rendered.Subject, replyTo: dr.replyTo, replyName: dr.replyName}
 	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: dr.now.In(gameZone(s)), game: dr.game, kind: kind,
