@@ -503,7 +503,6 @@ func homesOf(v command.Verb) []command.Set {
 	return out
 }
 
-
 // firstDifference names the first line where two lists of messages differ.
 func firstDifference(a, b []string) string {
 	for i := 0; i < len(a) && i < len(b); i++ {
