@@ -108,7 +108,7 @@ func (s *State) resolve(name string, among []int) (int, *Refusal) {
 	case 1:
 		return prefixed[0], nil
 	case 0:
-		if r := s.deadTarget(want, among); r != nil {
+		if r := s.deadTarget(want, among, among, "the living players are"); r != nil {
 			return 0, r
 		}
 		r := refuse(UnknownName, "no player here is called %q", strings.TrimSpace(name))
@@ -126,7 +126,7 @@ func (s *State) resolve(name string, among []int) (int, *Refusal) {
 // deadTarget is the refusal of a name that means a player who is no longer
 // among the choices because they are dead: it says so, how they died, and
 // who can be chosen instead. Deaths and their causes are public (N9, D10).
-func (s *State) deadTarget(want string, among []int) *Refusal {
+func (s *State) deadTarget(want string, among, choices []int, choose string) *Refusal {
 	var dead []*Player
 	for i := range s.Players {
 		p := &s.Players[i]
@@ -146,10 +146,10 @@ func (s *State) deadTarget(want string, among []int) *Refusal {
 		return nil
 	}
 	var names []string
-	for _, slot := range among {
+	for _, slot := range choices {
 		names = append(names, s.Player(slot).Name)
 	}
-	return refuse(Dead, "%s is dead (%s); the living players are %s", dead[0].Name, CauseText(dead[0].Cause), joinAnd(names))
+	return refuse(Dead, "%s is dead (%s); %s %s", dead[0].Name, CauseText(dead[0].Cause), choose, joinAnd(names))
 }
 
 // CauseText is how a player died, in the words of the public announcement.
