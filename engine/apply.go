@@ -87,6 +87,9 @@ func Tick(s *State, now time.Time) []Event {
 func (t *step) command(c Command, env Env) error {
 	s := t.s
 	if s.Phase == EndedPhase && c.Verb != CmdHelp {
+		if c.Verb == CmdPost && c.Channel == Thread {
+			return t.postGameTalk(c)
+		}
 		return refuse(GameOver, "game %s is over", s.Game)
 	}
 	switch c.By.Kind {
@@ -269,6 +272,36 @@ func (t *step) post(c Command) error {
 		}
 		t.emit(Event{Type: EvThreadPost, To: toAll, Slot: p.Slot, Name: p.Name, Text: text})
 	}
+	return nil
+}
+
+// postGameTalk relays a thread post after the end to every participant,
+// living or dead, while the post-game talk lasts. Nothing is secret any
+// more, so nothing is held.
+func (t *step) postGameTalk(c Command) error {
+	s := t.s
+	text := strings.TrimSpace(c.Text)
+	if text == "" {
+		return refuse(BadArgument, "an empty post")
+	}
+	name := ""
+	slot := 0
+	switch c.By.Kind {
+	case ByReferee:
+		name = "Referee"
+	case ByPlayer:
+		p := s.Player(c.By.Slot)
+		if p == nil {
+			return refuse(NotInGame, "you are not a player in game %s", s.Game)
+		}
+		name, slot = p.Name, p.Slot
+	default:
+		return refuse(GameOver, "game %s is over, and observers do not post", s.Game)
+	}
+	if !t.now.Before(s.TalkUntil()) {
+		return refuse(GameOver, "game %s is over and its post-game talk has closed, so your post went to no one", s.Game)
+	}
+	t.emit(Event{Type: EvPostGameTalk, To: toAll, Slot: slot, Name: name, Text: text})
 	return nil
 }
 

@@ -33,6 +33,10 @@ func (t *step) vote(c Command) error {
 			return nil
 		}
 		target, r := s.resolve(c.Target, s.Living())
+		if r != nil && r.Reason == Dead && s.Round == Runoff {
+			// In a runoff only the tied players can be voted for (D11).
+			r = s.deadTarget(NormalizeName(c.Target), s.Living(), s.Candidates, "in the runoff you can vote only for")
+		}
 		if r != nil {
 			return r
 		}

@@ -64,6 +64,10 @@ const (
 	EvHelpShown       EventType = "help"
 )
 
+// EvPostGameTalk is a thread post after the game's end, relayed at once to
+// every participant while the post-game talk lasts.
+const EvPostGameTalk EventType = "post_game_talk"
+
 // Audience says who may see an event. The zero value is no one; Public
 // means every player, observer and the referee.
 type Audience struct {

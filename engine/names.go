@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -107,6 +108,9 @@ func (s *State) resolve(name string, among []int) (int, *Refusal) {
 	case 1:
 		return prefixed[0], nil
 	case 0:
+		if r := s.deadTarget(want, among, among, "the living players are"); r != nil {
+			return 0, r
+		}
 		r := refuse(UnknownName, "no player here is called %q", strings.TrimSpace(name))
 		r.Candidates = s.closest(want, among)
 		return 0, r
@@ -117,6 +121,65 @@ func (s *State) resolve(name string, among []int) (int, *Refusal) {
 		}
 		return 0, r
 	}
+}
+
+// deadTarget is the refusal of a name that means a player who is no longer
+// among the choices because they are dead: it says so, how they died, and
+// who can be chosen instead. Deaths and their causes are public (N9, D10).
+func (s *State) deadTarget(want string, among, choices []int, choose string) *Refusal {
+	var dead []*Player
+	for i := range s.Players {
+		p := &s.Players[i]
+		if p.Alive || slices.Contains(among, p.Slot) {
+			continue
+		}
+		n := NormalizeName(p.Name)
+		if n == want {
+			dead = []*Player{p}
+			break
+		}
+		if strings.HasPrefix(n, want) {
+			dead = append(dead, p)
+		}
+	}
+	if len(dead) != 1 {
+		return nil
+	}
+	var names []string
+	for _, slot := range choices {
+		names = append(names, s.Player(slot).Name)
+	}
+	return refuse(Dead, "%s is dead (%s); %s %s", dead[0].Name, CauseText(dead[0].Cause), choose, joinAnd(names))
+}
+
+// CauseText is how a player died, in the words of the public announcement.
+func CauseText(c Cause) string {
+	switch c {
+	case ByVote:
+		return "eliminated by vote"
+	case ByMissedVotes:
+		return "removed for two missed votes"
+	case ByMafia:
+		return "killed by the Mafia"
+	case ByVigilante, ByVigilanteDay:
+		return "shot by the Vigilante"
+	case ByMafiaAndVig:
+		return "killed by the Mafia and the Vigilante"
+	case ByModkill:
+		return "removed by the referee"
+	}
+	return "out of the game"
+}
+
+// joinAnd lists names as "Alice, Bob and Carol".
+func joinAnd(names []string) string {
+	switch len(names) {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // closest lists up to three names nearest to want by edit distance, for the

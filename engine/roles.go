@@ -84,6 +84,25 @@ type Setup struct {
 	// (D8); zero leaves it to the host (15 minutes unless configured). The
 	// engine only carries it for the host's clock.
 	MailGrace time.Duration `json:"mail_grace,omitempty"`
+	// PostGameTalk is how long after the end thread posts are still
+	// relayed to every participant: zero is the default of a week, a
+	// negative value none at all.
+	PostGameTalk time.Duration `json:"post_game_talk,omitempty"`
+}
+
+// DefaultPostGameTalk is how long the talk after a game's end lasts unless
+// the setup says otherwise.
+const DefaultPostGameTalk = 7 * 24 * time.Hour
+
+// TalkAfterEnd is how long the post-game talk lasts.
+func (s Setup) TalkAfterEnd() time.Duration {
+	switch {
+	case s.PostGameTalk == 0:
+		return DefaultPostGameTalk
+	case s.PostGameTalk < 0:
+		return 0
+	}
+	return s.PostGameTalk
 }
 
 // Townspeople is the number of plain Townspeople: everyone without another role.
@@ -194,7 +213,7 @@ func (s Setup) Validate() error {
 var setupKeys = []string{"players", "mafia", "inspectors", "doctors", "vigilantes",
 	"inspector_result", "inspector_knows_mafioso", "vigilante_shots", "doctor_saves",
 	"day_length", "runoff_length", "extra_length", "tie_extension", "night_step",
-	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace"}
+	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace", "post_game_talk"}
 
 // ParseSetup reads the argument of the referee's SETUP command: an optional
 // built-in name followed by key=value pairs, e.g.
@@ -279,6 +298,12 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 			s.Zone = val
 		case "mail_grace":
 			durv(&s.MailGrace)
+		case "post_game_talk":
+			if strings.EqualFold(val, "none") || val == "0" {
+				s.PostGameTalk = -1
+			} else {
+				durv(&s.PostGameTalk)
+			}
 		default:
 			return s, fmt.Errorf("unknown setup key %q (keys: %s)", key, strings.Join(setupKeys, ", "))
 		}

@@ -83,7 +83,14 @@ func TestD2_OnlyLivingVoteForLiving(t *testing.T) {
 	}
 	g.ok("ref", Private, CmdModkill, "Frank")
 	g.refused(Dead, "Frank", Thread, CmdVote, "Carol")
-	g.refused(UnknownName, "Carol", Thread, CmdVote, "Frank")
+	// A vote for the dead says who is dead, how they died, and who can be
+	// voted for instead.
+	r := g.refused(Dead, "Carol", Thread, CmdVote, "Frank")
+	want := "Frank is dead (removed by the referee); the living players are Alice, Bob, Carol, Dave, Erin and Grace"
+	if r.Message != want {
+		t.Errorf("vote for the dead: %q, want %q", r.Message, want)
+	}
+	g.refused(UnknownName, "Carol", Thread, CmdVote, "Zed")
 	g.ok("Carol", Thread, CmdUnvote, "")
 	if g.p("Carol").Vote != 0 {
 		t.Fatalf("UNVOTE kept the vote")

@@ -547,3 +547,47 @@ func TestT1_Digests(t *testing.T) {
 	}
 	g.checkReplay()
 }
+
+// Post-game talk: after the end, thread posts reach every participant,
+// the dead too, for the setup's post_game_talk (a week unless set); after
+// that they are refused, and so is everything but HELP.
+func TestPostGameTalk(t *testing.T) {
+	g := town7(t)
+	g.ok("ref", Private, CmdModkill, "Frank")
+	g.ok("ref", Private, CmdEnd, "")
+	if g.s.Phase != EndedPhase || !g.s.EndedAt.Equal(g.now) {
+		t.Fatalf("END: phase %s, ended at %v", g.s.Phase, g.s.EndedAt)
+	}
+	for _, who := range []string{"Alice", "Frank", "ref"} {
+		evs := g.ok(who, Thread, CmdPost, "GG")
+		if len(evs) != 1 || evs[0].Type != EvPostGameTalk || !evs[0].To.Public || evs[0].Text != "GG" {
+			t.Fatalf("%s's post after the end: %+v", who, evs)
+		}
+	}
+	g.refused(GameOver, "Alice", Private, CmdPost, "a note")
+	g.refused(GameOver, "Alice", Thread, CmdVote, "Bob")
+	g.now = g.now.Add(DefaultPostGameTalk - time.Minute)
+	g.ok("Bob", Thread, CmdPost, "one more")
+	g.now = g.now.Add(time.Minute)
+	r := g.refused(GameOver, "Bob", Thread, CmdPost, "too late")
+	if !strings.Contains(r.Message, "post-game talk has closed") {
+		t.Errorf("late post: %q", r.Message)
+	}
+	if s, err := Replay(g.log); err != nil || !s.EndedAt.Equal(g.s.EndedAt) {
+		t.Errorf("replay: %v, ended at %v", err, s.EndedAt)
+	}
+}
+
+func TestPostGameTalkSetup(t *testing.T) {
+	s, err := ParseSetup(Classic(), "post_game_talk=2d")
+	if err != nil || s.TalkAfterEnd() != 48*time.Hour {
+		t.Fatalf("post_game_talk=2d: %v, %v", s.TalkAfterEnd(), err)
+	}
+	s, err = ParseSetup(Classic(), "post_game_talk=none")
+	if err != nil || s.TalkAfterEnd() != 0 {
+		t.Fatalf("post_game_talk=none: %v, %v", s.TalkAfterEnd(), err)
+	}
+	if Classic().TalkAfterEnd() != DefaultPostGameTalk {
+		t.Fatalf("default: %v", Classic().TalkAfterEnd())
+	}
+}

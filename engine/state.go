@@ -127,6 +127,17 @@ type State struct {
 	Salt       string     `json:"salt"`
 	Known      int        `json:"known"`
 	Winner     Side       `json:"winner"`
+	// EndedAt is when the game ended; the post-game talk runs from it.
+	EndedAt time.Time `json:"ended_at,omitzero"`
+}
+
+// TalkUntil is when the post-game talk of an ended game closes: until then
+// thread posts are relayed to every participant.
+func (s *State) TalkUntil() time.Time {
+	if s.Phase != EndedPhase {
+		return time.Time{}
+	}
+	return s.EndedAt.Add(s.Setup.TalkAfterEnd())
 }
 
 // Player returns the player in slot (1-based), or nil.
@@ -249,7 +260,7 @@ func (s *State) Fold(e Event) error {
 		}
 		s.Salt, s.Commitment, s.Known = e.Salt, e.Commitment, e.Known
 	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown,
-		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted:
+		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
 	case EvExtensionDenied:
 		s.Asked = removeInt(s.Asked, e.Slot)
 	case EvDayStarted, EvExtraStarted:
@@ -383,6 +394,7 @@ func (s *State) Fold(e Event) error {
 		}
 	case EvGameEnded:
 		s.Phase = EndedPhase
+		s.EndedAt = e.At
 		s.Winner = e.Winner
 		s.Asked = nil
 	case EvPaused:

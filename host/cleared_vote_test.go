@@ -98,7 +98,7 @@ func (e *embeddedHost) drained() {
 	e.t.Helper()
 	waitFor(e.t, "the host to take in its mail and send its answers", func() bool {
 		for _, l := range readMailboxAs(e.t, e.srv.IMAPAddr(), "host", embeddedPass) {
-			if !l.seen {
+			if !l.Seen {
 				return false
 			}
 		}
@@ -152,7 +152,7 @@ func TestD14_DayShotClearsAVoteByMail(t *testing.T) {
 	e.drained()
 	before := map[string]bool{}
 	for _, l := range readMailboxAs(t, e.srv.IMAPAddr(), user(voter), embeddedPass) {
-		before[l.messageID] = true
+		before[l.MessageID] = true
 	}
 
 	e.send(user(vig), e.address(user(vig), "p"), "SHOOT "+target.Name)
@@ -160,10 +160,10 @@ func TestD14_DayShotClearsAVoteByMail(t *testing.T) {
 	e.drained()
 	var private, thread []letter
 	for _, l := range readMailboxAs(t, e.srv.IMAPAddr(), user(voter), embeddedPass) {
-		if before[l.messageID] {
+		if before[l.MessageID] {
 			continue
 		}
-		switch l.kind {
+		switch l.Kind {
 		case "private":
 			private = append(private, l)
 		case "thread":
@@ -171,20 +171,20 @@ func TestD14_DayShotClearsAVoteByMail(t *testing.T) {
 		}
 	}
 	notice := "Your vote for " + target.Name + " was cleared because " + target.Name + " was shot by the Vigilante."
-	if len(private) != 1 || !strings.Contains(private[0].text, notice) || !strings.Contains(htmlLines(private[0].html), notice) {
+	if len(private) != 1 || !strings.Contains(private[0].Text, notice) || !strings.Contains(htmlLines(private[0].HTML), notice) {
 		t.Fatalf("the voter must get exactly one private mail with the notice, got %d:\n%v", len(private), private)
 	}
 	// A private channel keeps one subject so that its mails thread; the
 	// news is the first line.
-	if first, _, _ := strings.Cut(strings.TrimSpace(private[0].text), "\n"); !strings.Contains(first, "you may vote again") {
+	if first, _, _ := strings.Cut(strings.TrimSpace(private[0].Text), "\n"); !strings.Contains(first, "you may vote again") {
 		t.Errorf("the notice's first line says what to do: %q", first)
 	}
 	shown := voter.Name + ": voted for " + target.Name + ", cleared when " + target.Name + " left the game (still counts as cast)"
-	if len(thread) != 1 || !strings.Contains(thread[0].text, shown) || !strings.Contains(htmlLines(thread[0].html), "voted for "+target.Name+", cleared") {
+	if len(thread) != 1 || !strings.Contains(thread[0].Text, shown) || !strings.Contains(htmlLines(thread[0].HTML), "voted for "+target.Name+", cleared") {
 		t.Fatalf("the thread's mail of the shot must show the cleared vote in its tally:\n%v", thread)
 	}
-	if strings.Contains(thread[0].text, "Not voted") && strings.Contains(lineWith(thread[0].text, "Not voted"), voter.Name) {
-		t.Fatalf("the tally lists %s as not voted:\n%s", voter.Name, thread[0].text)
+	if strings.Contains(thread[0].Text, "Not voted") && strings.Contains(lineWith(thread[0].Text, "Not voted"), voter.Name) {
+		t.Fatalf("the tally lists %s as not voted:\n%s", voter.Name, thread[0].Text)
 	}
 
 	// The referee closes the round: the voter is not charged.

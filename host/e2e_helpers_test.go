@@ -133,7 +133,7 @@ func (e *e2e) settle() {
 	}
 	waitFor(e.t, "the host to take in all its mail", func() bool {
 		for _, l := range readMailbox(e.t, e.stack.IMAPAddr(), hostUser) {
-			if !l.seen {
+			if !l.Seen {
 				return false
 			}
 		}
@@ -176,8 +176,8 @@ func (e *e2e) setUpGame(setup string) {
 	t := e.t
 	t.Helper()
 	e.ref.send(e.hostAddr(), "NEW GAME "+e2eGame)
-	created := e.ref.await("the answer to NEW GAME", func(l letter) bool { return l.game == e2eGame && l.replyTo != "" })
-	e.ref.private = created.replyTo
+	created := e.ref.await("the answer to NEW GAME", func(l letter) bool { return l.Game == e2eGame && l.ReplyTo != "" })
+	e.ref.private = created.ReplyTo
 	e.ref.send(e.ref.private, "SETUP "+setup)
 	e.waitGame("the setup", func(s *engine.State) bool { return s.Setup.Players == len(e.players) })
 	signup := strings.Replace(e.hostAddr(), "@", "+"+e2eGame+"@", 1)
@@ -221,7 +221,7 @@ func (p *person) learn() {
 	p.awaitAll("the role message and the thread", func(ls []letter) bool {
 		var gotRole, gotThread bool
 		for _, l := range ls {
-			switch l.kind {
+			switch l.Kind {
 			case "role":
 				role, gotRole = l, true
 			case "thread":
@@ -232,16 +232,16 @@ func (p *person) learn() {
 		}
 		return gotRole && gotThread
 	})
-	m := roleLine.FindStringSubmatch(role.text)
+	m := roleLine.FindStringSubmatch(role.Text)
 	if m == nil {
-		t.Fatalf("%s's role message names no role:\n%s", p.name, role.text)
+		t.Fatalf("%s's role message names no role:\n%s", p.name, role.Text)
 	}
 	p.role = engine.Role(m[1])
-	p.private, p.thread = role.replyTo, thread.replyTo
+	p.private, p.thread = role.ReplyTo, thread.ReplyTo
 	if p.role == engine.Mafia {
-		am := mafiaAddress.FindStringSubmatch(role.text)
+		am := mafiaAddress.FindStringSubmatch(role.Text)
 		if am == nil {
-			t.Fatalf("%s's role message names no mafia list:\n%s", p.name, role.text)
+			t.Fatalf("%s's role message names no mafia list:\n%s", p.name, role.Text)
 		}
 		p.mafia = am[1]
 	}

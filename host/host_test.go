@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -29,6 +30,8 @@ type harness struct {
 	log  *slog.Logger
 	// perHour is the per-sender rate limit, 0 for none.
 	perHour int
+	// draw is the role draw's random source; nil: crypto/rand.
+	draw io.Reader
 }
 
 func newHarness(t testing.TB) *harness {
@@ -54,7 +57,8 @@ func (hs *harness) open() {
 		hs.t.Fatal(err)
 	}
 	h, err := New(context.Background(), Options{Address: "host@example.org", Referees: []string{"ref@example.org"},
-		PerSenderPerHour: hs.perHour, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log})
+		PerSenderPerHour: hs.perHour, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log,
+		Rand: hs.draw})
 	if err != nil {
 		hs.t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestIntegrationDayAndNight(t *testing.T) {
 	// of the test.
 	const mafiaPost = "Agreed, a quiet one tonight."
 	mafia[1].send(mafia[1].mafia, mafiaPost)
-	mafia[0].await("the mafia list post", func(l letter) bool { return l.kind == "mafia" && strings.Contains(l.text, mafiaPost) })
+	mafia[0].await("the mafia list post", func(l letter) bool { return l.Kind == "mafia" && strings.Contains(l.Text, mafiaPost) })
 	inspected := mafia[0]
 	if s.Known != 0 && s.Player(s.Known).Address == mafia[0].addr {
 		inspected = mafia[1]
@@ -181,7 +181,7 @@ func TestIntegrationDayAndNight(t *testing.T) {
 		// What the day and night must have brought everyone.
 		dawn := false
 		for _, l := range letters {
-			if l.kind == "dawn" && strings.Contains(l.text, victim.name) {
+			if l.Kind == "dawn" && strings.Contains(l.Text, victim.name) {
 				dawn = true
 			}
 		}
@@ -285,7 +285,7 @@ func (c *mailCheck) check(letters []letter, sent []string) {
 	// message once, none missing, none meant for someone else.
 	var ids []string
 	for _, l := range letters {
-		ids = append(ids, l.messageID)
+		ids = append(ids, l.MessageID)
 	}
 	slices.Sort(ids)
 	want := slices.Clone(sent)
@@ -308,54 +308,54 @@ func (c *mailCheck) check(letters []letter, sent []string) {
 	roles := 0
 	entitledSeen := map[int]bool{}
 	for _, l := range letters {
-		where := fmt.Sprintf("%s's message %s (%s, %q)", who, l.messageID, l.kind, l.subject)
-		if l.err != nil {
-			t.Errorf("%s does not parse: %v", where, l.err)
+		where := fmt.Sprintf("%s's message %s (%s, %q)", who, l.MessageID, l.Kind, l.Subject)
+		if l.Err != nil {
+			t.Errorf("%s does not parse: %v", where, l.Err)
 			continue
 		}
 		c.wellFormed(where, l)
 
 		// Addressing: from the host, to this reader alone.
-		if from, err := l.header.AddressList("From"); err != nil || len(from) != 1 || !strings.EqualFold(from[0].Address, hostAddr) {
+		if from, err := l.Header.AddressList("From"); err != nil || len(from) != 1 || !strings.EqualFold(from[0].Address, hostAddr) {
 			t.Errorf("%s: From %v (%v), want the host %s", where, from, err, hostAddr)
 		}
-		if to, err := l.header.AddressList("To"); err != nil || len(to) != 1 || !strings.EqualFold(to[0].Address, r.p.addr) {
+		if to, err := l.Header.AddressList("To"); err != nil || len(to) != 1 || !strings.EqualFold(to[0].Address, r.p.addr) {
 			t.Errorf("%s: To %v (%v), want %s alone", where, to, err, r.p.addr)
 		}
-		if got := l.header.Get("Delivered-To"); !strings.EqualFold(got, r.p.addr) {
+		if got := l.Header.Get("Delivered-To"); !strings.EqualFold(got, r.p.addr) {
 			t.Errorf("%s: Delivered-To %q, want %s", where, got, r.p.addr)
 		}
-		if l.game != e2eGame || !slices.Contains(kinds, l.kind) {
-			t.Errorf("%s: X-Mafiamail-Game %q, X-Mafiamail-Kind %q", where, l.game, l.kind)
+		if l.Game != e2eGame || !slices.Contains(kinds, l.Kind) {
+			t.Errorf("%s: X-Mafiamail-Game %q, X-Mafiamail-Kind %q", where, l.Game, l.Kind)
 		}
-		if got := l.header.Get("Auto-Submitted"); got != "auto-generated" {
+		if got := l.Header.Get("Auto-Submitted"); got != "auto-generated" {
 			t.Errorf("%s: Auto-Submitted %q", where, got)
 		}
 
 		// The conversation: References names its root, In-Reply-To one of
 		// the references, and the Reply-To is the reader's own address in
 		// that conversation.
-		refs := l.references()
-		irt, err := l.header.MsgIDList("In-Reply-To")
+		refs := l.References()
+		irt, err := l.Header.MsgIDList("In-Reply-To")
 		if len(refs) == 0 || err != nil || len(irt) != 1 || !slices.Contains(refs, irt[0]) {
 			t.Errorf("%s: References %v, In-Reply-To %v (%v)", where, refs, irt, err)
 			continue
 		}
-		m := replyRE.FindStringSubmatch(l.replyTo)
+		m := replyRE.FindStringSubmatch(l.ReplyTo)
 		if m == nil || m[2] != r.token {
-			t.Errorf("%s: Reply-To %q is not %s's own address in game %s", where, l.replyTo, who, e2eGame)
+			t.Errorf("%s: Reply-To %q is not %s's own address in game %s", where, l.ReplyTo, who, e2eGame)
 			continue
 		}
 		ch := m[1][0]
 		cv := convs[refs[0]]
 		if cv == nil {
-			cv = &conv{ch: ch, subject: l.subject, listID: l.header.Get("List-Id")}
+			cv = &conv{ch: ch, subject: l.Subject, listID: l.Header.Get("List-Id")}
 			convs[refs[0]] = cv
 		}
 		cv.n++
-		if cv.ch != ch || cv.subject != l.subject || cv.listID != l.header.Get("List-Id") {
+		if cv.ch != ch || cv.subject != l.Subject || cv.listID != l.Header.Get("List-Id") {
 			t.Errorf("%s: in conversation %s with Reply-To channel %c, subject %q, List-Id %q; its first message had %c, %q, %q",
-				where, refs[0], ch, l.subject, l.header.Get("List-Id"), cv.ch, cv.subject, cv.listID)
+				where, refs[0], ch, l.Subject, l.Header.Get("List-Id"), cv.ch, cv.subject, cv.listID)
 		}
 
 		// Secrets: no one else's addresses, no mafia list for the town,
@@ -365,20 +365,20 @@ func (c *mailCheck) check(letters []letter, sent []string) {
 				t.Errorf("%s carries the secret token of %s", where, addr)
 			}
 		}
-		if r.role != engine.Mafia && (ch == 'm' || l.kind == "mafia" || c.contains(l, "+"+e2eGame+"-m-")) {
+		if r.role != engine.Mafia && (ch == 'm' || l.Kind == "mafia" || c.contains(l, "+"+e2eGame+"-m-")) {
 			t.Errorf("%s: mafia list mail reached %s (%s)", where, who, roleOr(r.role, "the referee"))
 		}
-		if l.kind == "role" {
+		if l.Kind == "role" {
 			roles++
 			want := fmt.Sprintf("You are %s, and your role is %s.", who, r.role)
-			if r.referee || !strings.Contains(l.text, want) {
-				t.Errorf("%s: a role message that does not say %q:\n%s", where, want, l.text)
+			if r.referee || !strings.Contains(l.Text, want) {
+				t.Errorf("%s: a role message that does not say %q:\n%s", where, want, l.Text)
 			}
 		}
 		if r.referee {
 			continue // the referee knows every role (F2)
 		}
-		for _, body := range []string{l.text, htmlLines(l.html)} {
+		for _, body := range []string{l.Text, htmlLines(l.HTML)} {
 			for _, line := range strings.Split(body, "\n") {
 				for _, q := range c.final.Players {
 					if q.Slot == r.slot || !roleWords[q.Role].MatchString(line) || !nameRE(q.Name).MatchString(line) {
@@ -431,7 +431,7 @@ func (c *mailCheck) check(letters []letter, sent []string) {
 func (c *mailCheck) wellFormed(where string, l letter) {
 	t := c.t
 	t.Helper()
-	for i, line := range bytes.Split(l.raw, []byte("\r\n")) {
+	for i, line := range bytes.Split(l.Raw, []byte("\r\n")) {
 		if len(line) > 998 {
 			t.Errorf("%s: line %d has %d octets (RFC 5322 allows 998)", where, i+1, len(line))
 		}
@@ -445,19 +445,19 @@ func (c *mailCheck) wellFormed(where string, l letter) {
 			}
 		}
 	}
-	if _, err := l.header.Date(); err != nil {
+	if _, err := l.Header.Date(); err != nil {
 		t.Errorf("%s: Date: %v", where, err)
 	}
-	if l.messageID == "" || l.subject == "" {
-		t.Errorf("%s: Message-Id %q, Subject %q", where, l.messageID, l.subject)
+	if l.MessageID == "" || l.Subject == "" {
+		t.Errorf("%s: Message-Id %q, Subject %q", where, l.MessageID, l.Subject)
 	}
-	if l.header.Get("MIME-Version") != "1.0" || l.mediaType() != "multipart/alternative" ||
-		!slices.Equal(l.parts, []string{"text/plain", "text/html"}) {
+	if l.Header.Get("MIME-Version") != "1.0" || l.MediaType() != "multipart/alternative" ||
+		!slices.Equal(l.Parts, []string{"text/plain", "text/html"}) {
 		t.Errorf("%s: MIME-Version %q, %s with parts %v; want 1.0, multipart/alternative of text/plain and text/html",
-			where, l.header.Get("MIME-Version"), l.mediaType(), l.parts)
+			where, l.Header.Get("MIME-Version"), l.MediaType(), l.Parts)
 	}
-	if strings.TrimSpace(l.text) == "" || strings.TrimSpace(l.html) == "" || !utf8.ValidString(l.text) || !utf8.ValidString(l.html) {
-		t.Errorf("%s: empty or invalid UTF-8 text (%d bytes) or HTML (%d bytes)", where, len(l.text), len(l.html))
+	if strings.TrimSpace(l.Text) == "" || strings.TrimSpace(l.HTML) == "" || !utf8.ValidString(l.Text) || !utf8.ValidString(l.HTML) {
+		t.Errorf("%s: empty or invalid UTF-8 text (%d bytes) or HTML (%d bytes)", where, len(l.Text), len(l.HTML))
 	}
 }
 
@@ -465,9 +465,9 @@ func (c *mailCheck) wellFormed(where string, l letter) {
 // or its decoded text or HTML.
 func (c *mailCheck) contains(l letter, s string) bool {
 	s = strings.ToLower(s)
-	head, _, _ := bytes.Cut(l.raw, []byte("\r\n\r\n"))
+	head, _, _ := bytes.Cut(l.Raw, []byte("\r\n\r\n"))
 	unfolded := strings.NewReplacer("\r\n ", " ", "\r\n\t", " ").Replace(string(head))
-	for _, part := range []string{unfolded, l.text, l.html} {
+	for _, part := range []string{unfolded, l.Text, l.HTML} {
 		if strings.Contains(strings.ToLower(part), s) {
 			return true
 		}
@@ -535,8 +535,8 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 	}
 	waiting := map[string]bool{}
 	for _, l := range readMailbox(t, e.stack.IMAPAddr(), hostUser) {
-		if !l.seen {
-			waiting["<"+l.messageID+">"] = true
+		if !l.Seen {
+			waiting["<"+l.MessageID+">"] = true
 		}
 	}
 	for _, v := range votes {
@@ -579,8 +579,8 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 		}
 		copies := 0
 		for _, l := range readMailbox(t, e.stack.IMAPAddr(), hostUser) {
-			if "<"+l.messageID+">" == first.mail.id {
-				if !l.seen {
+			if "<"+l.MessageID+">" == first.mail.id {
+				if !l.Seen {
 					return false
 				}
 				copies++

@@ -206,15 +206,33 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 		}
 		w.reply = reply
 	}
-	return store.OutcomeApplied, "", nil
+	return store.OutcomeApplied, misplacedReason(r), nil
 }
 
 // hostCommands handles mail to the bare host address: HELP and NEW GAME.
 func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
 	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
-	if noCommand(r) {
-		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion),
-			Err: errors.New("this is the host's own address: it understands HELP, and NEW GAME name from a referee")})
+	// The host's own address names no game: a sender who plays in exactly
+	// one is answered with that game's addresses.
+	who := seat{kind: engine.ByOutsider}
+	mine := h.gamesOf(r.Sender.Address)
+	if len(mine) == 1 {
+		who = h.seatByAddress(w, mine[0], r.Sender.Address)
+	}
+	if noCommand(r) && len(r.Misplaced) == 0 {
+		msg := "this is the host's own address, which belongs to no game: it understands HELP, and NEW GAME name from a referee"
+		switch {
+		case who.token != "" && who.kind == engine.ByReferee:
+			msg += fmt.Sprintf(". To write in game %s, use your referee channel %s", who.game, h.mail.PrivateAddress(who.game, who.token))
+		case who.token != "":
+			msg += fmt.Sprintf(". To write in game %s, reply to its mails: the town thread is %s, your private channel %s",
+				who.game, h.mail.ThreadAddress(who.game, who.token), h.mail.PrivateAddress(who.game, who.token))
+		case len(mine) > 1:
+			msg += fmt.Sprintf(". You take part in games %s: reply to a mail of the game you mean", strings.Join(mine, ", "))
+		default:
+			msg += ". To play, ask a game's referee for its sign-up address"
+		}
+		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion), Err: errors.New(msg)})
 	}
 	for _, c := range r.Commands {
 		switch c.Verb {
@@ -224,6 +242,7 @@ func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, repl
 			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw})
 		}
 	}
+	h.answerMisplaced(r, reply, who)
 	return nil
 }
 
@@ -276,20 +295,41 @@ func (h *Host) newGame(ctx context.Context, w *work, r inbound.Report, c command
 // signup handles JOIN at a game's sign-up address.
 func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
 	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
-	reply.Channel = engine.Signup
 	g := w.game(r.Route.Game)
 	if g == nil {
+		// No game of that name: the host cannot know which one was meant.
 		reply.Lines = append(reply.Lines, compose.Line{Text: "(whole message)",
-			Err: fmt.Errorf("there is no game called %s", r.Route.Game)})
+			Err: fmt.Errorf("%s is the sign-up address of no game: there is no game called %s. "+
+				"Ask the referee of your game for its sign-up address", h.mail.SignupAddress(r.Route.Game), r.Route.Game)})
 		return nil
 	}
+	reply.Channel = engine.Signup
 	reply.State = g.state
 	w.sender = &reply.Sender
-	if noCommand(r) {
-		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion),
-			Err: errors.New("this is the sign-up address of game " + r.Route.Game + ": write JOIN and the name you want to play as")})
+	who := h.seatByAddress(w, r.Route.Game, r.Sender.Address)
+	if noCommand(r) && len(r.Misplaced) == 0 {
+		msg := "this is the sign-up address of game " + r.Route.Game
+		switch {
+		case who.kind == engine.ByPlayer:
+			msg += fmt.Sprintf(", and you play in it already: the town thread is %s, your private channel %s",
+				h.mail.ThreadAddress(who.game, who.token), h.mail.PrivateAddress(who.game, who.token))
+		case who.kind == engine.ByReferee:
+			msg += fmt.Sprintf(", which you referee: your referee channel is %s", h.mail.PrivateAddress(who.game, who.token))
+		case g.state.Phase == engine.SignupPhase:
+			msg += ": write JOIN and the name you want to play as"
+		default:
+			msg += ", whose sign-ups are closed: ask its referee about the next game"
+		}
+		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion), Err: errors.New(msg)})
 	}
+	h.answerMisplaced(r, reply, who)
 	for _, c := range r.Commands {
+		if c.Verb == command.Help {
+			evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdHelp, Channel: engine.Signup, By: reply.Sender}, h.env(w))
+			w.record(r.Route.Game, evs)
+			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs})
+			continue
+		}
 		if c.Verb != command.Join {
 			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: errors.New("at a sign-up address only JOIN Name works")})
 			continue
@@ -375,19 +415,31 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 	reply.State, reply.Sender, reply.Channel = g.state, actor, ch
 	w.sender = &reply.Sender
 	env := h.env(w)
+	who := seat{game: id, kind: actor.Kind, token: p.Token, ended: g.state.Phase == engine.EndedPhase}
+	if actor.Kind == engine.ByOutsider {
+		who.token = "" // a replaced player's old seat: no addresses to offer
+	}
 	announced := false
 	for _, c := range r.Commands {
-		verb, ok := c.Verb.Engine()
-		if !ok {
-			return fmt.Errorf("%s reached a game channel of %s, where the grammar does not allow it", c.Verb, id)
+		if c.Verb == command.Announce {
+			announced = true
+		}
+	}
+	text := strings.TrimSpace(r.Discussion)
+	postFirst := text != "" && !announced && h.endsGame(g.state, r.Commands, actor, ch, env)
+	if postFirst {
+		// The message's own discussion is relayed before the end mail that
+		// its commands cause, as the last word of the game.
+		h.discuss(w, g, id, actor, ch, text, reply, env)
+	}
+	for _, c := range r.Commands {
+		cmd, err := h.engineCommand(c, actor, ch)
+		if err != nil {
+			return fmt.Errorf("%w in a game channel of %s", err, id)
 		}
 		// DEADLINE's time goes as written: the engine reads it, in the
 		// game's zone (D8).
-		cmd := engine.Command{Verb: verb, By: actor, Channel: ch, Target: c.Target, Voter: c.Voter,
-			Name: c.Name, Address: c.Address, Text: c.Text, Duration: c.Duration, Held: c.Held, Suspend: c.Suspend}
 		switch c.Verb {
-		case command.Announce:
-			announced = true
 		case command.Add, command.Replace:
 			if actor.Kind == engine.ByReferee {
 				l, err := h.addSeat(ctx, w, id, g, cmd, c.Raw, c.Address, store.KindPlayer)
@@ -409,21 +461,63 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 		}
 		reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs})
 	}
+	h.answerMisplaced(r, reply, who)
 	// What is not a command is discussion: relayed in the thread and the
 	// mafia list, forwarded to the referee from a private channel.
-	if text := strings.TrimSpace(r.Discussion); text != "" && !announced {
-		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdPost, By: actor, Channel: ch, Text: text}, env)
-		w.record(id, evs)
-		switch {
-		case err != nil:
-			reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Err: err, Events: evs})
-		case len(reply.Lines) > 0 && held(evs):
-			// A held post's notice comes with the reply to the commands;
-			// a relayed post speaks for itself in the thread.
-			reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Events: evs})
-		}
+	if text != "" && !announced && !postFirst {
+		h.discuss(w, g, id, actor, ch, text, reply, env)
 	}
 	return nil
+}
+
+// engineCommand is a command line as the engine takes it.
+func (h *Host) engineCommand(c command.Command, actor engine.Actor, ch engine.Channel) (engine.Command, error) {
+	verb, ok := c.Verb.Engine()
+	if !ok {
+		return engine.Command{}, fmt.Errorf("%s is no command of the engine's", c.Verb)
+	}
+	return engine.Command{Verb: verb, By: actor, Channel: ch, Target: c.Target, Voter: c.Voter,
+		Name: c.Name, Address: c.Address, Text: c.Text, Duration: c.Duration, Held: c.Held, Suspend: c.Suspend}, nil
+}
+
+// endsGame reports whether a message's commands would end the game, tried
+// on a copy of it: then its discussion goes first.
+func (h *Host) endsGame(s *engine.State, cmds []command.Command, actor engine.Actor, ch engine.Channel, env engine.Env) bool {
+	if s.Phase == engine.EndedPhase || len(cmds) == 0 {
+		return false
+	}
+	trial := s.Clone()
+	for _, c := range cmds {
+		switch c.Verb {
+		case command.Add, command.Replace, command.Admit, command.Deadline, command.Start, command.Setup:
+			// Seats, observers, setups and deadlines end no game, and
+			// START must draw the roles once, from the real draw.
+			continue
+		}
+		cmd, err := h.engineCommand(c, actor, ch)
+		if err != nil {
+			continue
+		}
+		_, _ = engine.Apply(trial, cmd, env)
+		if trial.Phase == engine.EndedPhase {
+			return true
+		}
+	}
+	return false
+}
+
+// discuss posts a message's discussion in its channel.
+func (h *Host) discuss(w *work, g *game, id string, actor engine.Actor, ch engine.Channel, text string, reply *compose.Reply, env engine.Env) {
+	evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdPost, By: actor, Channel: ch, Text: text}, env)
+	w.record(id, evs)
+	switch {
+	case err != nil:
+		reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Err: err, Events: evs})
+	case len(reply.Lines) > 0 && held(evs):
+		// A held post's notice comes with the reply to the commands;
+		// a relayed post speaks for itself in the thread.
+		reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Events: evs})
+	}
 }
 
 func held(evs []engine.Event) bool {

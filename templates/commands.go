@@ -41,6 +41,12 @@ var privateCommands = []Command{
 	{"HELP", "your commands"},
 }
 
+// DeadCommands are what a dead player can still ask for.
+var DeadCommands = []Command{
+	{"STATUS", "your own position"},
+	{"HELP", "this list"},
+}
+
 // MafiaCommands work on the mafia list, beside discussion.
 var MafiaCommands = []Command{
 	{"KILL Name", "name tonight's victim; every living Mafioso is told"},
@@ -90,4 +96,76 @@ func RoleCommands(role string) []Command { return roleCommands[role] }
 // PrivateCommands returns the commands of a player's private channel.
 func PrivateCommands(role string) []Command {
 	return append(append([]Command(nil), roleCommands[role]...), privateCommands...)
+}
+
+// Situation is where a player stands in one of their conversations, for
+// the commands a footer suggests.
+type Situation struct {
+	Channel    Channel
+	Phase      string // "signup", "day", "night", "ended"
+	Paused     bool
+	Alive      bool
+	Role       string
+	Voted      bool // a vote, null or not, stands
+	Locked     bool
+	OwesAction bool // tonight's action is still missing
+	Shots      bool // a Vigilante with shots left
+}
+
+// Suggest returns the one or two commands that make sense for a player at
+// this moment in this conversation: never VOTE or LOCK for the dead, never
+// a night action by day (but the Vigilante's SHOOT), nothing once the game
+// is over.
+func Suggest(s Situation) []Command {
+	pick := func(list []Command, syntax ...string) []Command {
+		var out []Command
+		for _, want := range syntax {
+			for _, c := range list {
+				if c.Syntax == want {
+					out = append(out, c)
+				}
+			}
+		}
+		return out
+	}
+	switch {
+	case s.Phase == "ended":
+		return nil
+	case s.Phase == "signup" || s.Paused || !s.Alive:
+		if s.Channel == Thread || s.Channel == Mafia {
+			return nil
+		}
+		return pick(privateCommands, "STATUS")
+	}
+	night := s.Phase == "night"
+	switch s.Channel {
+	case Thread:
+		switch {
+		case night:
+			return nil // the footer leads to the private channel
+		case !s.Voted:
+			return pick(ThreadCommands, "VOTE Name", "TALLY")
+		case !s.Locked:
+			return pick(ThreadCommands, "LOCK", "TALLY")
+		}
+		return pick(ThreadCommands, "UNLOCK", "TALLY")
+	case Mafia:
+		if night {
+			return MafiaCommands
+		}
+		return nil
+	}
+	role := roleCommands[s.Role]
+	switch {
+	case night && s.OwesAction && len(role) > 0:
+		if len(role) > 2 {
+			role = role[:2]
+		}
+		return role
+	case !night && s.Role == "Vigilante" && s.Shots:
+		return append(pick(role, "SHOOT Name"), pick(privateCommands, "STATUS")...)
+	case night:
+		return pick(privateCommands, "STATUS")
+	}
+	return pick(privateCommands, "STATUS", "TALLY")
 }

@@ -96,6 +96,13 @@ type Footer struct {
 	Dead bool
 	// Over: the game has ended; there is nothing left to command.
 	Over bool
+	// Talk: the game has ended and its post-game talk, open until
+	// TalkUntil, still relays thread posts to everyone.
+	Talk      bool
+	TalkUntil Moment
+	// ReplyThread: a plain Reply to this private mail goes to the thread
+	// (a reminder to vote, an answer about a vote sent to the wrong place).
+	ReplyThread bool
 }
 
 // Command is one command with what it does.
@@ -279,6 +286,11 @@ type Help struct {
 	Referee  bool
 	// Host: help from the host's own address, about no game.
 	Host bool
+	// Dead: the reader is a dead player.
+	Dead bool
+	// Talk is how long the thread stays open for post-game talk after the
+	// end (zero for none).
+	Talk Span
 }
 
 // End is the game's end (W2).

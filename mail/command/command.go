@@ -149,10 +149,29 @@ type LineError struct {
 	Message string `json:"error"`
 }
 
+// Misplaced is a line that is a command of the game's grammar, but of
+// another address than the one it was sent to: KILL in the town thread, VOTE
+// in a private channel, CLOSE anywhere but the referee's channel. It is
+// neither applied nor relayed; the host answers where it belongs.
+type Misplaced struct {
+	Line int    `json:"line"`
+	Raw  string `json:"raw"`
+	Verb Verb   `json:"verb"`
+	// Homes are the sets that understand the line, in the order of Homes.
+	Homes []Set `json:"homes"`
+}
+
+// homes is the order in which the sets a misplaced line belongs to are
+// listed: the player's channels first, then the referee's, then the
+// addresses of people who are not in a game yet.
+var homes = []Set{Thread, Private, Mafia, Referee, Signup, Host}
+
 // Result is what a message's new text holds.
 type Result struct {
 	Commands []Command
 	Errors   []LineError
+	// Misplaced are the command lines that belong to another address.
+	Misplaced []Misplaced
 	// Discussion is every line that is not a command, in order, with blank
 	// lines kept between paragraphs and trimmed at both ends.
 	Discussion string
@@ -160,7 +179,7 @@ type Result struct {
 
 // Lines is the number of command lines, read or not: the figure a limit on
 // commands per message is checked against.
-func (r Result) Lines() int { return len(r.Commands) + len(r.Errors) }
+func (r Result) Lines() int { return len(r.Commands) + len(r.Errors) + len(r.Misplaced) }
 
 // Parse reads every line of text (the new text of a message, quotes and
 // signature already removed) against the verbs of set.
@@ -174,6 +193,11 @@ func Parse(text string, set Set) Result {
 		case err != nil:
 			res.Errors = append(res.Errors, LineError{Line: i + 1, Text: strings.TrimSpace(line), Message: err.Error()})
 		case !ok:
+			if m, found := misplaced(line, set); found {
+				m.Line = i + 1
+				res.Misplaced = append(res.Misplaced, m)
+				continue
+			}
 			disc = append(disc, strings.TrimRight(line, " \t"))
 		case cmd.Verb == Announce:
 			// The rest of the message is the announcement, commands and all.
@@ -195,6 +219,47 @@ func Parse(text string, set Set) Result {
 	}
 	res.Discussion = trimBlankLines(strings.Join(disc, "\n"))
 	return res
+}
+
+// misplaced reports whether a line that set does not take is a command of
+// another set: one that reads there without an error. A line that only
+// starts with a verb ("Status update: ...", "Start with Bob") stays
+// discussion, as it would be in a set that knew the verb.
+func misplaced(line string, set Set) (Misplaced, bool) {
+	var m Misplaced
+	for _, home := range homes {
+		if home == set {
+			continue
+		}
+		cmd, ok, err := ParseLine(line, home)
+		if !ok || err != nil {
+			continue
+		}
+		if chatty(set) && !commandLike(cmd) {
+			continue
+		}
+		if m.Verb == "" {
+			m.Raw, m.Verb = cmd.Raw, cmd.Verb
+		}
+		if cmd.Verb == m.Verb {
+			m.Homes = append(m.Homes, home)
+		}
+	}
+	return m, m.Verb != ""
+}
+
+// commandLike keeps prose out of the verbs that take free text: in the
+// thread, "Setup was odd" is talk, "SETUP classic" is a command.
+func commandLike(c Command) bool {
+	if c.Verb != Setup {
+		return true
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(c.Text), " ")
+	switch strings.ToLower(first) {
+	case "classic", "mafia150":
+		return true
+	}
+	return strings.Contains(c.Text, "=")
 }
 
 // trimBlankLines removes blank lines at both ends and folds runs of blank

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -365,5 +366,63 @@ func TestVerbConversions(t *testing.T) {
 		if _, ok := FromEngine(ev); !ok {
 			t.Errorf("%s has no verb of the grammar", ev)
 		}
+	}
+}
+
+// A command of another address is a misplaced line, neither a command nor
+// discussion; a line that only starts like one stays discussion.
+func TestMisplaced(t *testing.T) {
+	cases := []struct {
+		set   Set
+		line  string
+		verb  Verb // "" for discussion
+		homes []Set
+	}{
+		{Thread, "PROTECT Dave", Protect, []Set{Private}},
+		{Thread, "kill Carol", Kill, []Set{Private, Mafia}},
+		{Thread, "CLOSE", Close, []Set{Referee}},
+		{Thread, "Status", Status, []Set{Private, Referee}},
+		{Thread, "JOIN Zed", Join, []Set{Signup}},
+		{Thread, "NEW GAME g2", NewGame, []Set{Host}},
+		{Private, "VOTE Gina", Vote, []Set{Thread}},
+		{Private, "Gina >> Bob", Vote, []Set{Thread}},
+		{Private, "LOCK", Lock, []Set{Thread}},
+		{Mafia, "VOTE Bob", Vote, []Set{Thread}},
+		{Signup, "VOTE Bob", Vote, []Set{Thread}},
+		{Host, "JOIN Bob", Join, []Set{Signup}},
+		{Referee, "KILL Bob", Kill, []Set{Private, Mafia}},
+		// Prose that starts with a verb stays discussion.
+		{Thread, "Status update: Bob is lying", "", nil},
+		{Thread, "Close the door behind you", "", nil},
+		{Thread, "Pass the salt", "", nil},
+		{Thread, "Setup was odd today", "", nil},
+		{Thread, "Start with Bob, he is quiet", "", nil},
+		{Private, "Start the game soon please", "", nil},
+		{Mafia, "End of story", "", nil},
+	}
+	for _, c := range cases {
+		res := Parse(c.line, c.set)
+		if len(res.Commands) != 0 || len(res.Errors) != 0 {
+			t.Errorf("%s %q: read as a command of the set: %+v %+v", c.set, c.line, res.Commands, res.Errors)
+			continue
+		}
+		if c.verb == "" {
+			if len(res.Misplaced) != 0 || res.Discussion != c.line {
+				t.Errorf("%s %q: want discussion, got %+v, %q", c.set, c.line, res.Misplaced, res.Discussion)
+			}
+			continue
+		}
+		if len(res.Misplaced) != 1 || res.Discussion != "" {
+			t.Fatalf("%s %q: want one misplaced line, got %+v, discussion %q", c.set, c.line, res.Misplaced, res.Discussion)
+		}
+		m := res.Misplaced[0]
+		if m.Verb != c.verb || m.Raw != c.line || m.Line != 1 || !slices.Equal(m.Homes, c.homes) {
+			t.Errorf("%s %q: %+v, want %s in %v", c.set, c.line, m, c.verb, c.homes)
+		}
+	}
+	// The rest of the message stays as it was; the limit counts the line.
+	res := Parse("Bob is lying.\nKILL Bob\n\nHe is.", Thread)
+	if res.Discussion != "Bob is lying.\n\nHe is." || res.Lines() != 1 {
+		t.Errorf("discussion %q, %d command lines", res.Discussion, res.Lines())
 	}
 }

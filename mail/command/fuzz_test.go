@@ -12,7 +12,7 @@ func FuzzCommandLine(f *testing.F) {
 		"VOTE Alice", "Alice >> Bob", "vote null.", "*VOTE: Mary Ann*, she lied", "NO KILL tonight",
 		"ADD Bob bob@example.org<mailto:bob@example.org>", "REPLACE Ann WITH <x@y.z>", "REJECT 3 SUSPEND",
 		"EXTEND 1d 6h", "DEADLINE 2025-03-07 18:00 Europe/Berlin", "NEW GAME oak", "JOIN Zoë", "ANNOUNCE hi\nthere",
-		"Lock in your votes", "\u200bVOTE\u00a0Bob", "##vote for bob", "GRANT 99999999999999999999h",
+		"Lock in your votes", "KILL Bob", "Status update: quiet", "\u200bVOTE\u00a0Bob", "##vote for bob", "GRANT 99999999999999999999h",
 	} {
 		f.Add(s)
 	}
@@ -31,6 +31,17 @@ func FuzzCommandLine(f *testing.F) {
 			res := Parse(line, set)
 			if res.Lines() > strings.Count(line, "\n")+strings.Count(line, "\r")+1 {
 				t.Fatalf("%s %q: more command lines than lines", set, line)
+			}
+			// A misplaced line belongs to other sets, never to this one.
+			for _, m := range res.Misplaced {
+				if len(m.Homes) == 0 || inSet[set][m.Verb] {
+					t.Fatalf("%s %q: misplaced %+v", set, line, m)
+				}
+				for _, h := range m.Homes {
+					if h == set || !inSet[h][m.Verb] {
+						t.Fatalf("%s %q: misplaced %+v names home %s", set, line, m, h)
+					}
+				}
 			}
 		}
 		n := NormalizeName(line)

@@ -18,7 +18,7 @@ import (
 var verbs = map[Set][]Verb{
 	Thread:  {Vote, Unvote, Lock, Unlock, Extend, Tally, Help},
 	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Help},
-	Mafia:   {Kill, NoKill},
+	Mafia:   {Kill, NoKill, Help},
 	Referee: {Add, Setup, Start, Close, Extend, Deadline, Grant, Deny, WeekendClose, Replace,
 		Modkill, Suspend, Relay, Reject, Admit, Pause, Resume, Announce, Status, End, Tally, Help},
 	Host:   {Help, NewGame},

@@ -149,6 +149,11 @@ func (c *Composer) groupMessage(g *group) (Message, error) {
 		dr.self = selfView(s, g.d.r, now)
 		dr.tally = runningTally(s, now)
 	}
+	if main.Kind == "reminder" && main.Variant != "night" && g.d.r.token != "" {
+		// A reminder to vote is answered with a vote: its Reply goes to
+		// the thread. A night action's reminder stays private.
+		dr.replyTo, dr.replyName = c.ThreadAddress(s.Game, g.d.r.token), s.Game+" town thread"
+	}
 	return c.finish(dr)
 }
 

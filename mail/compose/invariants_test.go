@@ -141,8 +141,16 @@ func checkInvariants(t *testing.T, h *harness) {
 			}
 			// A replaced player's old token no longer works: their notice
 			// is answered at the sign-up address.
+			// A reminder to vote is answered in the thread, where votes
+			// are cast; the rest of private mail in the private channel.
+			channel := "-p-"
+			if m.Kind == compose.KindPrivate && strings.HasSuffix(m.MessageID, ".p.reminder@example.org>") &&
+				!strings.Contains(p.text, "night action") && !strings.Contains(p.text, "Night ") {
+				channel = "-t-"
+				set = command.Thread
+			}
 			if self != nil && self.token != "" && (!strings.HasPrefix(m.Recipient, "a-") || self.name == "observer") {
-				wantReplyTo(t, where(), replyTo, "-p-", self)
+				wantReplyTo(t, where(), replyTo, channel, self)
 			}
 		}
 
@@ -190,6 +198,9 @@ func checkInvariants(t *testing.T, h *harness) {
 			}
 			for _, e := range res.Errors {
 				t.Errorf("%s: the %s reads as a broken %s command if quoted back: %q", where(), form, set, e.Text)
+			}
+			for _, ml := range res.Misplaced {
+				t.Errorf("%s: the %s reads as a misplaced command if quoted back: %q", where(), form, ml.Raw)
 			}
 			if set == command.Thread && strings.Contains(body, ">>") {
 				t.Errorf("%s: the %s holds \">>\", which the thread reads as a vote", where(), form)

@@ -35,6 +35,10 @@ type draft struct {
 	kind string
 	// fromName is the display name of a relay's author; empty: the host.
 	fromName string
+	// replyTo and replyName, when set, are where a plain Reply goes instead
+	// of the conversation's own address: mail that asks for a vote leads
+	// to the thread, where votes are cast.
+	replyTo, replyName string
 }
 
 // finish lays out a draft and encodes it.
@@ -51,7 +55,10 @@ func (c *Composer) finish(dr draft) (Message, error) {
 		Tally:    dr.tally,
 	}
 	if s != nil {
-		m.Footer = c.footer(s, dr.d)
+		m.Footer = c.footer(s, dr.d, dr.now)
+		if dr.replyTo != "" && dr.d.ch != templates.Thread {
+			m.Footer.ReplyThread = true
+		}
 	} else {
 		m.Footer = templates.Footer{Channel: templates.Host}
 	}
@@ -67,8 +74,11 @@ func (c *Composer) finish(dr draft) (Message, error) {
 	var cv conversation
 	if dr.game != "" {
 		cv = c.conversation(dr.game, dr.d)
+		if dr.replyTo != "" {
+			cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
+		}
 	} else {
-		cv = conversation{subject: "[" + productName + "] " + rendered.Subject}
+		cv = conversation{subject: "[" + productName + "] " + rendered.Subject, replyTo: dr.replyTo, replyName: dr.replyName}
 	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: dr.now.In(gameZone(s)), game: dr.game, kind: kind,

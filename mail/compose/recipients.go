@@ -3,6 +3,7 @@ package compose
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/templates"
@@ -208,8 +209,24 @@ func (c *Composer) conversation(game string, d delivery) conversation {
 	return cv
 }
 
+// suggestion is what a player can do now in a conversation, for the one or
+// two commands their footer names: a vote while they owe one, a lock once
+// they voted, their night action while it is missing. It reads only the
+// reader's own role, in their own copy.
+func suggestion(s *engine.State, p *engine.Player, ch templates.Channel) templates.Situation {
+	m := templates.Situation{Channel: ch, Phase: string(s.Phase), Alive: p.Alive, Role: string(p.Role),
+		Voted: p.Vote != 0, Locked: p.Locked, Paused: s.Paused}
+	if s.Phase == engine.NightPhase && p.Alive {
+		m.OwesAction = s.OwesAction(p.Slot)
+	}
+	if p.Role == engine.Vigilante {
+		m.Shots = p.Shots != 0
+	}
+	return m
+}
+
 // footer is what the reader needs to answer in a conversation.
-func (c *Composer) footer(s *engine.State, d delivery) templates.Footer {
+func (c *Composer) footer(s *engine.State, d delivery, now time.Time) templates.Footer {
 	r := d.r
 	f := templates.Footer{Channel: d.ch, Signup: c.SignupAddress(s.Game), Over: s.Phase == engine.EndedPhase}
 	if r.token != "" {
@@ -223,21 +240,18 @@ func (c *Composer) footer(s *engine.State, d delivery) templates.Footer {
 	if p != nil && p.Alive && p.Role == engine.Mafia && r.token != "" {
 		f.Mafia = c.MafiaAddress(s.Game, r.token)
 	}
+	if f.Over {
+		f.TalkUntil = moment(s, s.TalkUntil(), now)
+		f.Talk = now.Before(s.TalkUntil())
+	}
 	switch {
 	case r.observer:
 		f.Private = ""
 		f.Commands = templates.ObserverCommands
 	case r.referee:
 	case p != nil:
-		switch d.ch {
-		case templates.Thread:
-			f.Commands = templates.ThreadCommands
-			f.Dead = !p.Alive
-		case templates.Mafia:
-			f.Commands = templates.MafiaCommands
-		default:
-			f.Commands = templates.PrivateCommands(string(p.Role))
-		}
+		f.Commands = templates.Suggest(suggestion(s, p, d.ch))
+		f.Dead = !p.Alive && d.ch == templates.Thread
 	default:
 		// An address with no seat: nothing to answer with but a sign-up.
 		f.Thread, f.Private = "", ""

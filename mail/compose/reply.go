@@ -30,6 +30,11 @@ type Reply struct {
 	Received time.Time
 	Now      time.Time
 	Lines    []Line
+	// ReplyTo, when set, is the sender's thread address, where a plain
+	// Reply to the answer goes: the answer is about lines that belong there
+	// (a vote sent to the private channel), and sending them again is one
+	// Reply away.
+	ReplyTo string
 }
 
 // Line is one command line and what became of it.
@@ -113,11 +118,18 @@ func (c *Composer) Reply(rp Reply) (Message, error) {
 		idGame = productName
 	}
 	sec := &templates.Section{Kind: "reply", Reply: view}
-	return c.finish(draft{
+	dr := draft{
 		game: game, d: d, state: s, now: rp.Now,
 		sections: []*templates.Section{sec}, main: sec, kind: kind,
 		id: c.msgID(idGame, "re", hashKey(rp.Cause), to.key),
-	})
+	}
+	if rp.ReplyTo != "" {
+		dr.replyTo, dr.replyName = rp.ReplyTo, "town thread"
+		if game != "" {
+			dr.replyName = game + " town thread"
+		}
+	}
+	return c.finish(dr)
 }
 
 // senderRecipient is whom a reply goes to: the sender's registered address,
@@ -129,7 +141,8 @@ func senderRecipient(s *engine.State, dir Directory, a engine.Actor) recipient {
 		if p := s.Player(a.Slot); p != nil {
 			return playerRecipient(p)
 		}
-	case a.Kind == engine.ByReferee:
+	case a.Kind == engine.ByReferee, strings.EqualFold(a.Address, s.Referee):
+		// The referee writing to the sign-up address is still the referee.
 		return refereeRecipient(s, dir)
 	}
 	if p := playerByAddress(s, a.Address); p != nil {

@@ -197,7 +197,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvAnnouncement:
 		sec.Kind = "announce"
 		sec.Text = e.Text
-	case engine.EvThreadPost:
+	case engine.EvThreadPost, engine.EvPostGameTalk:
 		sec.Kind = "post"
 		sec.Text = e.Text
 		if e.Slot == 0 {
@@ -443,7 +443,7 @@ func statusView(st *engine.Status, s *engine.State, now time.Time, referee bool)
 }
 
 func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
-	h := &templates.Help{Role: string(e.Role)}
+	h := &templates.Help{Role: string(e.Role), Talk: templates.Span(s.Setup.TalkAfterEnd())}
 	switch {
 	case r.referee:
 		h.Referee = true
@@ -451,6 +451,10 @@ func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
 	case r.observer:
 		h.Observer = true
 		h.Commands = templates.ObserverCommands
+	case r.slot > 0 && s.Player(r.slot) != nil && !s.Player(r.slot).Alive:
+		// The dead neither vote nor act: only what they can still ask for.
+		h.Dead = true
+		h.Commands = templates.DeadCommands
 	case r.slot > 0:
 		h.Thread = templates.ThreadCommands
 		h.Commands = templates.PrivateCommands(string(e.Role))

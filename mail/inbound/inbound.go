@@ -169,9 +169,12 @@ type Report struct {
 	Sender    Sender  `json:"sender"`
 	Verdict   Verdict `json:"verdict"`
 	// CommandSet is the set of verbs the message was read against.
-	CommandSet command.Set             `json:"command_set,omitempty"`
-	Commands   []command.Command       `json:"commands,omitempty"`
-	Errors     []command.LineError     `json:"command_errors,omitempty"`
+	CommandSet command.Set         `json:"command_set,omitempty"`
+	Commands   []command.Command   `json:"commands,omitempty"`
+	Errors     []command.LineError `json:"command_errors,omitempty"`
+	// Misplaced are command lines of another address than this one: they
+	// are neither applied nor relayed, and the sender is told where they go.
+	Misplaced  []command.Misplaced     `json:"misplaced,omitempty"`
 	Discussion string                  `json:"discussion,omitempty"`
 	Body       *Body                   `json:"body,omitempty"`
 	Delivery   *message.DeliveryReport `json:"delivery_report,omitempty"`
@@ -308,7 +311,7 @@ func (r *Report) readCommands(m *message.Message, set command.Set) command.Resul
 	parts := reply.Split(m.Text)
 	res := command.Parse(parts.New, set)
 	r.CommandSet = set
-	r.Commands, r.Errors, r.Discussion = res.Commands, res.Errors, res.Discussion
+	r.Commands, r.Errors, r.Misplaced, r.Discussion = res.Commands, res.Errors, res.Misplaced, res.Discussion
 	r.Body = &Body{
 		Type:      m.TextType,
 		Cut:       parts.Cut,
