@@ -103,12 +103,14 @@ func (h *Host) handleMessage(ctx context.Context, mailbox string, uidValidity, u
 // and forgets the buckets that have filled up since they were last drawn
 // on: they decide as an unknown sender's would.
 func (h *Host) saveCharge(ctx context.Context, tx *store.Tx, c inbound.Charge, now time.Time) error {
-	if c.Key == "" {
+	if len(c.Draws) == 0 {
 		return nil
 	}
-	if err := tx.SaveRateBucket(ctx, store.RateBucket{Key: c.Key, Tokens: c.Bucket.Tokens,
-		Last: c.Bucket.Last, Refused: c.Bucket.Refused}); err != nil {
-		return err
+	for _, d := range c.Draws {
+		if err := tx.SaveRateBucket(ctx, store.RateBucket{Key: d.Key, Tokens: d.Bucket.Tokens,
+			Last: d.Bucket.Last, Refused: d.Bucket.Refused}); err != nil {
+			return err
+		}
 	}
 	_, err := tx.ForgetRateBuckets(ctx, now.Add(-h.proc.RateFillTime()))
 	return err
@@ -126,7 +128,7 @@ func (h *Host) restoreRateLimit(ctx context.Context) error {
 		return fmt.Errorf("host: restore rate limit: %w", err)
 	}
 	for _, b := range bs {
-		h.proc.Keep(inbound.Charge{Key: b.Key, Bucket: inbound.Bucket{Tokens: b.Tokens, Last: b.Last, Refused: b.Refused}})
+		h.proc.Keep(inbound.Charge{Draws: []inbound.Draw{{Key: b.Key, Bucket: inbound.Bucket{Tokens: b.Tokens, Last: b.Last, Refused: b.Refused}}}})
 	}
 	return nil
 }
