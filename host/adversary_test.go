@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/mafiamail/mafiamail/mail/address"
 	"github.com/mafiamail/mafiamail/mail/inbound"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -53,4 +55,37 @@ func mustInbound(t *testing.T, hs *harness, o store.Outcome) []store.Inbound {
 		t.Fatal(err)
 	}
 	return ms
+}
+
+// A JOIN from a quoted local part that reads, unquoted, as envelope syntax
+// is refused, and so is an ADD of one: no seat, no answer, nothing queued
+// for anyone but plain addresses.
+func TestSignUpTakesOnlyPlainAddresses(t *testing.T) {
+	hs := newHarness(t)
+	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
+	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
+	before := len(hs.outbox())
+	hs.send(`"victim@example.test> ORCPT=rfc822;x"@evil.test`, "host+g1@example.org", "JOIN Mallory")
+	if n := len(hs.game("g1").Players); n != 0 {
+		t.Fatalf("%d seats after the JOIN from a quoted address", n)
+	}
+	refused := mustInbound(t, hs, store.OutcomeRefused)
+	if len(refused) != 1 || refused[0].Reason != inbound.ReasonBadAddress {
+		t.Fatalf("refused %+v, want the JOIN refused as bad-address", refused)
+	}
+	hs.send("ref@example.org", ref, "ADD Mallory \"victim@example.test>NOTIFY=NEVER\"@evil.test")
+	if n := len(hs.game("g1").Players); n != 0 {
+		t.Fatalf("%d seats after the ADD of a quoted address", n)
+	}
+	answers := hs.outbox()[before:]
+	if len(answers) != 1 || !strings.Contains(string(answers[0].Raw), "not a plain mail address") {
+		t.Fatalf("%d answers, want one to the referee saying the address is not plain:\n%s", len(answers), answers[0].Raw)
+	}
+	for _, m := range hs.outbox() {
+		for _, to := range m.To {
+			if !address.Valid(to) {
+				t.Errorf("%s queued for %q", m.Kind, to)
+			}
+		}
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mafiamail/mafiamail/mail/address"
 )
 
 // verbs lists the verbs each set understands (DESIGN.md "Commands"). HELP and
@@ -283,7 +285,11 @@ func parseAddress(s string) (string, error) {
 	if err != nil || !strings.Contains(a.Address, "@") {
 		return "", fmt.Errorf("%q is not a mail address", s)
 	}
-	return a.Address, nil
+	plain, err := address.Parse(a.Address)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a plain mail address (name@domain, without quotes, spaces or brackets)", a.Address)
+	}
+	return plain, nil
 }
 
 // clean takes away what mail clients and habits put around a command:

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mafiamail/mafiamail/mail/address"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/mail/message"
 	"github.com/mafiamail/mafiamail/mail/reply"
@@ -117,6 +118,7 @@ const (
 	ReasonAuthMissing     = "auth-missing"
 	ReasonAuthFailed      = "auth-failed"
 	ReasonRateLimited     = "rate-limited"
+	ReasonBadAddress      = "bad-address"
 )
 
 // Verdict is what becomes of a message, and why.
@@ -227,6 +229,16 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		return r
 	case RouteInvalid:
 		r.Verdict = refuse(ReasonUnknownAddress, fmt.Sprintf("%s is not an address of any game.", r.Route.Address), "")
+		return r
+	}
+
+	if !r.Route.Kind.Participant() && !address.Valid(r.Sender.Address) {
+		// Only a plain address may be given a seat or a game, and only a
+		// plain address is ever written into an envelope: an answer to
+		// this one is what an attacker would want, so none is sent.
+		r.Verdict = refuse(ReasonBadAddress, fmt.Sprintf(
+			"The message came from %q, which is not a plain mail address (name@domain, without quotes, spaces or brackets): "+
+				"the host neither answers nor seats such an address. Write from an ordinary address.", r.Sender.Address), "")
 		return r
 	}
 
