@@ -89,3 +89,42 @@ func TestSignUpTakesOnlyPlainAddresses(t *testing.T) {
 		}
 	}
 }
+
+// No one signs up under the referee's or the host's voice, or as a
+// look-alike of a seated player: each JOIN by mail is refused, and the
+// answer says why in words.
+func TestJoinCannotImpersonate(t *testing.T) {
+	hs := newHarness(t)
+	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
+	hs.send(addr("Alice"), "host+g1@example.org", "JOIN Alice")
+	tries := []struct{ name, says string }{
+		{"The referee", `holds the word "referee"`},
+		{"Host", `holds the word "host"`},
+		{"Mafiamail", `holds the word "mafiamail"`},
+		{"Referee Bob", `holds the word "referee"`},
+		{"Mafia g1", `holds the word`},
+		{"The R\u0435feree", `looks like the word "referee"`},
+		{"H\u03bfst", `looks like the word "host"`},
+		{"Mafiamai1", `looks like the word "mafiamail"`},
+		{"R\u0435feree B\u043eb", `looks like the word "referee"`},
+		{"=?utf-8?q?R=D0=B5feree?=", `looks like the word "referee"`},
+		{"\u0410lice", `looks the same as "Alice"`},
+		{"Ali\u202ece", "invisible or formatting"},
+	}
+	for i, tt := range tries {
+		from := fmt.Sprintf("mallory%d@players.test", i)
+		before := len(hs.outbox())
+		hs.send(from, "host+g1@example.org", "JOIN "+tt.name)
+		answers := hs.mailTo(from, before)
+		if len(answers) != 1 {
+			t.Errorf("JOIN %s: %d answers, want 1", tt.name, len(answers))
+			continue
+		}
+		if text := parseLetter(answers[0].Raw).text; !strings.Contains(text, tt.says) {
+			t.Errorf("JOIN %s: the answer does not say %q:\n%s", tt.name, tt.says, text)
+		}
+	}
+	if s := hs.game("g1"); len(s.Players) != 1 {
+		t.Errorf("%d seats, want Alice's alone", len(s.Players))
+	}
+}

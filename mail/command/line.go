@@ -3,12 +3,15 @@ package command
 import (
 	"errors"
 	"fmt"
+	"mime"
 	"net/mail"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/emersion/go-message/charset"
 
 	"github.com/mafiamail/mafiamail/mail/address"
 )
@@ -253,9 +256,22 @@ func heldArg(cmd Command, rest string) (Command, bool, error) {
 	return cmd, true, nil
 }
 
+// nameDecoder reads encoded words (RFC 2047) in a name, in any charset
+// go-message knows.
+var nameDecoder = &mime.WordDecoder{CharsetReader: charset.Reader}
+
 // signupName checks a name someone wants to play under: it must be one a
 // tally can show and others can type.
 func signupName(s string) (string, error) {
+	if strings.Contains(s, "=?") {
+		// A name written as MIME encoded words is checked, and kept, as
+		// what it shows, not as the code that hides it.
+		dec, err := nameDecoder.DecodeHeader(s)
+		if err != nil {
+			return "", errors.New("the name is written in an encoding the host cannot read; write it as plain text")
+		}
+		s = dec
+	}
 	name := strings.Join(strings.Fields(trimPunct(s)), " ")
 	switch {
 	case name == "":
