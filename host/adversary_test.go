@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/address"
 	"github.com/mafiamail/mafiamail/mail/inbound"
 	"github.com/mafiamail/mafiamail/store"
@@ -126,5 +128,53 @@ func TestJoinCannotImpersonate(t *testing.T) {
 	}
 	if s := hs.game("g1"); len(s.Players) != 1 {
 		t.Errorf("%d seats, want Alice's alone", len(s.Players))
+	}
+}
+
+// The Message-IDs a Townsperson sees carry nothing of the game's event log:
+// the mafia list's posts between two thread posts, which once made them
+// jump by exactly that many, leave no number in them to count by.
+func TestMessageIDsCountNoSecretEvents(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	s := hs.game("g1")
+	var mafioso, towns string
+	for _, p := range s.Players {
+		switch {
+		case p.Role == engine.Mafia && mafioso == "":
+			mafioso = p.Name
+		case p.Role == engine.Townsperson && towns == "":
+			towns = p.Name
+		}
+	}
+	mafia := "host+g1-m-" + hs.token("g1", addr(mafioso)) + "@example.org"
+	from := len(hs.outbox())
+	hs.send(addr(towns), hs.thread(towns), "First post.")
+	for i := range 3 {
+		hs.send(addr(mafioso), mafia, fmt.Sprintf("secret plan %d", i))
+	}
+	hs.send(addr(towns), hs.thread(towns), "Second post.")
+	evs, err := hs.st.Events(context.Background(), "g1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opaque := regexp.MustCompile(`^<g1\.[0-9a-f]{24}@example\.org>$`)
+	seen := 0
+	for _, m := range hs.mailTo(addr(towns), from) {
+		seen++
+		if !opaque.MatchString(m.MessageID) {
+			t.Errorf("%s mail to a Townsperson has Message-ID %s, not the game and an opaque hash", m.Kind, m.MessageID)
+		}
+		for _, e := range evs {
+			if strings.Contains(m.MessageID, fmt.Sprintf(".%d.", e.Seq)) || strings.Contains(m.MessageID, fmt.Sprintf(".%d-", e.Seq)) {
+				t.Errorf("Message-ID %s names event %d of the log", m.MessageID, e.Seq)
+			}
+		}
+		if strings.Contains(string(m.Raw), "secret plan") {
+			t.Errorf("a Townsperson's %s mail carries the mafia list's post", m.Kind)
+		}
+	}
+	if seen < 2 {
+		t.Fatalf("the Townsperson got %d thread mails for two posts", seen)
 	}
 }
