@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/address"
@@ -176,5 +177,78 @@ func TestMessageIDsCountNoSecretEvents(t *testing.T) {
 	}
 	if seen < 2 {
 		t.Fatalf("the Townsperson got %d thread mails for two posts", seen)
+	}
+}
+
+// One huge post no longer fans out: it is refused with an answer, and the
+// bytes queued for it are the answer's alone; a post at the limit queues a
+// bounded copy per reader, and an attachment is never relayed. The time the
+// host spends on the huge message is logged: it is what every other game
+// waits at most for one message.
+func TestHugePostDoesNotFanOut(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	queued := func(from int) (n int) {
+		for _, m := range hs.outbox()[from:] {
+			n += len(m.Raw)
+		}
+		return n
+	}
+	before := len(hs.outbox())
+	huge := strings.Repeat("Bob is the mafia, and here is why. ", 7_800_000/35)
+	start := time.Now()
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob\r\n\r\n"+huge)
+	took := time.Since(start)
+	t.Logf("a %d MB post took %v to handle", len(huge)>>20, took)
+	if v := hs.game("g1").Player(1).Vote; v != 2 {
+		t.Errorf("the vote in the huge message was not applied: Alice votes for seat %d", v)
+	}
+	var answers []store.OutMessage
+	for _, m := range hs.mailTo(addr("Alice"), before) {
+		if m.Kind != "thread" {
+			answers = append(answers, m)
+		}
+	}
+	if len(answers) != 1 || !strings.Contains(parseLetter(answers[0].Raw).text, "more than the 32 KiB a post may have") {
+		t.Fatalf("%d answers to Alice, want one that says the post is over the limit", len(answers))
+	}
+	// The answer, and the thread's news of the vote to each reader.
+	if n, most := queued(before), (len(hs.game("g1").Players)+2)*32<<10; n > most {
+		t.Errorf("%d bytes queued for one refused post, want the answer and the vote's news, at most %d", n, most)
+	}
+	for _, m := range hs.outbox()[before:] {
+		if strings.Contains(string(m.Raw), "here is why") {
+			t.Errorf("the huge post went out in %s mail to %v", m.Kind, m.To)
+		}
+	}
+
+	// At the limit: every reader's copy, text and HTML, is bounded.
+	before = len(hs.outbox())
+	atLimit := strings.Repeat("word ", DefaultMaxPostBytes/5-1)
+	hs.send(addr("Bob"), hs.thread("Bob"), atLimit)
+	readers := len(hs.game("g1").Players) + 1
+	if n := queued(before); n > readers*(3*DefaultMaxPostBytes+32<<10) {
+		t.Errorf("%d bytes queued for one post of %d bytes to %d readers", n, len(atLimit), readers)
+	}
+
+	// An attachment is not relayed.
+	before = len(hs.outbox())
+	attached := "From: " + addr("Carol") + "\r\nTo: " + hs.thread("Carol") + "\r\nSubject: evidence\r\nMessage-ID: <att@players.test>\r\n" +
+		"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" +
+		"See the picture.\r\n--b\r\nContent-Type: image/png; name=proof.png\r\nContent-Disposition: attachment; filename=proof.png\r\n" +
+		"Content-Transfer-Encoding: base64\r\n\r\n" + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk\r\n", 20000) + "--b--\r\n"
+	hs.deliver([]byte(attached))
+	relayed := 0
+	for _, m := range hs.outbox()[before:] {
+		if m.Kind != "thread" {
+			continue
+		}
+		relayed++
+		if strings.Contains(string(m.Raw), "proof.png") || len(m.Raw) > 64<<10 {
+			t.Errorf("the relay of a post with an attachment is %d bytes, or names the attachment", len(m.Raw))
+		}
+	}
+	if relayed == 0 {
+		t.Error("the post with an attachment was not relayed at all")
 	}
 }

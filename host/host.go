@@ -23,6 +23,11 @@ import (
 	"github.com/mafiamail/mafiamail/store"
 )
 
+// DefaultMaxPostBytes is the longest post relayed unless configured: some
+// ten pages of text, far more than a day's longest case against a suspect,
+// and small enough that a game's copies of it stay a few megabytes.
+const DefaultMaxPostBytes = 32 << 10
+
 // Options configure a Host.
 type Options struct {
 	// Address is the host's bare address, host@example.org.
@@ -36,6 +41,9 @@ type Options struct {
 	MaxCommandLines int
 	// PerSenderPerHour limits how many messages one address may send.
 	PerSenderPerHour int
+	// MaxPostBytes is the longest post relayed (after quotes and
+	// signatures are taken away); 0 means DefaultMaxPostBytes.
+	MaxPostBytes int
 	// Setup is the setup of a new game until its referee sends SETUP.
 	Setup engine.Setup
 	// Clock is game time; its zero value is real time.
@@ -74,6 +82,9 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.Reader
+	}
+	if opts.MaxPostBytes <= 0 {
+		opts.MaxPostBytes = DefaultMaxPostBytes
 	}
 	if opts.Setup.Players == 0 {
 		opts.Setup = engine.Classic()

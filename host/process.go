@@ -405,7 +405,13 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 	}
 	// What is not a command is discussion: relayed in the thread and the
 	// mafia list, forwarded to the referee from a private channel.
-	if text := strings.TrimSpace(r.Discussion); text != "" && !announced {
+	if text := strings.TrimSpace(r.Discussion); len(text) > h.opts.MaxPostBytes && !announced {
+		// Every reader gets a copy of a post, in text and HTML: one long
+		// post would make hundreds of megabytes of mail.
+		reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Err: fmt.Errorf(
+			"your post is %s long without the quoted text and signature, more than the %s a post may have; "+
+				"it was not relayed: shorten it, or split it into several posts", kib(len(text)), kib(h.opts.MaxPostBytes))})
+	} else if text != "" && !announced {
 		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdPost, By: actor, Channel: ch, Text: text}, env)
 		w.record(id, evs)
 		switch {
@@ -419,6 +425,9 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 	}
 	return nil
 }
+
+// kib is a size in words: "33 KiB".
+func kib(n int) string { return fmt.Sprintf("%d KiB", (n+1023)/1024) }
 
 func held(evs []engine.Event) bool {
 	for _, e := range evs {
