@@ -252,3 +252,36 @@ func TestHugePostDoesNotFanOut(t *testing.T) {
 		t.Error("the post with an attachment was not relayed at all")
 	}
 }
+
+// sendAs delivers a message under a Message-ID of the test's choosing.
+func (hs *harness) sendAs(id, from, to, body string) {
+	hs.t.Helper()
+	hs.deliver([]byte(fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: game\r\nMessage-ID: %s\r\n"+
+		"Date: Tue, 01 Dec 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
+		from, to, id, body)))
+}
+
+// A forgery sent first under the Message-ID a player's client will give her
+// vote cannot make the vote vanish as its duplicate; a true copy (the same
+// message delivered again) is still applied once.
+func TestForgedMessageIDCannotEraseAVote(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	const id = "<alice.next.vote@players.test>"
+	hs.sendAs(id, addr("Alice"), "host@example.org", "HELP")                    // her address, the host's
+	hs.sendAs(id, "eve@evil.test", hs.thread("Alice"), "VOTE Dave")             // her channel, another From
+	hs.sendAs(id, addr("Alice"), hs.thread("Alice"), "VOTE Dave\r\n\r\nforged") // her channel and From, other text
+	if v := hs.game("g1").Player(1).Vote; v != 4 {
+		t.Fatalf("the third forgery, the same channel and From with other words, is its own message: vote %d", v)
+	}
+	hs.sendAs(id, addr("Alice"), hs.thread("Alice"), "VOTE Bob")
+	if v := hs.game("g1").Player(1).Vote; v != 2 {
+		t.Fatalf("Alice's real vote after forgeries under its Message-ID: she votes for seat %d, want Bob (2)", v)
+	}
+	hs.sendAs(id, addr("Alice"), hs.thread("Alice"), "VOTE Bob") // the same message again
+	hs.send(addr("Alice"), hs.thread("Alice"), "UNVOTE")
+	hs.sendAs(id, addr("Alice"), hs.thread("Alice"), "VOTE Bob") // and once more, after she took it back
+	if v := hs.game("g1").Player(1).Vote; v != 0 {
+		t.Fatalf("a copy of Alice's vote was applied again: she votes for seat %d", v)
+	}
+}

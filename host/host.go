@@ -215,6 +215,9 @@ type work struct {
 	tx    *store.Tx
 	now   time.Time
 	cause string
+	// inboundKey names the inbound message being handled, if any, for
+	// the Message-IDs of its answers (see messageCause).
+	inboundKey string
 	// inboxID is the inbound message being processed, 0 for a deadline.
 	inboxID int64
 	games   map[string]*game

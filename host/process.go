@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,11 +40,16 @@ func (h *Host) handleMessage(ctx context.Context, mailbox string, uidValidity, u
 	// The rate limit draws on a sender's allowance once per new message,
 	// and the allowance is saved with the message's outcome: a message seen
 	// before costs nothing, and a restart gives no one a fresh allowance.
+	// A Message-ID marks a duplicate only on the same channel, from the
+	// same sender, with the same body: the key it is recorded under
+	// also names the message in the Message-IDs of its answers.
+	scope := report.Route.Address + " " + report.Sender.Address
+	key := hex.EncodeToString(store.MessageIDHash(report.MessageID, scope, raw))
 	var charge inbound.Charge
 	limited := false
 	record := func(w *work) (store.Inbound, bool, error) {
 		in, dup, err := w.tx.RecordInbound(ctx, store.Inbound{Mailbox: mailbox, UIDValidity: uidValidity, UID: uid,
-			MessageID: report.MessageID, Raw: raw, ReceivedAt: now})
+			MessageID: report.MessageID, Scope: scope, Raw: raw, ReceivedAt: now})
 		if err != nil {
 			return in, false, fmt.Errorf("record inbound: %w", err)
 		}
@@ -65,7 +71,7 @@ func (h *Host) handleMessage(ctx context.Context, mailbox string, uidValidity, u
 		if err != nil || !isNew {
 			return err
 		}
-		w.cause, w.inboxID = fmt.Sprintf("inbox:%d", in.ID), in.ID
+		w.cause, w.inboxID, w.inboundKey = fmt.Sprintf("inbox:%d", in.ID), in.ID, key
 		if breakForTest != nil {
 			breakForTest(report)
 		}
@@ -137,13 +143,11 @@ func (h *Host) restoreRateLimit(ctx context.Context) error {
 // panic in it stands for a bug met on a message's content.
 var breakForTest func(inbound.Report)
 
-// cause identifies an inbound message stably for the Message-IDs of what
-// answers it: its own Message-ID, or the inbox row without one.
-func (w *work) messageCause(r inbound.Report) string {
-	if r.MessageID != "" {
-		return r.MessageID
-	}
-	return w.cause
+// messageCause identifies an inbound message stably for the Message-IDs
+// of what answers it: the key it was recorded under, which two different
+// messages under one Message-ID do not share.
+func (w *work) messageCause(inbound.Report) string {
+	return w.inboundKey
 }
 
 // handle applies one report inside a transaction and says what became of it.
