@@ -285,3 +285,34 @@ func TestForgedMessageIDCannotEraseAVote(t *testing.T) {
 		t.Fatalf("a copy of Alice's vote was applied again: she votes for seat %d", v)
 	}
 }
+
+// A suspension is served only by a JOIN it keeps out: JOINs that would
+// have been refused anyway (a game already running, a name taken) leave it
+// in force.
+func TestSuspensionKeptUntilItKeepsSomeoneOut(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
+	const troll = "troll@players.test"
+	hs.send("ref@example.org", ref, "SUSPEND "+troll)
+	hs.send(troll, "host+g1@example.org", "JOIN Troll") // g1 is running
+	hs.send("ref@example.org", "host@example.org", "NEW GAME g2")
+	hs.send(addr("Alice"), "host+g2@example.org", "JOIN Alice")
+	hs.send(troll, "host+g2@example.org", "JOIN Alice") // the name is taken
+	if n := len(hs.game("g2").Players); n != 1 {
+		t.Fatalf("%d seats in g2, want Alice's", n)
+	}
+	before := len(hs.outbox())
+	hs.send(troll, "host+g2@example.org", "JOIN Troll")
+	if n := len(hs.game("g2").Players); n != 1 {
+		t.Fatalf("the suspension was used up by JOINs it kept out of nothing: the troll took a seat")
+	}
+	answers := hs.mailTo(troll, before)
+	if len(answers) != 1 || !strings.Contains(parseLetter(answers[0].Raw).text, "suspend") {
+		t.Fatalf("%d answers to the suspended JOIN, want one that names the suspension", len(answers))
+	}
+	hs.send(troll, "host+g2@example.org", "JOIN Troll") // served: now welcome
+	if n := len(hs.game("g2").Players); n != 2 {
+		t.Fatalf("%d seats after the suspension was served, want the troll's too", n)
+	}
+}

@@ -318,9 +318,16 @@ func (h *Host) addSeat(ctx context.Context, w *work, id string, g *game, cmd eng
 	if _, err := engine.Apply(g.state.Clone(), cmd, env); err != nil {
 		line.Err = err
 		if len(susp) > 0 && cmd.Verb == engine.CmdJoin {
-			// The suspension is served by keeping them out of this game (C3).
-			if err := w.tx.ConsumeSuspension(ctx, susp[0].ID, id, w.now); err != nil {
-				return line, err
+			// The suspension is served by keeping them out of this game
+			// (C3) — only if the JOIN would have seated them otherwise: a
+			// JOIN to a game already running, or under a taken name, keeps
+			// no one out of anything.
+			free := cmd
+			free.Suspension = ""
+			if _, ferr := engine.Apply(g.state.Clone(), free, env); ferr == nil {
+				if err := w.tx.ConsumeSuspension(ctx, susp[0].ID, id, w.now); err != nil {
+					return line, err
+				}
 			}
 		}
 		return line, nil
