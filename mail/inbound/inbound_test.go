@@ -84,6 +84,12 @@ func TestCheckAuthentication(t *testing.T) {
 		{"quoted string injection", `Authentication-Results: mx.example.org; spf=fail smtp.mailfrom="x;dmarc=pass header.from=victim.example;"@evil.example`, "victim.example", "fail", ""},
 		{"comment injection", `Authentication-Results: mx.example.org; spf=fail (x; dmarc=pass header.from=victim.example) smtp.mailfrom=a@evil.example`, "victim.example", "fail", ""},
 		{"unreadable results fail", "Authentication-Results: mx.example.org; garbage", "example.net", "fail", ""},
+		// An unbalanced comment or quote once hid every result after it.
+		{"unbalanced comment hides no dmarc=fail", "Authentication-Results: mx.example.org; spf=pass smtp.mailfrom=a@gmail.com (helo=(x; dmarc=fail header.from=gmail.com", "gmail.com", "fail", ""},
+		{"unbalanced comment in a pass", "Authentication-Results: mx.example.org; dkim=pass header.d=gmail.com (unclosed", "gmail.com", "fail", ""},
+		{"nested comments are fine", "Authentication-Results: mx.example.org; dkim=pass (a (b) c) header.d=gmail.com; spf=pass smtp.mailfrom=a@gmail.com", "gmail.com", "pass", "dkim"},
+		{"unclosed quote", `Authentication-Results: mx.example.org; spf=pass smtp.mailfrom="a@gmail.com; dmarc=fail header.from=gmail.com`, "gmail.com", "fail", ""},
+		{"escaped paren in a comment", `Authentication-Results: mx.example.org; dmarc=fail (a \) b; dmarc=pass) header.from=gmail.com`, "gmail.com", "fail", ""},
 		{"no results", "Authentication-Results: mx.example.org; none", "example.net", "fail", ""},
 	}
 	for _, tt := range tests {
