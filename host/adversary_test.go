@@ -316,3 +316,40 @@ func TestSuspensionKeptUntilItKeepsSomeoneOut(t *testing.T) {
 		t.Fatalf("%d seats after the suspension was served, want the troll's too", n)
 	}
 }
+
+// Without an authserv-id, forged mail in a victim's name to the host's and
+// to a sign-up address makes the host write to the victim at most once a
+// day, in a short answer that repeats nothing the forger wrote.
+func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
+	hs := newLimitedHarness(t, 120)
+	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
+	const victim = "victim@players.test"
+	lure := "URGENT: your account is locked, log in at http://evil.test/login"
+	for i := range 100 {
+		to := "host@example.org"
+		if i%2 == 1 {
+			to = "host+g1@example.org"
+		}
+		hs.uid++
+		hs.deliver([]byte(fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: %s\r\nMessage-ID: <lure%d@evil.test>\r\n\r\n%s\r\nHELP %s\r\nJOIN %s\r\n%s\r\n",
+			victim, to, lure, i, lure, lure, lure, strings.Repeat(lure+"\r\n", 2000))))
+	}
+	answers := hs.mailTo(victim, 0)
+	if len(answers) != 1 {
+		t.Fatalf("%d answers to the victim of 100 forgeries, want 1", len(answers))
+	}
+	if n := len(answers[0].Raw); n > 32<<10 {
+		t.Errorf("the answer is %d bytes: not short", n)
+	}
+	for _, word := range []string{"evil", "URGENT", "locked"} {
+		if strings.Contains(string(answers[0].Raw), word) {
+			t.Errorf("the answer repeats %q of the forgery:\n%s", word, parseLetter(answers[0].Raw).text)
+		}
+	}
+	// A day later the address may have an answer again.
+	hs.now = hs.now.Add(24*time.Hour + time.Minute)
+	hs.send(victim, "host@example.org", "HELP")
+	if n := len(hs.mailTo(victim, 0)); n != 2 {
+		t.Errorf("%d answers after a day, want a second one", n)
+	}
+}

@@ -193,6 +193,11 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 	if err != nil {
 		return "", "", err
 	}
+	if r.Unproven && !h.isReferee(r.Sender.Address) {
+		// A configured referee's address is the operator's own: its
+		// answers (the referee channel of a new game) go out in full.
+		quieten(r, reply)
+	}
 	if len(reply.Lines) == 0 {
 		// No reply: the sender's private copies (a held post's notice) go
 		// out as mail of their own.

@@ -172,6 +172,14 @@ type Report struct {
 	Errors     []command.LineError     `json:"command_errors,omitempty"`
 	Discussion string                  `json:"discussion,omitempty"`
 	Body       *Body                   `json:"body,omitempty"`
+	// Unproven is set for mail that no token ties to a seat and no
+	// trusted authentication confirms (to the host's address or a
+	// sign-up address, without an authserv-id): its From may be anyone's,
+	// so what answers it must be of no use to a forger (see
+	// Processor.Limit). Quiet is set when such an address has had its
+	// answer today: the message is applied, and answered no more.
+	Unproven bool `json:"unproven,omitempty"`
+	Quiet    bool `json:"quiet,omitempty"`
 	Delivery   *message.DeliveryReport `json:"delivery_report,omitempty"`
 }
 
@@ -308,6 +316,7 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		return r
 	}
 	r.Verdict = Verdict{Kind: Accepted}
+	r.Unproven = !r.Route.Kind.Participant() && cfg.AuthServID == ""
 	return r
 }
 

@@ -19,7 +19,11 @@ type Processor struct {
 	// it together. They are the sender limiter scaled up (see
 	// NewProcessor).
 	domains, unproven *Limiter
-	log               *slog.Logger
+	// answers allows one answer a day to each address that sends
+	// unproven mail: forged mail makes the host write to its victim at
+	// most that often.
+	answers *Limiter
+	log     *slog.Logger
 }
 
 // How much larger the allowances of unproven mail are than one sender's:
@@ -57,6 +61,7 @@ func NewProcessor(cfg Config, dir Directory, limiter *Limiter, log *slog.Logger)
 	if limiter != nil {
 		p.domains = limiter.scaled(domainAllowanceScale)
 		p.unproven = limiter.scaled(unprovenAllowanceScale)
+		p.answers = NewLimiter(24*time.Hour, 1)
 	}
 	return p, nil
 }
@@ -96,6 +101,7 @@ const (
 	keyDomain   = "domain:"
 	keyUnproven = "unproven"
 	keyNotify   = "notify:"
+	keyAnswer   = "answer:"
 )
 
 // Limit applies the rate limit to r, received at now: a sender over its
@@ -128,6 +134,8 @@ func (p *Processor) limiterFor(key string) *Limiter {
 		return p.domains
 	case key == keyUnproven:
 		return p.unproven
+	case strings.HasPrefix(key, keyAnswer):
+		return p.answers
 	}
 	return p.limiter
 }
@@ -138,7 +146,7 @@ func (p *Processor) RateFillTime() time.Duration {
 	if p.limiter == nil {
 		return 0
 	}
-	return max(p.limiter.FillTime(), p.domains.FillTime(), p.unproven.FillTime())
+	return max(p.limiter.FillTime(), p.domains.FillTime(), p.unproven.FillTime(), p.answers.FillTime())
 }
 
 // Log records what was decided about a message.
@@ -187,6 +195,12 @@ func (p *Processor) limit(r *Report, now time.Time) Charge {
 			}
 		}
 		if len(refused) == 0 {
+			if r.Unproven {
+				key := keyAnswer + strings.ToLower(r.Sender.Address)
+				ok, _, b := p.answers.Take(key, now)
+				r.Quiet = !ok
+				draws = append(draws, Draw{key, b})
+			}
 			return Charge{draws}
 		}
 		// A refused message takes nothing from the allowances that had
