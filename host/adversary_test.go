@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -351,5 +352,70 @@ func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
 	hs.send(victim, "host@example.org", "HELP")
 	if n := len(hs.mailTo(victim, 0)); n != 2 {
 		t.Errorf("%d answers after a day, want a second one", n)
+	}
+}
+
+// A failed delivery is told to the referee once, though the sender reports
+// it twice (marked failed, and as refused recipients); an address that
+// always bounces is told at most once a day, the untold failures counted in
+// the next notice.
+func TestFailureNoticesAreSummedUp(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	ctx := context.Background()
+	toAlice := func() []store.OutMessage {
+		t.Helper()
+		claimed, err := hs.st.ClaimDue(ctx, hs.now.Add(time.Hour), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []store.OutMessage
+		for _, m := range claimed {
+			if len(m.To) == 1 && m.To[0] == addr("Alice") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	notices := func(from int) int {
+		n := 0
+		for _, m := range hs.mailTo("ref@example.org", from) {
+			if strings.Contains(string(m.Raw), "no such user") {
+				n++
+			}
+		}
+		return n
+	}
+	before := len(hs.outbox())
+	ms := toAlice()
+	if len(ms) < 2 {
+		t.Fatalf("%d messages to Alice, want at least 2", len(ms))
+	}
+	for _, m := range ms {
+		if err := hs.h.Outbox().MarkFailed(ctx, m.ID, "550 5.1.1 no such user"); err != nil {
+			t.Fatal(err)
+		}
+		// The same failure, as the sender reports refused recipients.
+		if err := hs.h.DeliveryFailed(ctx, m, errors.New("550 5.1.1 no such user")); err != nil {
+			t.Fatalf("the second report of one failure: %v", err)
+		}
+	}
+	if n := notices(before); n != 1 {
+		t.Fatalf("%d notices for %d failures to one address within a day, want 1", n, len(ms))
+	}
+	// A day later, the next failure is told with the count of the untold.
+	hs.now = hs.now.Add(25 * time.Hour)
+	hs.send(addr("Bob"), hs.thread("Bob"), "Anyone there?")
+	before = len(hs.outbox())
+	more := toAlice()
+	if len(more) == 0 {
+		t.Fatal("no new mail to Alice")
+	}
+	if err := hs.h.Outbox().MarkFailed(ctx, more[0].ID, "550 5.1.1 no such user"); err != nil {
+		t.Fatal(err)
+	}
+	got := hs.mailTo("ref@example.org", before)
+	if len(got) != 1 || !strings.Contains(parseLetter(got[0].Raw).text, fmt.Sprintf("and %d more failed deliveries", len(ms)-1)) {
+		t.Fatalf("%d notices a day later, want one that counts the %d untold:\n%s", len(got), len(ms)-1, parseLetter(got[0].Raw).text)
 	}
 }
