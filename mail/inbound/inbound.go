@@ -167,20 +167,20 @@ type Report struct {
 	Sender    Sender  `json:"sender"`
 	Verdict   Verdict `json:"verdict"`
 	// CommandSet is the set of verbs the message was read against.
-	CommandSet command.Set             `json:"command_set,omitempty"`
-	Commands   []command.Command       `json:"commands,omitempty"`
-	Errors     []command.LineError     `json:"command_errors,omitempty"`
-	Discussion string                  `json:"discussion,omitempty"`
-	Body       *Body                   `json:"body,omitempty"`
+	CommandSet command.Set         `json:"command_set,omitempty"`
+	Commands   []command.Command   `json:"commands,omitempty"`
+	Errors     []command.LineError `json:"command_errors,omitempty"`
+	Discussion string              `json:"discussion,omitempty"`
+	Body       *Body               `json:"body,omitempty"`
 	// Unproven is set for mail that no token ties to a seat and no
 	// trusted authentication confirms (to the host's address or a
 	// sign-up address, without an authserv-id): its From may be anyone's,
 	// so what answers it must be of no use to a forger (see
 	// Processor.Limit). Quiet is set when such an address has had its
 	// answer today: the message is applied, and answered no more.
-	Unproven bool `json:"unproven,omitempty"`
-	Quiet    bool `json:"quiet,omitempty"`
-	Delivery   *message.DeliveryReport `json:"delivery_report,omitempty"`
+	Unproven bool                    `json:"unproven,omitempty"`
+	Quiet    bool                    `json:"quiet,omitempty"`
+	Delivery *message.DeliveryReport `json:"delivery_report,omitempty"`
 }
 
 // Inspect reads one raw message and decides what it means. It does no I/O
