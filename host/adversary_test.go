@@ -419,3 +419,45 @@ func TestFailureNoticesAreSummedUp(t *testing.T) {
 		t.Fatalf("%d notices a day later, want one that counts the %d untold:\n%s", len(got), len(ms)-1, parseLetter(got[0].Raw).text)
 	}
 }
+
+// Inbound mail is kept whole until a while after its game ended, and then
+// only its header and outcome; mail for no game goes the same way that
+// long after it came.
+func TestRawMailIsDroppedAfterTheGame(t *testing.T) {
+	ctx := context.Background()
+	hs := newHarness(t)
+	hs.setUp()
+	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob\r\n\r\nmy private musings")
+	hs.send("stranger@players.test", "host+nosuchgame-t-aaaaaaaaaaaaaaaa@example.org", "refused, and kept a while")
+	hs.send("ref@example.org", ref, "END")
+	if s := hs.game("g1"); s.Phase != engine.EndedPhase {
+		t.Fatalf("phase %s after END", s.Phase)
+	}
+	bodies := func() (whole int) {
+		t.Helper()
+		for _, o := range []store.Outcome{store.OutcomeApplied, store.OutcomeRefused} {
+			for _, in := range mustInbound(t, hs, o) {
+				if strings.Contains(string(in.Raw), "musings") || strings.Contains(string(in.Raw), "kept a while") {
+					whole++
+				}
+				if !strings.Contains(string(in.Raw), "Message-ID:") {
+					t.Errorf("inbound %d lost its header: %q", in.ID, in.Raw)
+				}
+			}
+		}
+		return whole
+	}
+	hs.h.dropOldRawMail(ctx)
+	if n := bodies(); n != 2 {
+		t.Fatalf("%d of 2 bodies kept right after the game, want both", n)
+	}
+	hs.now = hs.now.Add(DefaultKeepRawMail + time.Hour)
+	hs.h.dropOldRawMail(ctx)
+	if n := bodies(); n != 0 {
+		t.Fatalf("%d bodies kept %v after the game ended, want none", n, DefaultKeepRawMail)
+	}
+	if refused := mustInbound(t, hs, store.OutcomeRefused); len(refused) == 0 || refused[0].Reason == "" {
+		t.Errorf("the refused message lost its outcome: %+v", refused)
+	}
+}

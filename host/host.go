@@ -28,6 +28,10 @@ import (
 // and small enough that a game's copies of it stay a few megabytes.
 const DefaultMaxPostBytes = 32 << 10
 
+// DefaultKeepRawMail is how long inbound mail is kept whole after its game
+// ended: time for the referee to look into a dispute.
+const DefaultKeepRawMail = 30 * 24 * time.Hour
+
 // Options configure a Host.
 type Options struct {
 	// Address is the host's bare address, host@example.org.
@@ -44,6 +48,10 @@ type Options struct {
 	// MaxPostBytes is the longest post relayed (after quotes and
 	// signatures are taken away); 0 means DefaultMaxPostBytes.
 	MaxPostBytes int
+	// KeepRawMail is how long the whole of an inbound message is kept
+	// after its game ended (or, for mail for no game, after it came); then
+	// only its header and outcome are. 0 means DefaultKeepRawMail.
+	KeepRawMail time.Duration
 	// Setup is the setup of a new game until its referee sends SETUP.
 	Setup engine.Setup
 	// Clock is game time; its zero value is real time.
@@ -82,6 +90,9 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.Reader
+	}
+	if opts.KeepRawMail <= 0 {
+		opts.KeepRawMail = DefaultKeepRawMail
 	}
 	if opts.MaxPostBytes <= 0 {
 		opts.MaxPostBytes = DefaultMaxPostBytes

@@ -5,11 +5,17 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/store"
 )
 
 // RunClock applies every game's deadlines as they come, until ctx ends. A
 // deadline that passed while the host was down is applied at once, once.
 func (h *Host) RunClock(ctx context.Context) error {
+	// Housekeeping (the bodies of old inbound mail) runs on start and
+	// every hour.
+	hourly := time.NewTicker(time.Hour)
+	defer hourly.Stop()
+	h.dropOldRawMail(ctx)
 	for {
 		if err := h.TickDue(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -37,6 +43,8 @@ func (h *Host) RunClock(ctx context.Context) error {
 			return ctx.Err()
 		case <-h.wake:
 		case <-fire:
+		case <-hourly.C:
+			h.dropOldRawMail(ctx)
 		}
 		if timer != nil {
 			timer.Stop()
@@ -78,4 +86,28 @@ func (h *Host) TickDue(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dropOldRawMail keeps only the header of inbound mail for games that
+// ended longer ago than KeepRawMail, and of mail for no game received that
+// long ago. A failure is only logged: it is tried again in an hour.
+func (h *Host) dropOldRawMail(ctx context.Context) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Real time: mail is received in real time, and a game sped up for a
+	// demo or a test ends in a game time far ahead of it, so that its mail
+	// is kept for the run.
+	before := h.clock.real().Add(-h.opts.KeepRawMail)
+	var n int64
+	err := h.st.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		n, err = tx.DropRawInbound(ctx, before)
+		return err
+	})
+	switch {
+	case err != nil:
+		h.log.Error("dropping the bodies of old inbound mail failed", "err", err)
+	case n > 0:
+		h.log.Info("bodies of old inbound mail dropped, headers and outcomes kept", "messages", n, "before", before)
+	}
 }

@@ -222,3 +222,29 @@ func (r reader) inbound(ctx context.Context, where string, args ...any) (Inbound
 	}
 	return m, nil
 }
+
+// DropRawInbound keeps only the header of the inbound messages of games
+// that ended before a time, and of messages for no game received before
+// it (a game that does not exist is none): their outcome, reason and
+// header stay for the record, the body goes
+// (it may hold anything a sender wrote, refused mail too). It says how many
+// messages lost their body.
+func (tx *Tx) DropRawInbound(ctx context.Context, before time.Time) (int64, error) {
+	res, err := tx.q.ExecContext(ctx, `UPDATE inbox SET raw = CASE
+			WHEN instr(raw, x'0d0a0d0a') > 0 THEN substr(raw, 1, instr(raw, x'0d0a0d0a') + 3)
+			WHEN instr(raw, x'0a0a') > 0 THEN substr(raw, 1, instr(raw, x'0a0a') + 1)
+			ELSE raw END
+		WHERE outcome != 'pending'
+		  AND (game IN (SELECT id FROM games WHERE status = 'ended' AND updated_at < ?)
+		       OR ((game IS NULL OR game NOT IN (SELECT id FROM games)) AND received_at < ?))
+		  AND length(raw) > CASE
+			WHEN instr(raw, x'0d0a0d0a') > 0 THEN instr(raw, x'0d0a0d0a') + 3
+			WHEN instr(raw, x'0a0a') > 0 THEN instr(raw, x'0a0a') + 1
+			ELSE length(raw) END`,
+		toNanos(before), toNanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("store: drop raw inbound mail: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

@@ -110,7 +110,8 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
 		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
 		PerSenderPerHour: cfg.Limits.PerSenderPerHour, MaxPostBytes: cfg.Limits.MaxPostBytes,
-		Clock: clock, Rand: draw, Store: st, Log: log,
+		KeepRawMail: time.Duration(cfg.Limits.KeepRawMail),
+		Clock:       clock, Rand: draw, Store: st, Log: log,
 	})
 	if err != nil {
 		st.Close()
