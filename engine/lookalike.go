@@ -8,7 +8,7 @@ import (
 	"github.com/mtibben/confusables"
 )
 
-// Names that cannot impersonate (docs/rules.md, "Names"): a player's name
+// Names that cannot impersonate (docs/adversaries.md, "Names"): a player's name
 // may not look like another seated player's, nor like any word the host
 // uses for itself or for the referee, since a player's posts are shown
 // under their name and a look-alike could pass for someone else.
