@@ -115,6 +115,12 @@ type Limits struct {
 	MaxCommandLines int   `toml:"max_command_lines"`
 	// PerSenderPerHour is how many messages one address may send an hour.
 	PerSenderPerHour int `toml:"per_sender_per_hour"`
+	// KeepRawMail is how long inbound mail is kept whole after its game
+	// ended; then its header and outcome are kept, the body dropped.
+	KeepRawMail Duration `toml:"keep_raw_mail"`
+	// MaxPostBytes is the longest post relayed, counted after quotes and
+	// signatures are taken away: every reader gets a copy of it.
+	MaxPostBytes int `toml:"max_post_bytes"`
 }
 
 // Defaults are the values of keys a file leaves out.
@@ -124,7 +130,8 @@ func Defaults() Config {
 		Speed:    1,
 		Log:      Log{Format: "text", Level: "info"},
 		IMAP:     IMAP{Mailbox: "INBOX"},
-		Limits:   Limits{MaxMessageBytes: 10 << 20, MaxCommandLines: 50, PerSenderPerHour: 120},
+		Limits: Limits{MaxMessageBytes: 10 << 20, MaxCommandLines: 50, PerSenderPerHour: 120, MaxPostBytes: 32 << 10,
+			KeepRawMail: Duration(30 * 24 * time.Hour)},
 	}
 }
 
@@ -263,6 +270,12 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 	}
 	if cfg.Limits.PerSenderPerHour < 1 {
 		errs = append(errs, bad("limits.per_sender_per_hour", "must be at least 1"))
+	}
+	if d := time.Duration(cfg.Limits.KeepRawMail); d < time.Hour {
+		errs = append(errs, bad("limits.keep_raw_mail", "must be at least 1h, not %v", d))
+	}
+	if cfg.Limits.MaxPostBytes < 1024 || int64(cfg.Limits.MaxPostBytes) > cfg.Limits.MaxMessageBytes {
+		errs = append(errs, bad("limits.max_post_bytes", "must be at least 1024 and at most limits.max_message_bytes"))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -239,13 +239,6 @@ func (s *State) validName(name string) *Refusal {
 		return refuse(BadArgument, "a name needs at least one letter or digit")
 	case len([]rune(name)) > 30:
 		return refuse(BadArgument, "a name may have at most 30 characters")
-	case n == "null" || n == "referee" || n == "host":
-		return refuse(BadArgument, "%q is reserved; pick another name", name)
 	}
-	for _, p := range s.Players {
-		if NormalizeName(p.Name) == n {
-			return refuse(Duplicate, "the name %q is taken", p.Name)
-		}
-	}
-	return nil
+	return s.impersonates(name)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/store"
@@ -36,7 +37,7 @@ func (o Outbox) MarkFailed(ctx context.Context, id int64, errText string) error 
 			return err
 		}
 		m.Attempts++
-		return h.noticeFailure(w, m, errText)
+		return h.noticeFailure(ctx, w, m, errText)
 	})
 }
 
@@ -46,13 +47,27 @@ func (h *Host) DeliveryFailed(ctx context.Context, m store.OutMessage, cause err
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.transact(ctx, "failure:"+m.MessageID, func(w *work) error {
-		return h.noticeFailure(w, m, cause.Error())
+		// A message refused for every recipient was marked failed, and
+		// told of, before the sender reports its refused recipients.
+		if cur, err := w.tx.OutMessageByID(ctx, m.ID); err == nil && cur.Status == store.OutFailed {
+			return nil
+		}
+		return h.noticeFailure(ctx, w, m, cause.Error())
 	})
 }
 
+// failureNoticeEvery is how often the referee hears of failed deliveries
+// to one recipient at most: an address that always bounces would have the
+// referee told of every message of the game.
+const failureNoticeEvery = 24 * time.Hour
+
 // noticeFailure queues the referee's notice of a failed delivery. A failed
 // notice to the referee is only logged: reporting it by mail would loop.
-func (h *Host) noticeFailure(w *work, m store.OutMessage, errText string) error {
+// Each failure is told once (the sender may report a message refused for
+// good both when it marks it failed and as refused recipients), and a
+// recipient's failures at most once a day, the untold ones counted in the
+// next notice.
+func (h *Host) noticeFailure(ctx context.Context, w *work, m store.OutMessage, errText string) error {
 	h.log.Warn("delivery failed", "message_id", m.MessageID, "to", strings.Join(m.To, ","), "kind", m.Kind, "err", errText)
 	g := h.games[m.Game]
 	if g == nil {
@@ -63,11 +78,43 @@ func (h *Host) noticeFailure(w *work, m store.OutMessage, errText string) error 
 			return nil
 		}
 	}
-	msg, err := h.mail.DeliveryFailure(compose.Failure{State: g.state, Dir: g.dir(),
-		Recipient: strings.Join(m.To, ", "), Kind: m.Kind, MessageID: m.MessageID,
-		Error: errText, Attempts: m.Attempts, Now: w.now})
+	rcpt := strings.Join(m.To, ", ")
+	compose1 := func(text string) (compose.Message, error) {
+		msg, err := h.mail.DeliveryFailure(compose.Failure{State: g.state, Dir: g.dir(),
+			Recipient: rcpt, Kind: m.Kind, MessageID: m.MessageID,
+			Error: text, Attempts: m.Attempts, Now: w.now})
+		if err != nil {
+			return msg, &failure{err}
+		}
+		return msg, nil
+	}
+	msg, err := compose1(errText)
 	if err != nil {
-		return &failure{err}
+		return err
+	}
+	told, err := w.tx.HasOutMessage(ctx, msg.MessageID)
+	if err != nil {
+		return err
+	}
+	for _, o := range w.out {
+		told = told || o.MessageID == msg.MessageID
+	}
+	if told {
+		return nil
+	}
+	tell, untold, err := w.tx.TakeFailureNotice(ctx, m.Game, rcpt, w.now, failureNoticeEvery)
+	if err != nil {
+		return err
+	}
+	if !tell {
+		h.log.Info("failed delivery not told to the referee: told of this recipient within a day", "game", m.Game, "untold", untold)
+		return nil
+	}
+	if untold > 0 {
+		if msg, err = compose1(fmt.Sprintf("%s (and %d more failed deliveries to this address since the last notice, "+
+			"not told one by one: the host tells you of one address at most once a day)", errText, untold)); err != nil {
+			return err
+		}
 	}
 	w.out = append(w.out, msg)
 	return nil

@@ -23,6 +23,15 @@ import (
 	"github.com/mafiamail/mafiamail/store"
 )
 
+// DefaultMaxPostBytes is the longest post relayed unless configured: some
+// ten pages of text, far more than a day's longest case against a suspect,
+// and small enough that a game's copies of it stay a few megabytes.
+const DefaultMaxPostBytes = 32 << 10
+
+// DefaultKeepRawMail is how long inbound mail is kept whole after its game
+// ended: time for the referee to look into a dispute.
+const DefaultKeepRawMail = 30 * 24 * time.Hour
+
 // Options configure a Host.
 type Options struct {
 	// Address is the host's bare address, host@example.org.
@@ -36,6 +45,13 @@ type Options struct {
 	MaxCommandLines int
 	// PerSenderPerHour limits how many messages one address may send.
 	PerSenderPerHour int
+	// MaxPostBytes is the longest post relayed (after quotes and
+	// signatures are taken away); 0 means DefaultMaxPostBytes.
+	MaxPostBytes int
+	// KeepRawMail is how long the whole of an inbound message is kept
+	// after its game ended (or, for mail for no game, after it came); then
+	// only its header and outcome are. 0 means DefaultKeepRawMail.
+	KeepRawMail time.Duration
 	// Setup is the setup of a new game until its referee sends SETUP.
 	Setup engine.Setup
 	// Clock is game time; its zero value is real time.
@@ -89,6 +105,12 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.Reader
+	}
+	if opts.KeepRawMail <= 0 {
+		opts.KeepRawMail = DefaultKeepRawMail
+	}
+	if opts.MaxPostBytes <= 0 {
+		opts.MaxPostBytes = DefaultMaxPostBytes
 	}
 	if opts.Setup.Players == 0 {
 		opts.Setup = engine.Classic()
@@ -223,6 +245,9 @@ type work struct {
 	tx    *store.Tx
 	now   time.Time
 	cause string
+	// inboundKey names the inbound message being handled, if any, for
+	// the Message-IDs of its answers (see messageCause).
+	inboundKey string
 	// inboxID is the inbound message being processed, 0 for a deadline.
 	inboxID int64
 	games   map[string]*game

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,11 +47,16 @@ func (h *Host) Handle(ctx context.Context, m Mail) error {
 	// The rate limit draws on a sender's allowance once per new message,
 	// and the allowance is saved with the message's outcome: a message seen
 	// before costs nothing, and a restart gives no one a fresh allowance.
+	// A Message-ID marks a duplicate only on the same channel, from the
+	// same sender, with the same body: the key it is recorded under
+	// also names the message in the Message-IDs of its answers.
+	scope := report.Route.Address + " " + report.Sender.Address
+	key := hex.EncodeToString(store.MessageIDHash(report.MessageID, scope, raw))
 	var charge inbound.Charge
 	limited := false
 	record := func(w *work) (store.Inbound, bool, error) {
 		in, dup, err := w.tx.RecordInbound(ctx, store.Inbound{Mailbox: mailbox, UIDValidity: uidValidity, UID: uid,
-			MessageID: report.MessageID, Raw: raw, ReceivedAt: now})
+			MessageID: report.MessageID, Scope: scope, Raw: raw, ReceivedAt: now})
 		if err != nil {
 			return in, false, fmt.Errorf("record inbound: %w", err)
 		}
@@ -74,7 +80,7 @@ func (h *Host) Handle(ctx context.Context, m Mail) error {
 		if err != nil || !isNew {
 			return err
 		}
-		w.cause, w.inboxID = fmt.Sprintf("inbox:%d", in.ID), in.ID
+		w.cause, w.inboxID, w.inboundKey = fmt.Sprintf("inbox:%d", in.ID), in.ID, key
 		if breakForTest != nil {
 			breakForTest(report)
 		}
@@ -112,12 +118,14 @@ func (h *Host) Handle(ctx context.Context, m Mail) error {
 // and forgets the buckets that have filled up since they were last drawn
 // on: they decide as an unknown sender's would.
 func (h *Host) saveCharge(ctx context.Context, tx *store.Tx, c inbound.Charge, now time.Time) error {
-	if c.Key == "" {
+	if len(c.Draws) == 0 {
 		return nil
 	}
-	if err := tx.SaveRateBucket(ctx, store.RateBucket{Key: c.Key, Tokens: c.Bucket.Tokens,
-		Last: c.Bucket.Last, Refused: c.Bucket.Refused}); err != nil {
-		return err
+	for _, d := range c.Draws {
+		if err := tx.SaveRateBucket(ctx, store.RateBucket{Key: d.Key, Tokens: d.Bucket.Tokens,
+			Last: d.Bucket.Last, Refused: d.Bucket.Refused}); err != nil {
+			return err
+		}
 	}
 	_, err := tx.ForgetRateBuckets(ctx, now.Add(-h.proc.RateFillTime()))
 	return err
@@ -135,7 +143,7 @@ func (h *Host) restoreRateLimit(ctx context.Context) error {
 		return fmt.Errorf("host: restore rate limit: %w", err)
 	}
 	for _, b := range bs {
-		h.proc.Keep(inbound.Charge{Key: b.Key, Bucket: inbound.Bucket{Tokens: b.Tokens, Last: b.Last, Refused: b.Refused}})
+		h.proc.Keep(inbound.Charge{Draws: []inbound.Draw{{Key: b.Key, Bucket: inbound.Bucket{Tokens: b.Tokens, Last: b.Last, Refused: b.Refused}}}})
 	}
 	return nil
 }
@@ -144,13 +152,11 @@ func (h *Host) restoreRateLimit(ctx context.Context) error {
 // panic in it stands for a bug met on a message's content.
 var breakForTest func(inbound.Report)
 
-// cause identifies an inbound message stably for the Message-IDs of what
-// answers it: its own Message-ID, or the inbox row without one.
-func (w *work) messageCause(r inbound.Report) string {
-	if r.MessageID != "" {
-		return r.MessageID
-	}
-	return w.cause
+// messageCause identifies an inbound message stably for the Message-IDs
+// of what answers it: the key it was recorded under, which two different
+// messages under one Message-ID do not share.
+func (w *work) messageCause(inbound.Report) string {
+	return w.inboundKey
 }
 
 // handle applies one report inside a transaction and says what became of it.
@@ -195,6 +201,11 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 	}
 	if err != nil {
 		return "", "", err
+	}
+	if r.Unproven && !h.isReferee(r.Sender.Address) {
+		// A configured referee's address is the operator's own: its
+		// answers (the referee channel of a new game) go out in full.
+		quieten(r, reply)
 	}
 	if len(reply.Lines) == 0 {
 		// No reply: the sender's private copies (a held post's notice) go
@@ -361,9 +372,16 @@ func (h *Host) addSeat(ctx context.Context, w *work, id string, g *game, cmd eng
 	if _, err := engine.Apply(g.state.Clone(), cmd, env); err != nil {
 		line.Err = err
 		if len(susp) > 0 && cmd.Verb == engine.CmdJoin {
-			// The suspension is served by keeping them out of this game (C3).
-			if err := w.tx.ConsumeSuspension(ctx, susp[0].ID, id, w.now); err != nil {
-				return line, err
+			// The suspension is served by keeping them out of this game
+			// (C3) — only if the JOIN would have seated them otherwise: a
+			// JOIN to a game already running, or under a taken name, keeps
+			// no one out of anything.
+			free := cmd
+			free.Suspension = ""
+			if _, ferr := engine.Apply(g.state.Clone(), free, env); ferr == nil {
+				if err := w.tx.ConsumeSuspension(ctx, susp[0].ID, id, w.now); err != nil {
+					return line, err
+				}
 			}
 		}
 		return line, nil
@@ -508,6 +526,14 @@ func (h *Host) endsGame(s *engine.State, cmds []command.Command, actor engine.Ac
 
 // discuss posts a message's discussion in its channel.
 func (h *Host) discuss(w *work, g *game, id string, actor engine.Actor, ch engine.Channel, text string, reply *compose.Reply, env engine.Env) {
+	if len(text) > h.opts.MaxPostBytes {
+		// Every reader gets a copy of a post, in text and HTML: one long
+		// post would make hundreds of megabytes of mail.
+		reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Err: fmt.Errorf(
+			"your post is %s long without the quoted text and signature, more than the %s a post may have; "+
+				"it was not relayed: shorten it, or split it into several posts", kib(len(text)), kib(h.opts.MaxPostBytes))})
+		return
+	}
 	evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdPost, By: actor, Channel: ch, Text: text}, env)
 	w.record(id, evs)
 	switch {
@@ -519,6 +545,9 @@ func (h *Host) discuss(w *work, g *game, id string, actor engine.Actor, ch engin
 		reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Events: evs})
 	}
 }
+
+// kib is a size in words: "33 KiB".
+func kib(n int) string { return fmt.Sprintf("%d KiB", (n+1023)/1024) }
 
 func held(evs []engine.Event) bool {
 	for _, e := range evs {

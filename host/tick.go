@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/store"
 )
 
 // RunClock applies every game's deadlines as they come, until ctx ends. A
@@ -12,6 +13,11 @@ import (
 // with Options.ArrivalOrder, once the mail that reached the mailbox before
 // it has been read, or its grace has run out.
 func (h *Host) RunClock(ctx context.Context) error {
+	// Housekeeping (the bodies of old inbound mail) runs on start and
+	// every hour.
+	hourly := time.NewTicker(time.Hour)
+	defer hourly.Stop()
+	h.dropOldRawMail(ctx)
 	for {
 		if err := h.TickDue(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -39,6 +45,8 @@ func (h *Host) RunClock(ctx context.Context) error {
 			return ctx.Err()
 		case <-h.wake:
 		case <-fire:
+		case <-hourly.C:
+			h.dropOldRawMail(ctx)
 		}
 		if timer != nil {
 			timer.Stop()
@@ -142,4 +150,28 @@ func (h *Host) tickDue(ctx context.Context) (int, error) {
 		}
 	}
 	return moved, nil
+}
+
+// dropOldRawMail keeps only the header of inbound mail for games that
+// ended longer ago than KeepRawMail, and of mail for no game received that
+// long ago. A failure is only logged: it is tried again in an hour.
+func (h *Host) dropOldRawMail(ctx context.Context) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Real time: mail is received in real time, and a game sped up for a
+	// demo or a test ends in a game time far ahead of it, so that its mail
+	// is kept for the run.
+	before := h.clock.real().Add(-h.opts.KeepRawMail)
+	var n int64
+	err := h.st.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		n, err = tx.DropRawInbound(ctx, before)
+		return err
+	})
+	switch {
+	case err != nil:
+		h.log.Error("dropping the bodies of old inbound mail failed", "err", err)
+	case n > 0:
+		h.log.Info("bodies of old inbound mail dropped, headers and outcomes kept", "messages", n, "before", before)
+	}
 }

@@ -61,7 +61,9 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error)
 	h, err := host.New(ctx, host.Options{
 		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
 		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
-		PerSenderPerHour: cfg.Limits.PerSenderPerHour, Clock: o.Clock, Rand: o.Draw, Store: st, Log: log,
+		PerSenderPerHour: cfg.Limits.PerSenderPerHour, MaxPostBytes: cfg.Limits.MaxPostBytes,
+		KeepRawMail: time.Duration(cfg.Limits.KeepRawMail),
+		Clock:       o.Clock, Rand: o.Draw, Store: st, Log: log,
 		ArrivalOrder: true,
 	})
 	if err != nil {

@@ -50,6 +50,10 @@ func (s *Store) Backup(ctx context.Context, dest string) error {
 		return fmt.Errorf("store: backup to %s: %w", dest, classify(err))
 	}
 
+	// The copy holds every token and role, as the database does.
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return fmt.Errorf("store: backup to %s: %w", dest, err)
+	}
 	// SQLite does not sync the file VACUUM INTO writes.
 	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("store: backup to %s: %w", dest, err)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -36,7 +37,13 @@ type Inbound struct {
 	UIDValidity uint32
 	UID         uint32
 	// MessageID is the Message-ID header as found, "" if there was none.
-	MessageID  string
+	MessageID string
+	// Scope, when set, is the channel and sender the message came on
+	// (the address it was routed by and its From): a Message-ID then
+	// marks a duplicate only within that scope and with the same body,
+	// so that no one can send a message under the Message-ID another's
+	// will have and have hers dropped as a copy of it.
+	Scope      string
 	Raw        []byte
 	ReceivedAt time.Time
 	Outcome    Outcome
@@ -62,16 +69,35 @@ const (
 // MessageIDHash is the key RecordInbound deduplicates on besides the UID:
 // the SHA-256 of the Message-ID without its angle brackets and surrounding
 // space, or of the raw bytes for a message without one.
-func MessageIDHash(messageID string, raw []byte) []byte {
+//
+// With a scope (Inbound.Scope) the key of a message with a Message-ID is
+// also the scope and its body: the same message delivered twice (to two
+// of the host's addresses, or again after the mailbox was rebuilt) has the
+// same body whatever its delivery header fields say.
+func MessageIDHash(messageID, scope string, raw []byte) []byte {
 	id := strings.TrimSpace(messageID)
 	id = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(id, "<"), ">"))
 	var sum [32]byte
-	if id != "" {
+	switch {
+	case id != "" && scope != "":
+		body := sha256.Sum256(messageBody(raw))
+		sum = sha256.Sum256([]byte("scoped\x00" + id + "\x00" + strings.ToLower(scope) + "\x00" + string(body[:])))
+	case id != "":
 		sum = sha256.Sum256([]byte("message-id\x00" + id))
-	} else {
+	default:
 		sum = sha256.Sum256(append([]byte("raw\x00"), raw...))
 	}
 	return sum[:]
+}
+
+// messageBody is what follows a message's header.
+func messageBody(raw []byte) []byte {
+	for _, sep := range []string{"\r\n\r\n", "\n\n"} {
+		if i := bytes.Index(raw, []byte(sep)); i >= 0 {
+			return raw[i+len(sep):]
+		}
+	}
+	return nil
 }
 
 // RecordInbound records a message read from IMAP, with its outcome
@@ -86,7 +112,7 @@ func (tx *Tx) RecordInbound(ctx context.Context, m Inbound) (Inbound, Duplicate,
 	if m.Mailbox == "" {
 		return Inbound{}, NotDuplicate, errors.New("store: record inbound: mailbox is required")
 	}
-	hash := MessageIDHash(m.MessageID, m.Raw)
+	hash := MessageIDHash(m.MessageID, m.Scope, m.Raw)
 	res, err := tx.q.ExecContext(ctx, `INSERT INTO inbox
 		(mailbox, uidvalidity, uid, message_id, msgid_hash, raw, received_at, outcome, game)
 		VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL)
@@ -195,4 +221,30 @@ func (r reader) inbound(ctx context.Context, where string, args ...any) (Inbound
 		return Inbound{}, fmt.Errorf("store: inbound message: %w", err)
 	}
 	return m, nil
+}
+
+// DropRawInbound keeps only the header of the inbound messages of games
+// that ended before a time, and of messages for no game received before
+// it (a game that does not exist is none): their outcome, reason and
+// header stay for the record, the body goes
+// (it may hold anything a sender wrote, refused mail too). It says how many
+// messages lost their body.
+func (tx *Tx) DropRawInbound(ctx context.Context, before time.Time) (int64, error) {
+	res, err := tx.q.ExecContext(ctx, `UPDATE inbox SET raw = CASE
+			WHEN instr(raw, x'0d0a0d0a') > 0 THEN substr(raw, 1, instr(raw, x'0d0a0d0a') + 3)
+			WHEN instr(raw, x'0a0a') > 0 THEN substr(raw, 1, instr(raw, x'0a0a') + 1)
+			ELSE raw END
+		WHERE outcome != 'pending'
+		  AND (game IN (SELECT id FROM games WHERE status = 'ended' AND updated_at < ?)
+		       OR ((game IS NULL OR game NOT IN (SELECT id FROM games)) AND received_at < ?))
+		  AND length(raw) > CASE
+			WHEN instr(raw, x'0d0a0d0a') > 0 THEN instr(raw, x'0d0a0d0a') + 3
+			WHEN instr(raw, x'0a0a') > 0 THEN instr(raw, x'0a0a') + 1
+			ELSE length(raw) END`,
+		toNanos(before), toNanos(before))
+	if err != nil {
+		return 0, fmt.Errorf("store: drop raw inbound mail: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
 }

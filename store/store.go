@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +89,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.ReadConns <= 0 {
 		opts.ReadConns = 4
 	}
+	if err := privateDatabase(path); err != nil {
+		return nil, err
+	}
 	lock, err := lockFile(path + ".lock")
 	if err != nil {
 		return nil, err
@@ -95,7 +101,53 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		lock.release()
 		return nil, err
 	}
+	if err := keepPrivate(path, path+"-wal", path+"-shm"); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// privateDatabase makes sure that only the host's own user can read the
+// database, which holds every token and role: a folder it creates is 0700,
+// a new database file is created 0600 before SQLite opens it (SQLite gives
+// the -wal and -shm files the database's mode), and an existing one loses
+// any access by others.
+func privateDatabase(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("store: create folder for %s: %w", path, err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		return f.Close()
+	case !errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("store: create %s: %w", path, err)
+	}
+	return keepPrivate(path)
+}
+
+// keepPrivate takes away the access of group and others to the files that
+// exist of paths.
+func keepPrivate(paths ...string) error {
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		if mode := st.Mode().Perm(); mode&0o077 != 0 {
+			if err := os.Chmod(p, mode&^0o077); err != nil {
+				return fmt.Errorf("store: make %s private: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // OpenReadOnly opens an existing database for reading and for Backup, while

@@ -1221,3 +1221,48 @@ func TestWriterActive(t *testing.T) {
 		t.Fatal("a closed writer is still seen")
 	}
 }
+
+// The database, its WAL and a backup hold every token and role: they are
+// created for the host's user alone, in a folder of its own, and an
+// existing database readable by others is made private.
+func TestFilesArePrivate(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "games")
+	path := filepath.Join(dir, "games.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update(t, s, func(ctx context.Context, tx *Tx) error { return tx.CreateGame(ctx, "g1", "signup", t0) })
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := s.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	mode := func(p string) os.FileMode {
+		t.Helper()
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode().Perm()
+	}
+	for p, want := range map[string]os.FileMode{dir: 0o700, path: 0o600, path + "-wal": 0o600, path + "-shm": 0o600, backup: 0o600} {
+		if got := mode(p); got != want {
+			t.Errorf("%s has mode %o, want %o", p, got, want)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := mode(path); got != 0o600 {
+		t.Errorf("a database left readable by others has mode %o after Open, want 600", got)
+	}
+}

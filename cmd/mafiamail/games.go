@@ -192,7 +192,8 @@ func exportGame(ctx context.Context, st *store.Store, id, dir string, w io.Write
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// An export holds every token and role: for the host's user alone.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	var log bytes.Buffer
@@ -208,7 +209,7 @@ func exportGame(ctx context.Context, st *store.Store, id, dir string, w io.Write
 		log.Write(line)
 		log.WriteByte('\n')
 	}
-	if err := os.WriteFile(filepath.Join(dir, id+"-events.jsonl"), log.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, id+"-events.jsonl"), log.Bytes(), 0o600); err != nil {
 		return err
 	}
 	msgs, err := st.OutMessages(ctx, "")
@@ -224,7 +225,7 @@ func exportGame(ctx context.Context, st *store.Store, id, dir string, w io.Write
 		writeMbox(&mbox, m.From, m.CreatedAt, m.Raw)
 		n++
 	}
-	if err := os.WriteFile(filepath.Join(dir, id+".mbox"), mbox.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, id+".mbox"), mbox.Bytes(), 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %d events and %d messages to %s\n", len(evs), n, dir)

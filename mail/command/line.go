@@ -3,13 +3,18 @@ package command
 import (
 	"errors"
 	"fmt"
+	"mime"
 	"net/mail"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/emersion/go-message/charset"
+
 	"github.com/mafiamail/mafiamail/engine"
+
+	"github.com/mafiamail/mafiamail/mail/address"
 )
 
 // verbs lists the verbs each set understands (docs/design.md "Commands"). HELP and
@@ -252,9 +257,22 @@ func heldArg(cmd Command, rest string) (Command, bool, error) {
 	return cmd, true, nil
 }
 
+// nameDecoder reads encoded words (RFC 2047) in a name, in any charset
+// go-message knows.
+var nameDecoder = &mime.WordDecoder{CharsetReader: charset.Reader}
+
 // signupName checks a name someone wants to play under: it must be one a
 // tally can show and others can type.
 func signupName(s string) (string, error) {
+	if strings.Contains(s, "=?") {
+		// A name written as MIME encoded words is checked, and kept, as
+		// what it shows, not as the code that hides it.
+		dec, err := nameDecoder.DecodeHeader(s)
+		if err != nil {
+			return "", errors.New("the name is written in an encoding the host cannot read; write it as plain text")
+		}
+		s = dec
+	}
 	name := strings.Join(strings.Fields(trimPunct(s)), " ")
 	switch {
 	case name == "":
@@ -284,7 +302,11 @@ func parseAddress(s string) (string, error) {
 	if err != nil || !strings.Contains(a.Address, "@") {
 		return "", fmt.Errorf("%q is not a mail address", s)
 	}
-	return a.Address, nil
+	plain, err := address.Parse(a.Address)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a plain mail address (name@domain, without quotes, spaces or brackets)", a.Address)
+	}
+	return plain, nil
 }
 
 // clean takes away what mail clients and habits put around a command:

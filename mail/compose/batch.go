@@ -114,7 +114,7 @@ func (c *Composer) compose(events []Logged, states []*engine.State, dir Director
 	}
 	var out []Message
 	for _, g := range order {
-		m, err := c.groupMessage(g)
+		m, err := c.groupMessage(g, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +124,7 @@ func (c *Composer) compose(events []Logged, states []*engine.State, dir Director
 }
 
 // groupMessage writes one reader's message for a group of sections.
-func (c *Composer) groupMessage(g *group) (Message, error) {
+func (c *Composer) groupMessage(g *group, dir Directory) (Message, error) {
 	items := dropRedundant(g.items)
 	last := items[len(items)-1]
 	s := last.s
@@ -141,7 +141,7 @@ func (c *Composer) groupMessage(g *group) (Message, error) {
 		now:      now,
 		sections: secs,
 		main:     main,
-		id: c.msgID(s.Game, seqPart(items[0].l.Seq, last.l.Seq), g.d.r.key,
+		id: c.opaqueID(idKey(dir, s.Game), s.Game, eventsPart(items[0].l.Seq, last.l.Seq), g.d.r.key,
 			channelLetter(g.d.ch), main.Kind),
 		fromName: relayAuthor(secs, main),
 	}

@@ -22,10 +22,14 @@
 // A subject that carried the news would split every message into a
 // conversation of its own.
 //
-// Message-IDs are derived from the game, the sequence numbers of the events
-// in the game's log, the recipient and the kind: composing the same events
-// again gives the same Message-IDs, so a copy resent after a crash is
-// recognised as a duplicate by every mail client.
+// Message-IDs are opaque: the game's name, then a keyed hash (HMAC-SHA256,
+// keyed by a secret of the game's, see idKey) of the events the message
+// carries (their numbers in the game's log), the recipient, the
+// conversation and the kind. Composing the same events again gives the same
+// Message-IDs, so a copy resent after a crash is recognised as a duplicate
+// by every mail client; and since the numbers are hashed with a key no
+// player has, no reader can tell from the Message-IDs how many events were
+// kept from them (night actions, the mafia list) or when.
 //
 // Relays (thread posts, the mafia list) come From the host's own address
 // with the author's game name as display name, as Mailman's munge_from does:
@@ -47,6 +51,7 @@
 package compose
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -182,13 +187,35 @@ func (c *Composer) msgID(parts ...string) string {
 	return "<" + strings.Join(parts, ".") + "@" + c.domain + ">"
 }
 
-// seqPart names the events a message carries: "41", or "41-45".
-func seqPart(first, last int64) string {
+// idKey is the key of a game's Message-IDs: derived from the referee's
+// token, a secret of the game's the host keeps and never shows a player.
+func idKey(dir Directory, game string) []byte {
+	sum := sha256.Sum256([]byte("mafiamail message-id key\x00" + game + "\x00" + dir.RefereeToken))
+	return sum[:]
+}
+
+// opaqueID is a Message-ID that names its parts without showing them: the
+// game, then a keyed hash of the parts.
+func (c *Composer) opaqueID(key []byte, game string, parts ...string) string {
+	mac := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		mac.Write([]byte(p))
+		mac.Write([]byte{0})
+	}
+	return c.msgID(game, hex.EncodeToString(mac.Sum(nil))[:opaqueDigits])
+}
+
+// eventsPart names the events a message carries, for opaqueID: "41", or
+// "41-45".
+func eventsPart(first, last int64) string {
 	if first == last {
 		return strconv.FormatInt(first, 10)
 	}
 	return strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
 }
+
+// opaqueDigits is the length of the hash in a Message-ID: 96 bits.
+const opaqueDigits = 24
 
 // hashKey is a short stable digest, for addresses and outside identifiers
 // in Message-IDs: it names them without showing them.

@@ -60,7 +60,7 @@ func (c *Composer) Digest(dg Digest) ([]Message, error) {
 		m, err := c.finish(draft{
 			game: s.Game, d: d, state: s, now: dg.Now, sections: secs, main: intro,
 			self: selfView(s, d.r, dg.Now), tally: runningTally(s, dg.Now),
-			id: c.msgID(s.Game, seqPart(first, last), d.r.key, "t", digestKind),
+			id: c.opaqueID(idKey(dg.Dir, s.Game), s.Game, eventsPart(first, last), d.r.key, "t", digestKind),
 		})
 		if err != nil {
 			return nil, err

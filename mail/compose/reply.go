@@ -121,7 +121,7 @@ func (c *Composer) Reply(rp Reply) (Message, error) {
 	dr := draft{
 		game: game, d: d, state: s, now: rp.Now,
 		sections: []*templates.Section{sec}, main: sec, kind: kind,
-		id: c.msgID(idGame, "re", hashKey(rp.Cause), to.key),
+		id: c.opaqueID(idKey(rp.Dir, game), idGame, "re", strings.ToLower(strings.TrimSpace(rp.Cause)), to.key),
 	}
 	if rp.ReplyTo != "" {
 		dr.replyTo, dr.replyName = rp.ReplyTo, "town thread"
@@ -249,7 +249,7 @@ func (c *Composer) NotAccepted(n Notice) (Message, error) {
 	}
 	return c.finish(draft{
 		game: game, d: d, state: s, now: n.Now, sections: []*templates.Section{sec}, main: sec,
-		kind: KindError, id: c.msgID(idGame, "refused", hashKey(n.Cause), to.key),
+		kind: KindError, id: c.opaqueID(idKey(n.Dir, game), idGame, "refused", strings.ToLower(strings.TrimSpace(n.Cause)), to.key),
 	})
 }
 
@@ -288,6 +288,6 @@ func (c *Composer) DeliveryFailure(f Failure) (Message, error) {
 	return c.finish(draft{
 		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: f.Now,
 		sections: []*templates.Section{sec}, main: sec, kind: KindReferee,
-		id: c.msgID(s.Game, "failed", hashKey(f.MessageID+" "+f.Recipient), ref.key),
+		id: c.opaqueID(idKey(f.Dir, s.Game), s.Game, "failed", strings.ToLower(strings.TrimSpace(f.MessageID+" "+f.Recipient)), ref.key),
 	})
 }

@@ -37,7 +37,8 @@ func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResul
 	var field string
 	found := false
 	for _, v := range h.Values("Authentication-Results") {
-		id, _, _ := authres.Parse(sanitizeAuthResults(v))
+		clean, _ := sanitizeAuthResults(v)
+		id, _, _ := authres.Parse(clean)
 		if strings.EqualFold(id, authservID) {
 			field, found = v, true
 			break
@@ -50,9 +51,17 @@ func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResul
 	// A result the library cannot read ends the list: a pass must be
 	// stated in full to count, so an unreadable one can only make a
 	// message fail.
-	_, results, _ := authres.Parse(sanitizeAuthResults(field))
-
+	clean, readable := sanitizeAuthResults(field)
 	res.Result = "fail"
+	if !readable {
+		// A comment or quoted string left open would swallow every
+		// result after it (a dmarc=fail among them): no result of such a
+		// field counts.
+		res.Detail = fmt.Sprintf("the Authentication-Results field of %s cannot be read: a comment or quoted string in it is not closed", authservID)
+		return res
+	}
+	_, results, _ := authres.Parse(clean)
+
 	var dmarc *authres.DMARCResult
 	var seen []string
 	dkimAligned, spfAligned := "", ""
@@ -110,8 +119,10 @@ func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResul
 // (they hold free text such as "google.com: domain of … designates …"), and
 // every quoted string is replaced by a placeholder so that a value the
 // sender controls (smtp.mailfrom="a;dmarc=pass"@evil.example) cannot add a
-// result of its own.
-func sanitizeAuthResults(v string) string {
+// result of its own. It reports whether every comment and quoted string
+// was closed: if not, what followed the opening is lost, and the field
+// cannot be read.
+func sanitizeAuthResults(v string) (string, bool) {
 	var b strings.Builder
 	depth := 0
 	quoted, escaped := false, false
@@ -143,7 +154,7 @@ func sanitizeAuthResults(v string) string {
 	if quoted {
 		b.WriteString(`quoted"`)
 	}
-	return b.String()
+	return b.String(), depth == 0 && !quoted && !escaped
 }
 
 // domainOf returns the domain of an address or of "@domain".

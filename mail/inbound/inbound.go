@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mafiamail/mafiamail/mail/address"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/mail/message"
 	"github.com/mafiamail/mafiamail/mail/reply"
@@ -117,6 +118,7 @@ const (
 	ReasonAuthMissing     = "auth-missing"
 	ReasonAuthFailed      = "auth-failed"
 	ReasonRateLimited     = "rate-limited"
+	ReasonBadAddress      = "bad-address"
 )
 
 // Verdict is what becomes of a message, and why.
@@ -174,10 +176,18 @@ type Report struct {
 	Errors     []command.LineError `json:"command_errors,omitempty"`
 	// Misplaced are command lines of another address than this one: they
 	// are neither applied nor relayed, and the sender is told where they go.
-	Misplaced  []command.Misplaced     `json:"misplaced,omitempty"`
-	Discussion string                  `json:"discussion,omitempty"`
-	Body       *Body                   `json:"body,omitempty"`
-	Delivery   *message.DeliveryReport `json:"delivery_report,omitempty"`
+	Misplaced  []command.Misplaced `json:"misplaced,omitempty"`
+	Discussion string              `json:"discussion,omitempty"`
+	Body       *Body               `json:"body,omitempty"`
+	// Unproven is set for mail that no token ties to a seat and no
+	// trusted authentication confirms (to the host's address or a
+	// sign-up address, without an authserv-id): its From may be anyone's,
+	// so what answers it must be of no use to a forger (see
+	// Processor.Limit). Quiet is set when such an address has had its
+	// answer today: the message is applied, and answered no more.
+	Unproven bool                    `json:"unproven,omitempty"`
+	Quiet    bool                    `json:"quiet,omitempty"`
+	Delivery *message.DeliveryReport `json:"delivery_report,omitempty"`
 }
 
 // Inspect reads one raw message and decides what it means. It does no I/O
@@ -234,6 +244,16 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		return r
 	case RouteInvalid:
 		r.Verdict = refuse(ReasonUnknownAddress, fmt.Sprintf("%s is not an address of any game.", r.Route.Address), "")
+		return r
+	}
+
+	if !r.Route.Kind.Participant() && !address.Valid(r.Sender.Address) {
+		// Only a plain address may be given a seat or a game, and only a
+		// plain address is ever written into an envelope: an answer to
+		// this one is what an attacker would want, so none is sent.
+		r.Verdict = refuse(ReasonBadAddress, fmt.Sprintf(
+			"The message came from %q, which is not a plain mail address (name@domain, without quotes, spaces or brackets): "+
+				"the host neither answers nor seats such an address. Write from an ordinary address.", r.Sender.Address), "")
 		return r
 	}
 
@@ -303,6 +323,7 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		return r
 	}
 	r.Verdict = Verdict{Kind: Accepted}
+	r.Unproven = !r.Route.Kind.Participant() && cfg.AuthServID == ""
 	return r
 }
 

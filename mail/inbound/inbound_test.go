@@ -84,6 +84,12 @@ func TestCheckAuthentication(t *testing.T) {
 		{"quoted string injection", `Authentication-Results: mx.example.org; spf=fail smtp.mailfrom="x;dmarc=pass header.from=victim.example;"@evil.example`, "victim.example", "fail", ""},
 		{"comment injection", `Authentication-Results: mx.example.org; spf=fail (x; dmarc=pass header.from=victim.example) smtp.mailfrom=a@evil.example`, "victim.example", "fail", ""},
 		{"unreadable results fail", "Authentication-Results: mx.example.org; garbage", "example.net", "fail", ""},
+		// An unbalanced comment or quote once hid every result after it.
+		{"unbalanced comment hides no dmarc=fail", "Authentication-Results: mx.example.org; spf=pass smtp.mailfrom=a@gmail.com (helo=(x; dmarc=fail header.from=gmail.com", "gmail.com", "fail", ""},
+		{"unbalanced comment in a pass", "Authentication-Results: mx.example.org; dkim=pass header.d=gmail.com (unclosed", "gmail.com", "fail", ""},
+		{"nested comments are fine", "Authentication-Results: mx.example.org; dkim=pass (a (b) c) header.d=gmail.com; spf=pass smtp.mailfrom=a@gmail.com", "gmail.com", "pass", "dkim"},
+		{"unclosed quote", `Authentication-Results: mx.example.org; spf=pass smtp.mailfrom="a@gmail.com; dmarc=fail header.from=gmail.com`, "gmail.com", "fail", ""},
+		{"escaped paren in a comment", `Authentication-Results: mx.example.org; dmarc=fail (a \) b; dmarc=pass) header.from=gmail.com`, "gmail.com", "fail", ""},
 		{"no results", "Authentication-Results: mx.example.org; none", "example.net", "fail", ""},
 	}
 	for _, tt := range tests {
@@ -344,5 +350,54 @@ func TestLimiterTakeThenPut(t *testing.T) {
 	}
 	if l2.FillTime() != 2*time.Minute {
 		t.Errorf("FillTime %v, want 2m", l2.FillTime())
+	}
+}
+
+// Without an authserv-id, mail that no token ties to a seat draws on its
+// From's, its domain's and the shared allowance; a seat's own mail draws
+// on the seat's alone, so forgeries cannot refuse it.
+func TestAllowancesFollowProof(t *testing.T) {
+	cfg := Config{HostAddress: "host@example.org"}
+	p, err := NewProcessor(cfg, testDirectory, NewLimiter(time.Hour, 2), slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2025, 3, 3, 12, 0, 0, 0, time.UTC)
+	toHost := strings.Replace(plainVote, "host+oak-t-ahq3vx7kz2mdn4pw@example.org", "host@example.org", 1)
+	for i := range 5 {
+		r := p.Process([]byte(toHost), now)
+		if want := i >= 2; (r.Verdict.Reason == ReasonRateLimited) != want {
+			t.Fatalf("forgery %d to the host's address: %+v", i+1, r.Verdict)
+		}
+	}
+	for i := range 2 {
+		if r := p.Process([]byte(plainVote), now); r.Verdict.Kind != Accepted {
+			t.Fatalf("Alice's own vote %d after the forgeries: %+v", i+1, r.Verdict)
+		}
+	}
+	// Ever new addresses of one domain share that domain's allowance (4 ×
+	// 2), and all unproven mail one pool (10 × 2).
+	accepted := 0
+	for i := range 30 {
+		m := strings.Replace(toHost, "alice.hart@gmail.com", fmt.Sprintf("eve%d@evil.example", i), 1)
+		if p.Process([]byte(m), now).Verdict.Kind == Accepted {
+			accepted++
+		}
+	}
+	if accepted != 8 {
+		t.Errorf("%d of 30 messages from new addresses at one domain accepted, want the domain's 8", accepted)
+	}
+	for i := range 30 {
+		m := strings.Replace(toHost, "alice.hart@gmail.com", fmt.Sprintf("eve@evil%d.example", i), 1)
+		if p.Process([]byte(m), now).Verdict.Kind == Accepted {
+			accepted++
+		}
+	}
+	// The pool had given 2 to Alice's forgeries and 8 to evil.example.
+	if accepted != 8+10 {
+		t.Errorf("%d messages from new domains accepted in all, want the pool's 20 less the 2 of the first sender", accepted)
+	}
+	if r := p.Process([]byte(plainVote), now); r.Verdict.Kind != Refused || r.Verdict.Reason != ReasonRateLimited {
+		t.Fatalf("Alice's third vote at once must draw on her seat's own allowance of 2 and be refused: %+v", r.Verdict)
 	}
 }

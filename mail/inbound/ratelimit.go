@@ -38,6 +38,12 @@ func NewLimiter(every time.Duration, burst int) *Limiter {
 	return &Limiter{every: every, burst: float64(burst), buckets: make(map[string]*bucket), maxKeys: 10000}
 }
 
+// scaled is a limiter whose allowance is n times l's: n times the burst,
+// refilled n times as fast.
+func (l *Limiter) scaled(n int) *Limiter {
+	return NewLimiter(max(l.every/time.Duration(n), 1), int(l.burst)*n)
+}
+
 // Bucket is the state of one key: its tokens as of Last, and whether its
 // last message was refused. A host saves it with each message that drew on
 // it, so that a restart does not give every sender a fresh allowance.

@@ -15,6 +15,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/mafiamail/mafiamail/mail/address"
 	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -265,6 +266,13 @@ func (cn *conn) transaction(m store.OutMessage, opts *smtp.MailOptions, rcpts []
 	accepted := 0
 	n := 0
 	for ; n < len(rcpts); n++ {
+		if _, err := address.Parse(rcpts[n]); err != nil {
+			// Only a plain address goes into the envelope: anything else
+			// could carry envelope syntax of its own (sign-up and ADD
+			// accept no other, so this is a recipient stored before).
+			refused = append(refused, RecipientError{Recipient: rcpts[n], Err: err})
+			continue
+		}
 		err := cn.c.Rcpt(rcpts[n], nil)
 		if err == nil {
 			accepted++

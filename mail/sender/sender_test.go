@@ -389,3 +389,38 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Errorf("New(%+v): %v", good, err)
 	}
 }
+
+// An address that is not plain never reaches the envelope: the injection
+// of ORCPT through a quoted local part, read unquoted, cannot redirect a
+// seat's mail to the victim's mailbox on a real server.
+func TestEnvelopeTakesOnlyPlainAddresses(t *testing.T) {
+	var got deliveries
+	srv := startServer(t, mailserver.Options{
+		Users:     map[string]string{"alice": "", "victim": ""},
+		OnMessage: got.add,
+	})
+	ob := &memOutbox{}
+	injected := "victim@example.org> ORCPT=rfc822;x@evil.example"
+	ob.add(outMsg(1, "alice@example.org", injected))
+	ob.add(outMsg(2, injected))
+	var fails failures
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.OnFailed = fails.record
+	runSender(t, cfg, ob)
+	waitFor(t, "both reported", func() bool { return len(fails.list()) == 2 })
+	if ms := ob.snapshot(); ms[0].Status != store.OutSent || ms[1].Status != store.OutFailed {
+		t.Errorf("statuses %s, %s; want sent to alice alone, failed", ms[0].Status, ms[1].Status)
+	}
+	for _, m := range got.all() {
+		for _, r := range m.To {
+			if r != "alice@example.org" {
+				t.Errorf("the server was given RCPT %q", r)
+			}
+		}
+	}
+	for _, f := range fails.list() {
+		if !strings.Contains(f.err.Error(), "not a plain mail address") {
+			t.Errorf("failure %v does not say the address is not plain", f.err)
+		}
+	}
+}
