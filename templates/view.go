@@ -59,8 +59,12 @@ type Reader struct {
 func (r Reader) Player() bool { return r.Slot > 0 }
 
 // Self is the reader's own state, shown near the top of thread mail so that
-// nobody has to search the tally for their own line. It never names a role:
-// a careless quote of it in the thread must not tell one (C5).
+// nobody has to search the tally for their own line. It holds only what
+// everyone can see of the reader (alive or not, their vote): never a role,
+// nor anything that depends on one, such as a night action still owed, so
+// that every copy of a public mail reads the same for readers of the same
+// standing, and a forwarded copy tells nothing (C5). Night reminders go to
+// the private channel.
 type Self struct {
 	Phase    string // signup, day, night, ended
 	Day      int
@@ -75,8 +79,6 @@ type Self struct {
 	Runoff   []string // the players a runoff allows votes for
 	Closes   Moment   // when the round or the night ends
 	OwesVote bool
-	// OwesAction: the reader still has a night action to send.
-	OwesAction bool
 	// For the referee: requests and held posts waiting for an answer.
 	Asked []string
 	Held  int
@@ -172,8 +174,9 @@ type Tally struct {
 	Closes     Moment
 	Candidates []string
 	Counts     []Count
-	Votes      []Vote
-	NotVoted   []Vote
+	Votes []Vote
+	// NotVoted are the living players without a vote, null or not.
+	NotVoted []Vote
 	Notes      []string
 	// Living is the number of living players, to show "12 of 14 voted".
 	Living int
@@ -208,8 +211,21 @@ func (t *Tally) Cast() []Vote {
 	return out
 }
 
-// Voted is how many living players have a non-null vote.
+// Voted is how many living players have placed a vote, null votes
+// included: a null vote is a vote placed, which counts as missed only if it
+// is still null at the close.
 func (t *Tally) Voted() int { return t.Living - len(t.NotVoted) }
+
+// Nulls is how many of the votes placed are null.
+func (t *Tally) Nulls() int {
+	n := 0
+	for _, v := range t.Votes {
+		if v.Null {
+			n++
+		}
+	}
+	return n
+}
 
 // RoleInfo is what a role message tells its player (S3).
 type RoleInfo struct {

@@ -62,6 +62,7 @@ func checkInvariants(t *testing.T, h *harness) {
 		ids[m.MessageID] = where()
 		p := readBack(t, m.Raw)
 		h := p.header
+		checkFlowed(t, where(), p)
 
 		// Structure: multipart/alternative, text then HTML, UTF-8,
 		// quoted-printable.

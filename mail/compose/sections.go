@@ -399,7 +399,7 @@ func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *tem
 	for _, tv := range t.Votes {
 		vote := templates.Vote{Name: tv.Name, Target: tv.Target, Null: tv.Null, Locked: tv.Locked}
 		v.Votes = append(v.Votes, vote)
-		if tv.Target == "" {
+		if tv.Target == "" && !tv.Null {
 			v.NotVoted = append(v.NotVoted, vote)
 		}
 		locked[tv.Name] = tv.Locked

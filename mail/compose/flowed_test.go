@@ -1,0 +1,94 @@
+package compose
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// decodeFlowed reads a format=flowed text back as RFC 3676 section 4.2
+// tells a reader to, written apart from the encoder so that the two check
+// each other: quote depth from the leading ">", one stuffing space dropped,
+// a line ending in a space joined with the next of the same depth (its
+// space dropped too with DelSp=yes). Quoted paragraphs come back as ">"s,
+// a space and the text.
+func decodeFlowed(text string, delSp bool) string {
+	var out []string
+	var cur strings.Builder
+	curDepth, open := 0, false
+	flush := func() {
+		line := cur.String()
+		if curDepth > 0 {
+			p := strings.Repeat(">", curDepth)
+			if line != "" {
+				p += " "
+			}
+			line = p + line
+		}
+		out = append(out, line)
+		cur.Reset()
+		open = false
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		depth := len(l) - len(strings.TrimLeft(l, ">"))
+		content := strings.TrimPrefix(l[depth:], " ")
+		if open && depth != curDepth {
+			flush()
+		}
+		curDepth = depth
+		soft := strings.HasSuffix(content, " ") && content != "-- "
+		if soft && delSp {
+			content = content[:len(content)-1]
+		}
+		cur.WriteString(content)
+		open = true
+		if !soft {
+			flush()
+		}
+	}
+	if open {
+		flush()
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+func TestFlowedRoundTrip(t *testing.T) {
+	long := strings.Repeat("word ", 40) + "end."
+	addr := "host+" + strings.Repeat("x", 90) + "@example.org"
+	cases := []struct {
+		name, text string
+		delSp      bool
+	}{
+		{"short lines stay", "Official tally, Day 1\n- Alice: 3 (Bob, Carol, Dave)\n\n-- \nfooter\n", false},
+		{"paragraph", long + "\n", false},
+		{"quoted paragraph", "> " + long + "\n>\n> short\n>> " + long + "\n", false},
+		{"stuffing", " indented line\nFrom the start\n" + strings.Repeat("a ", 38) + "From here on " + long + "\n", false},
+		{"double spaces", strings.Repeat("two  spaces ", 12) + "end\n", false},
+		{"address kept whole", "Write to " + addr + " and nowhere else, " + long + "\n", false},
+		{"long word broken", "see " + strings.Repeat("z", 200) + " then " + long + "\n", true},
+		{"unicode", strings.Repeat("Zoë ▸ Mary-Jo O'Neil · ", 8) + "end\n", false},
+		{"exactly 78", strings.Repeat("x", 78) + "\n" + strings.Repeat("y ", 39) + "y\n", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := encodeFlowed(c.text)
+			if f.delSp != c.delSp {
+				t.Errorf("DelSp = %v, want %v", f.delSp, c.delSp)
+			}
+			for _, l := range strings.Split(strings.TrimSuffix(f.text, "\n"), "\n") {
+				if n := utf8.RuneCountInString(l); n > flowedWidth && !strings.Contains(l, addr) {
+					t.Errorf("line of %d characters: %q", n, l)
+				}
+			}
+			if got := decodeFlowed(f.text, f.delSp); got != c.text {
+				t.Errorf("decoded back:\n%s\nwant:\n%s\nencoded:\n%s", got, c.text, f.text)
+			}
+			if !strings.Contains(c.text, addr) {
+				return
+			}
+			if !strings.Contains(f.text, addr) {
+				t.Errorf("the address was broken:\n%s", f.text)
+			}
+		})
+	}
+}
