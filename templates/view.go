@@ -174,10 +174,10 @@ type Tally struct {
 	Closes     Moment
 	Candidates []string
 	Counts     []Count
-	Votes []Vote
+	Votes      []Vote
 	// NotVoted are the living players without a vote, null or not.
 	NotVoted []Vote
-	Notes      []string
+	Notes    []string
 	// Living is the number of living players, to show "12 of 14 voted".
 	Living int
 }

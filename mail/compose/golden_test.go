@@ -34,8 +34,8 @@ type parsed struct {
 	// textFormat and textDelSp are the text part's format and delsp
 	// parameters (RFC 3676).
 	textFormat, textDelSp string
-	topType            string
-	parts              int
+	topType               string
+	parts                 int
 }
 
 // readBack parses raw bytes with go-message's mail reader, as a recipient's
