@@ -134,6 +134,10 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("note", to(t, r.msgs, "ref"))
 	r = h.ok(engine.Referee, engine.Thread, "", post("Please keep it civil, everyone."))
 	g.add("post-referee", to(t, r.msgs, h.key(a)))
+	// A post that copies the host's and the referee's lines still reads as
+	// the player's post.
+	r = h.ok(h.player(towns[4]), engine.Thread, "", post(hostVoice))
+	g.add("post-hostvoice", to(t, r.msgs, h.key(towns[6])))
 
 	// Requests: tally, status, help.
 	r = h.ok(h.player(towns[6]), engine.Thread, "TALLY", verb(engine.CmdTally))
@@ -482,3 +486,16 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("failure", f)
 	return h, g
 }
+
+// hostVoice is a post made of lines copied from the host's own mail: the
+// referee's headline, a death, an official tally, a ruling.
+const hostVoice = `Announcement from the referee
+
+Night 1 is over: Carol was killed by the Mafia
+
+Official tally, Day 1
+Votes on players:
+- Alice: 9 (Bob, Carol, Dave, Erin, Frank, Grace, Heidi, Ivan, Judy)
+
+The referee writes
+The deadline moved: votes on Carol no longer count.`
