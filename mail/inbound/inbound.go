@@ -305,6 +305,11 @@ func (r *Report) readCommands(m *message.Message, set command.Set) command.Resul
 	res := command.Parse(parts.New, set)
 	r.CommandSet = set
 	r.Commands, r.Errors, r.Discussion = res.Commands, res.Errors, res.Discussion
+	if set == command.Thread || set == command.Mafia {
+		if d, ok := discussionInContext(m.Text, set); ok {
+			r.Discussion = d
+		}
+	}
 	r.Body = &Body{
 		Type:      m.TextType,
 		Cut:       parts.Cut,
@@ -391,4 +396,32 @@ func (r Report) JSON() ([]byte, error) {
 		return nil, fmt.Errorf("inbound: report: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// discussionInContext is the discussion of an inline reply (the author
+// writes between quoted lines) with, above each answer, the few quoted
+// lines it answers, marked "> ", so that readers of the relayed post see
+// what is answered. Commands are still read from the author's own lines
+// alone (readCommands); the quoted lines here are only shown. ok is false
+// for a message that is no inline reply.
+func discussionInContext(text string, set command.Set) (string, bool) {
+	answers := reply.Answers(text)
+	if answers == nil {
+		return "", false
+	}
+	var blocks []string
+	for _, a := range answers {
+		d := strings.TrimSpace(command.Parse(a.Text, set).Discussion)
+		if d == "" {
+			// Commands alone: nothing is posted, nor what they answer.
+			continue
+		}
+		var b strings.Builder
+		for _, c := range a.Context {
+			b.WriteString("> " + c + "\n")
+		}
+		b.WriteString(d)
+		blocks = append(blocks, b.String())
+	}
+	return strings.Join(blocks, "\n\n"), true
 }

@@ -1,0 +1,193 @@
+package reply
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Context limits: how many quoted lines an answer keeps, and how long each
+// may be, so that the context stays a reminder and never a copy.
+const (
+	MaxContextLines = 3
+	maxContextRunes = 160
+)
+
+// Answer is one run of the author's own lines in an inline reply, with the
+// quoted lines it answers.
+type Answer struct {
+	// Context are the quoted lines just above the author's lines, without
+	// quote marks, nearest last; at most MaxContextLines, each shortened to
+	// a reminder. Empty for a run that follows no quote.
+	Context []string
+	// Text is the author's lines, as written.
+	Text string
+}
+
+// Answers reads an inline reply: one where the author writes between
+// quoted lines. It returns the author's runs of lines in order, each with
+// the quoted lines it follows, so that a relayed post can show what each
+// answer is about. A message that only top-posts or bottom-posts (all its
+// quote on one side of the author's words) is no inline reply: Answers
+// returns nil, and the author's text is Split's New alone.
+//
+// Only the author's own lines (Text) are ever read as commands; Context is
+// quoted text and must be shown as such.
+func Answers(text string) []Answer {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	lines := strings.Split(text, "\n")
+
+	// runs alternate between the author's lines and quoted ones.
+	type run struct {
+		quoted bool
+		lines  []string
+	}
+	var runs []run
+	push := func(quoted bool, l string) {
+		if n := len(runs); n > 0 && runs[n-1].quoted == quoted {
+			runs[n-1].lines = append(runs[n-1].lines, l)
+			return
+		}
+		runs = append(runs, run{quoted: quoted, lines: []string{l}})
+	}
+scan:
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case isQuoteLine(l):
+			push(true, l)
+			continue
+		case blank(l):
+			// A blank line belongs to whatever surrounds it.
+			if n := len(runs); n > 0 {
+				runs[n-1].lines = append(runs[n-1].lines, l)
+			}
+			continue
+		}
+		if n, strong := attribution(lines, i); n > 0 {
+			next := i + n
+			for next < len(lines) && blank(lines[next]) {
+				next++
+			}
+			if next < len(lines) && isQuoteLine(lines[next]) {
+				// "On … wrote:" above a quote is no answer and no context.
+				i += n - 1
+				continue
+			}
+			if strong {
+				break scan
+			}
+		}
+		if marker(lines, i) != "" || isSigDelimiter(l) {
+			break scan
+		}
+		push(false, l)
+	}
+
+	// A mobile client's sign-off ends the last run of the author's words.
+	for k := len(runs) - 1; k >= 0; k-- {
+		if runs[k].quoted {
+			continue
+		}
+		ls := runs[k].lines
+		for len(ls) > 0 && (blank(ls[len(ls)-1]) || isMobileSignature(ls[len(ls)-1])) {
+			ls = ls[:len(ls)-1]
+		}
+		runs[k].lines = ls
+		break
+	}
+
+	// Inline: some quote has the author's words on both sides, or some run
+	// of the author's words has quotes on both sides.
+	inline := false
+	for k := 1; k+1 < len(runs); k++ {
+		if hasWords(runs[k].lines) && hasWords(runs[k-1].lines) && hasWords(runs[k+1].lines) {
+			inline = true
+		}
+	}
+	if !inline {
+		return nil
+	}
+	var out []Answer
+	for k, r := range runs {
+		if r.quoted || !hasWords(r.lines) {
+			continue
+		}
+		a := Answer{Text: trimBlank(trimRight(r.lines))}
+		if k > 0 && runs[k-1].quoted {
+			a.Context = contextOf(runs[k-1].lines)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// contextOf picks the last few lines of a quote that say something: not
+// blank, not an attribution, not the quoted message's signature (the
+// host's footer), not the quoted mail's own quoted context.
+func contextOf(quoted []string) []string {
+	var picked []string
+	for _, l := range quoted {
+		t := unquote(l)
+		switch {
+		case isSigDelimiter(t):
+			// The footer below a quoted "-- " is never what is answered.
+			return last(picked)
+		case blank(t):
+			continue
+		}
+		if n, _ := attribution([]string{t}, 0); n > 0 {
+			continue
+		}
+		picked = append(picked, shorten(strings.TrimSpace(t)))
+	}
+	return last(picked)
+}
+
+func last(lines []string) []string {
+	if len(lines) > MaxContextLines {
+		lines = lines[len(lines)-MaxContextLines:]
+	}
+	return lines
+}
+
+// unquote removes every level of quote marks from a line: "> > text" and
+// ">> text" are both "text".
+func unquote(l string) string {
+	for {
+		t := strings.TrimLeft(l, " \t")
+		if !strings.HasPrefix(t, ">") {
+			return l
+		}
+		l = t[1:]
+	}
+}
+
+// shorten cuts a long quoted line to a reminder of it.
+func shorten(s string) string {
+	if utf8.RuneCountInString(s) <= maxContextRunes {
+		return s
+	}
+	r := []rune(s)[:maxContextRunes]
+	if i := strings.LastIndexByte(string(r), ' '); i > maxContextRunes/2 {
+		return string(r)[:i] + " …"
+	}
+	return string(r) + "…"
+}
+
+func hasWords(lines []string) bool {
+	for _, l := range lines {
+		if !blank(unquote(l)) {
+			return true
+		}
+	}
+	return false
+}
+
+func trimRight(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.TrimRight(l, " \t")
+	}
+	return out
+}
