@@ -186,6 +186,12 @@ func Render(kind string, data any) (Rendered, error) {
 		return Rendered{}, fmt.Errorf("templates: render %s text: %w", kind, err)
 	}
 	r.Text = tidyText(text)
+	if m.attached() {
+		// The words of a post hang right under their author's name, so
+		// that the name is part of the block that quotes them.
+		head, rest, _ := strings.Cut(r.Text, "\n")
+		r.Text = head + "\n" + strings.TrimLeft(rest, "\n")
+	}
 	var hb bytes.Buffer
 	if err := htmlSet.ExecuteTemplate(&hb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s html: %w", kind, err)
@@ -222,6 +228,12 @@ func (m *Message) SelfFirst() bool {
 		return false
 	}
 	return true
+}
+
+// attached reports whether the message opens with a post under its
+// author's name as the headline.
+func (m *Message) attached() bool {
+	return (m.main.Kind == "post" || m.main.Kind == "mafia") && m.Main(m.main)
 }
 
 // Ended reports whether the message announces the game's end: news in

@@ -97,44 +97,68 @@ scan:
 		break
 	}
 
-	// Inline: some quote has the author's words on both sides, or some run
-	// of the author's words has quotes on both sides.
-	inline := false
-	for k := 1; k+1 < len(runs); k++ {
-		if hasWords(runs[k].lines) && hasWords(runs[k-1].lines) && hasWords(runs[k+1].lines) {
-			inline = true
-		}
-	}
-	if !inline {
-		return nil
-	}
+	// An answer keeps context when it follows a quote and is inline: a
+	// quote follows it too, or the quote above it was trimmed to what is
+	// answered. An answer below a whole quoted message (bottom-posting) is
+	// about the message, not its last lines; one above it (top-posting)
+	// follows no quote.
 	var out []Answer
+	withContext := false
 	for k, r := range runs {
 		if r.quoted || !hasWords(r.lines) {
 			continue
 		}
 		a := Answer{Text: trimBlank(trimRight(r.lines))}
 		if k > 0 && runs[k-1].quoted {
-			a.Context = contextOf(runs[k-1].lines)
+			above := runs[k-1].lines
+			below := k+1 < len(runs) && hasWords(runs[k+1].lines)
+			if below || wordLines(above) <= maxTrimmedQuote {
+				a.Context = contextOf(above)
+			}
 		}
+		withContext = withContext || len(a.Context) > 0
 		out = append(out, a)
+	}
+	if !withContext {
+		return nil
 	}
 	return out
 }
 
-// contextOf picks the last few lines of a quote that say something: not
-// blank, not an attribution, not the quoted message's signature (the
-// host's footer), not the quoted mail's own quoted context.
+// maxTrimmedQuote is the most lines a quote may have and still be taken
+// for one trimmed to what the answer below it is about.
+const maxTrimmedQuote = 8
+
+func wordLines(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		if !blank(unquote(l)) {
+			n++
+		}
+	}
+	return n
+}
+
+// contextOf picks the quoted paragraph right above an answer (its last
+// few lines): not an attribution, not the quoted message's signature (the
+// host's footer).
 func contextOf(quoted []string) []string {
 	var picked []string
+	gap := false
 	for _, l := range quoted {
 		t := unquote(l)
 		switch {
-		case isSigDelimiter(t):
-			// The footer below a quoted "-- " is never what is answered.
-			return last(picked)
+		case isSigDelimiter(strings.TrimSpace(t)):
+			// An answer below the quoted message's footer answers no line
+			// of it.
+			return nil
 		case blank(t):
+			gap = true
 			continue
+		}
+		if gap {
+			// A new paragraph: the answer is about the one nearest it.
+			picked, gap = nil, false
 		}
 		if n, _ := attribution([]string{t}, 0); n > 0 {
 			continue

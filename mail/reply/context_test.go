@@ -15,7 +15,6 @@ func TestAnswersKeepWhatTheyAnswer(t *testing.T) {
 		name: "mutt, inline under a post",
 		text: `On Tue, Dec 01, 2026 at 10:00:00AM -0500, Erin (dec26) wrote:
 > Erin writes
->
 > > I agree with Bob.
 > > Alice jumped on Erin with no reason.
 
@@ -47,7 +46,7 @@ VOTE Bob
 > ▸ Dave votes Bob
 `,
 		want: []Answer{
-			{Context: []string{"Digest: 2 posts and 3 votes in the town thread", "▸ Alice writes", "Day 2. Bob pushed hard on me yesterday."},
+			{Context: []string{"▸ Alice writes", "Day 2. Bob pushed hard on me yesterday."},
 				Text: "He did, and he was right to."},
 			{Context: []string{"▸ Bob writes", "That is a stretch."}, Text: "Is it?\nVOTE Bob"},
 		},
@@ -57,6 +56,13 @@ VOTE Bob
 	}, {
 		name: "bottom-posting is no inline reply",
 		text: "On Tue, 1 Dec 2026 at 10:00, Mafia <m@x.org> wrote:\n> Day 1 begins\n> -- \n> footer\n\nHe dodges.\nSent from my iPhone\n",
+	}, {
+		name: "an answer below a quote trimmed to what it answers",
+		text: "On Tue, 1 Dec 2026 at 10:00, Mafia <m@x.org> wrote:\n> ▸ Dave writes\n> > No reason? Alice gave one.\n>\n\nShe gave one, and it was thin.\nVOTE Alice\n",
+		want: []Answer{{Context: []string{"▸ Dave writes", "No reason? Alice gave one."}, Text: "She gave one, and it was thin.\nVOTE Alice"}},
+	}, {
+		name: "bottom-posting below a whole message without its footer",
+		text: "On 12/1/26 10:00, Mafia wrote:\n> Digest: 2 posts\n>\n> ▸ Alice writes\n> > Hi.\n>\n> Official tally, Day 1\n> Votes on players:\n> - Alice: 1 (Bob)\n> Who votes whom (1 of 5 have voted):\n> - Bob: Alice\n> Not voted (4): Alice, Carol, Dave, Erin\n\nWhat a quiet day.\n",
 	}, {
 		name: "a long quoted line is cut to a reminder",
 		text: "> " + strings.Repeat("word ", 60) + "\n\nYes.\n\n> more\n",
