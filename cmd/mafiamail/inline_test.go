@@ -314,17 +314,7 @@ func TestInlineRepliesKeepTheirContext(t *testing.T) {
 	const game = "inl"
 	players := []string{"alice", "bob", "carol", "dave", "erin"}
 
-	r.send("referee", inlineAddr("host"), "new", "", "NEW GAME "+game+"\n", "")
-	created := r.await("referee", "answer to NEW GAME", func(l inlineLetter) bool { return l.game == game && l.replyTo != "" })
-	r.send("referee", created.replyTo, "Re: "+created.subject, created.id,
-		"SETUP players=5 mafia=1 inspectors=0 doctors=0 vigilantes=0 digest_interval=1h day_length=96h\n", "")
-	r.waitGame(game, "setup", func(s *engine.State) bool { return s.Setup.Players == 5 && s.Setup.DigestInterval == time.Hour })
-	for _, p := range players {
-		r.send(p, "host+"+game+"@example.org", "join", "", "JOIN "+strings.ToUpper(p[:1])+p[1:]+"\n", "")
-	}
-	r.waitGame(game, "sign-ups", func(s *engine.State) bool { return len(s.Players) == 5 })
-	r.send("referee", created.replyTo, "Re: "+created.subject, created.id, "START\n", "")
-	r.waitGame(game, "Day 1", func(s *engine.State) bool { return s.Phase == engine.DayPhase })
+	r.openInline(game, "players=5 mafia=1 inspectors=0 doctors=0 vigilantes=0 digest_interval=1h day_length=96h", players)
 
 	// Bob posts; the post comes to everyone in a digest.
 	dayMail := r.await("bob", "Day 1 thread mail", func(l inlineLetter) bool { return l.game == game && l.kind == "thread" })
@@ -408,4 +398,60 @@ func slotByAddress(s *engine.State, addr string) int {
 		}
 	}
 	return 0
+}
+
+// openInline creates a game of five on the embedded servers with setup
+// and starts it.
+func (r *inlineRun) openInline(game, setup string, players []string) (refereeChannel string) {
+	r.t.Helper()
+	r.send("referee", inlineAddr("host"), "new", "", "NEW GAME "+game+"\n", "")
+	created := r.await("referee", "answer to NEW GAME", func(l inlineLetter) bool { return l.game == game && l.replyTo != "" })
+	r.send("referee", created.replyTo, "Re: "+created.subject, created.id, "SETUP "+setup+"\n", "")
+	r.waitGame(game, "setup", func(s *engine.State) bool { return s.Setup.Players == len(players) })
+	for _, p := range players {
+		r.send(p, "host+"+game+"@example.org", "join", "", "JOIN "+strings.ToUpper(p[:1])+p[1:]+"\n", "")
+	}
+	r.waitGame(game, "sign-ups", func(s *engine.State) bool { return len(s.Players) == len(players) })
+	r.send("referee", created.replyTo, "Re: "+created.subject, created.id, "START\n", "")
+	r.waitGame(game, "Day 1", func(s *engine.State) bool { return s.Phase == engine.DayPhase })
+	return created.replyTo
+}
+
+// TestInlineReplyToAThreadMail: in a game without digests, a player
+// answers a thread mail inline with mutt's quoting, below a quoted command
+// line; the thread shows the answered lines quoted in the relayed post, and
+// the quoted command is not taken.
+func TestInlineReplyToAThreadMail(t *testing.T) {
+	r := startInline(t, 1)
+	const game = "thr"
+	r.openInline(game, "players=5 mafia=1 inspectors=0 doctors=0 vigilantes=0", []string{"alice", "bob", "carol", "dave", "erin"})
+	day := r.await("alice", "Day 1 thread mail", func(l inlineLetter) bool { return l.game == game && l.kind == "thread" })
+	r.send("alice", day.replyTo, "Re: "+day.subject, day.id,
+		"I agree with Carol.\nErin jumped on Bob with no reason.\n", "")
+	post := r.await("bob", "Alice's post", func(l inlineLetter) bool { return l.kind == "thread" && strings.Contains(l.text, "no reason") })
+	if first, _, _ := strings.Cut(unflowed(post), "\n"); first != "Alice writes" {
+		t.Errorf("the thread mail opens with %q", first)
+	}
+	quote := muttQuote(post)
+	for i, q := range quote {
+		if strings.Contains(q, "no reason") {
+			quote = append(quote[:i+1], append([]string{"> VOTE Erin"}, quote[i+1:]...)...)
+			break
+		}
+	}
+	body := answerBelow(t, quote, "VOTE Erin", "No reason? Erin gave one.", 3)
+	r.send("bob", post.replyTo, "Re: "+post.subject, post.id, body, "")
+	answer := r.await("carol", "Bob's answer", func(l inlineLetter) bool { return l.kind == "thread" && strings.Contains(l.text, "Erin gave one") })
+	text := unflowed(answer)
+	if !strings.HasPrefix(text, "Bob writes\n> > I agree with Carol.\n> > Erin jumped on Bob with no reason.\n> > VOTE Erin\n> No reason? Erin gave one.") {
+		t.Errorf("Bob's post does not show what it answers:\n%s", text)
+	}
+	if !strings.Contains(answer.html, "Erin jumped on Bob with no reason.") || strings.Count(answer.html, "<blockquote") < 2 {
+		t.Errorf("the HTML does not nest the answered lines in Bob's post:\n%s", answer.html)
+	}
+	for _, p := range r.game(game).Players {
+		if p.Vote != 0 {
+			t.Errorf("%s has a vote, taken from a quote", p.Name)
+		}
+	}
 }
