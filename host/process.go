@@ -203,6 +203,9 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 // hostCommands handles mail to the bare host address: HELP and NEW GAME.
 func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
 	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
+	if done, err := h.misdirected(w, r); done || err != nil {
+		return err
+	}
 	if noCommand(r) {
 		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion),
 			Err: errors.New("this is the host's own address: it understands HELP, and NEW GAME name from a referee")})

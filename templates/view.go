@@ -98,6 +98,12 @@ type Footer struct {
 	Dead bool
 	// Over: the game has ended; there is nothing left to command.
 	Over bool
+	// RepliesTo, when set, is where a plain Reply to this message goes
+	// instead of the channel it came in (a misdirected message's answer
+	// points back to where that message belongs), in words, and
+	// ReplyAddress that address.
+	RepliesTo    string
+	ReplyAddress string
 }
 
 // Command is one command with what it does.
@@ -151,6 +157,10 @@ type Section struct {
 	// Brief: only the subject is shown where the section is nested (a
 	// reply names the public effects of a command; the thread has them).
 	Brief bool
+	// HostAddress is the host's bare address, and Subject the subject of
+	// the message the section answers (a misdirected one).
+	HostAddress string
+	Subject     string
 }
 
 // Death is one death, with its cause in words (N9: never a role).

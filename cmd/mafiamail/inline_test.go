@@ -454,4 +454,33 @@ func TestInlineReplyToAThreadMail(t *testing.T) {
 			t.Errorf("%s has a vote, taken from a quote", p.Name)
 		}
 	}
+
+	// Carol's client asked whether to reply to the tokened Reply-To, and
+	// she said no: her answer to Bob's post goes to the bare host address.
+	carolsCopy := r.await("carol", "Bob's answer", func(l inlineLetter) bool { return l.kind == "thread" && strings.Contains(l.text, "Erin gave one") })
+	r.send("carol", inlineAddr("host"), "Re: "+carolsCopy.subject, carolsCopy.id,
+		"VOTE Erin\n\nBob is right.\n\n"+strings.Join(muttQuote(carolsCopy), "\n")+"\n", "")
+	told := r.await("carol", "the answer to her misdirected reply", func(l inlineLetter) bool {
+		return l.game == game && strings.Contains(l.text, "host's own address")
+	})
+	if told.replyTo != carolsCopy.replyTo {
+		t.Errorf("the answer's Reply-To is %q, not Carol's thread address %q", told.replyTo, carolsCopy.replyTo)
+	}
+	for _, want := range []string{"> VOTE Erin", "> Bob is right.", carolsCopy.replyTo, "nothing in it was done"} {
+		if !strings.Contains(unflowed(told), want) {
+			t.Errorf("the answer does not show %q:\n%s", want, unflowed(told))
+		}
+	}
+	if strings.Contains(told.text, "Erin gave one") {
+		t.Errorf("the answer shows the quoted lines as lines the host read:\n%s", told.text)
+	}
+	if s := r.game(game); s.Player(slotByAddress(s, inlineAddr("carol"))).Vote != 0 {
+		t.Fatalf("a message to the bare host address was applied")
+	}
+	// Pressing Reply and sending again does it.
+	r.send("carol", told.replyTo, "Re: "+told.subject, told.id, "VOTE Erin\n", "")
+	s := r.waitGame(game, "Carol's vote", func(s *engine.State) bool { return s.Player(slotByAddress(s, inlineAddr("carol"))).Vote != 0 })
+	if got := s.Player(s.Player(slotByAddress(s, inlineAddr("carol"))).Vote).Name; got != "Erin" {
+		t.Errorf("Carol's vote went to %s", got)
+	}
 }

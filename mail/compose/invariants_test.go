@@ -142,7 +142,13 @@ func checkInvariants(t *testing.T, h *harness) {
 			}
 			// A replaced player's old token no longer works: their notice
 			// is answered at the sign-up address.
-			if self != nil && self.token != "" && (!strings.HasPrefix(m.Recipient, "a-") || self.name == "observer") {
+			// The answer to a message sent to the bare host address points
+			// back to where it belongs: one of the reader's own addresses.
+			misdirected := strings.Contains(m.MessageID, ".misdirected.")
+			if misdirected && (len(replyTo) != 1 || self == nil || !strings.Contains(replyTo[0].Address, self.token+"@")) {
+				t.Errorf("%s: Reply-To %v, not one of the reader's own addresses", where(), replyTo)
+			}
+			if self != nil && self.token != "" && (!strings.HasPrefix(m.Recipient, "a-") || self.name == "observer") && !misdirected {
 				wantReplyTo(t, where(), replyTo, "-p-", self)
 			}
 		}

@@ -35,6 +35,10 @@ type draft struct {
 	kind string
 	// fromName is the display name of a relay's author; empty: the host.
 	fromName string
+	// replyTo, when set, is where a plain Reply goes instead of the
+	// conversation's own address, with replyName as its display name and
+	// replyWhere, that place in words, for the footer.
+	replyTo, replyName, replyWhere string
 }
 
 // finish lays out a draft and encodes it.
@@ -52,6 +56,9 @@ func (c *Composer) finish(dr draft) (Message, error) {
 	}
 	if s != nil {
 		m.Footer = c.footer(s, dr.d)
+		if dr.replyTo != "" {
+			m.Footer.RepliesTo, m.Footer.ReplyAddress = dr.replyWhere, dr.replyTo
+		}
 	} else {
 		m.Footer = templates.Footer{Channel: templates.Host}
 	}
@@ -69,6 +76,9 @@ func (c *Composer) finish(dr draft) (Message, error) {
 		cv = c.conversation(dr.game, dr.d)
 	} else {
 		cv = conversation{subject: "[" + productName + "] " + rendered.Subject}
+	}
+	if dr.replyTo != "" {
+		cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: dr.now.In(gameZone(s)), game: dr.game, kind: kind,

@@ -183,3 +183,34 @@ func TestPostCannotSpeakInTheHostsVoice(t *testing.T) {
 		t.Fatal("no reader's copy of the post to check")
 	}
 }
+
+// TestMisdirectedSameShapeForEveryRole: the answer to a message sent to the
+// bare host address reads the same for every player, whatever their role,
+// but for their own name and addresses.
+func TestMisdirectedSameShapeForEveryRole(t *testing.T) {
+	h := started(t)
+	var first string
+	roles := map[engine.Role]bool{}
+	for _, p := range h.s.Players {
+		m, err := h.c.Misdirected(compose.Misdirected{State: h.s, Dir: h.dir, Slot: p.Slot, Channel: engine.Thread,
+			Lines: []string{"VOTE Zed", "Zed dodges."}, Cause: "<x@players.example.net>", Subject: "Re: [dec26] Town thread",
+			Received: h.now, Now: h.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb := readBack(t, m.Raw)
+		norm := strings.NewReplacer(p.Token, "TOKEN", p.Name, "NAME", p.Address, "ADDR", h.key(p.Name), "KEY")
+		copyOf := norm.Replace(rb.goldenText() + rb.html)
+		roles[p.Role] = true
+		if first == "" {
+			first = copyOf
+			continue
+		}
+		if copyOf != first {
+			t.Errorf("%s's answer (%s) differs: %s", p.Name, p.Role, diff(first, copyOf))
+		}
+	}
+	if len(roles) < 2 {
+		t.Fatal("no two roles to compare")
+	}
+}

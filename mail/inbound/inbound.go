@@ -165,12 +165,18 @@ type Report struct {
 	Sender    Sender  `json:"sender"`
 	Verdict   Verdict `json:"verdict"`
 	// CommandSet is the set of verbs the message was read against.
-	CommandSet command.Set             `json:"command_set,omitempty"`
-	Commands   []command.Command       `json:"commands,omitempty"`
-	Errors     []command.LineError     `json:"command_errors,omitempty"`
-	Discussion string                  `json:"discussion,omitempty"`
-	Body       *Body                   `json:"body,omitempty"`
-	Delivery   *message.DeliveryReport `json:"delivery_report,omitempty"`
+	CommandSet command.Set         `json:"command_set,omitempty"`
+	Commands   []command.Command   `json:"commands,omitempty"`
+	Errors     []command.LineError `json:"command_errors,omitempty"`
+	Discussion string              `json:"discussion,omitempty"`
+	// Own is the author's own text (quotes and signature removed), and
+	// InReplyTo the Message-IDs the message answers (In-Reply-To, then
+	// References): what the host needs to point a message sent to the
+	// wrong address to the right one.
+	Own       string                  `json:"-"`
+	InReplyTo []string                `json:"-"`
+	Body      *Body                   `json:"body,omitempty"`
+	Delivery  *message.DeliveryReport `json:"delivery_report,omitempty"`
 }
 
 // Inspect reads one raw message and decides what it means. It does no I/O
@@ -211,6 +217,13 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 	}
 	bodyErr := err
 	r.MessageID, r.Subject = m.MessageID, m.Subject
+	for _, f := range []string{"In-Reply-To", "References"} {
+		if ids, err := m.Header.MsgIDList(f); err == nil {
+			for _, id := range ids {
+				r.InReplyTo = append(r.InReplyTo, "<"+id+">")
+			}
+		}
+	}
 	r.Sender.Address, r.Sender.Name = strings.ToLower(m.From[0].Address), m.From[0].Name
 	r.Delivery = m.Report
 
@@ -304,6 +317,7 @@ func (r *Report) readCommands(m *message.Message, set command.Set) command.Resul
 	parts := reply.Split(m.Text)
 	res := command.Parse(parts.New, set)
 	r.CommandSet = set
+	r.Own = parts.New
 	r.Commands, r.Errors, r.Discussion = res.Commands, res.Errors, res.Discussion
 	if set == command.Thread || set == command.Mafia {
 		if d, ok := discussionInContext(m.Text, set); ok {
