@@ -296,6 +296,11 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 		}
 		reply.Lines = append(reply.Lines, l)
 	}
+	if !noCommand(r) && strings.TrimSpace(r.Discussion) != "" {
+		// A greeting written with the JOIN is not lost without a word.
+		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion),
+			Err: errors.New("not posted: the sign-up address reads only JOIN; once the game starts, write to the town thread")})
+	}
 	return nil
 }
 

@@ -323,6 +323,9 @@ func TestInlineRepliesKeepTheirContext(t *testing.T) {
 	digest1 := r.await("dave", "digest with Bob's post", func(l inlineLetter) bool {
 		return l.kind == "thread" && strings.Contains(l.text, "Alice jumped on Erin")
 	})
+	if !strings.Contains(unflowed(digest1), "What happened in the town thread from ") {
+		t.Errorf("the first digest does not say when its span starts:\n%s", unflowed(digest1))
+	}
 	if digest1.textFormat != "flowed" {
 		t.Errorf("the digest's text part is format=%q", digest1.textFormat)
 	}
