@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // funcs are the helpers both template sets share.
@@ -28,6 +29,20 @@ var funcs = map[string]any{
 	// segments splits a post into the author's words and the lines they
 	// quote, for HTML.
 	"segments": Segments,
+	// nest indents a nested section by pad: its fixed lines (a table,
+	// short enough before) stay fixed lines within the width, continued
+	// on indented lines; its paragraphs go on flowing.
+	"nest": func(pad, text string) string {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			fixed := utf8.RuneCountInString(l) <= FixedWidth
+			lines[i] = pad + l
+			if fixed {
+				lines[i] = FixedLines(lines[i], FixedWidth)
+			}
+		}
+		return strings.Join(lines, "\n")
+	},
 	// indent prefixes every line of text with pad, for quoted text.
 	"indent": func(pad, text string) string {
 		lines := strings.Split(text, "\n")

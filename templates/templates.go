@@ -301,13 +301,15 @@ func tidyHTML(s string) string {
 const FixedWidth = 76
 
 // FixedLines breaks every line of text longer than width characters at
-// spaces into lines of at most width, the continuations indented by two
-// spaces, so that a table keeps its shape in any plain-text reader and
-// never reflows. A word longer than a line stays whole.
+// spaces into lines of at most width, the continuations indented two
+// spaces deeper than the line, so that a table keeps its shape in any
+// plain-text reader and never reflows. A word longer than a line stays
+// whole.
 func FixedLines(text string, width int) string {
 	lines := strings.Split(text, "\n")
 	var out []string
 	for _, l := range lines {
+		cont := l[:len(l)-len(strings.TrimLeft(l, " "))] + "  "
 		for utf8.RuneCountInString(l) > width {
 			cut := -1
 			n := 0
@@ -315,7 +317,7 @@ func FixedLines(text string, width int) string {
 				if n > width {
 					break
 				}
-				if r == ' ' && n > 2 {
+				if r == ' ' && n > len(cont) {
 					cut = i
 				}
 				n++
@@ -324,7 +326,7 @@ func FixedLines(text string, width int) string {
 				break
 			}
 			out = append(out, strings.TrimRight(l[:cut], " "))
-			l = "  " + strings.TrimLeft(l[cut:], " ")
+			l = cont + strings.TrimLeft(l[cut:], " ")
 		}
 		out = append(out, l)
 	}
