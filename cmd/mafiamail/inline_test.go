@@ -19,6 +19,7 @@ import (
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/testlog"
+	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
 // inlineRun is `serve --embedded` in the test's process: the embedded IMAP
@@ -216,47 +217,9 @@ func (r *inlineRun) waitGame(id, what string, cond func(*engine.State) bool) *en
 	return nil
 }
 
-// unflowed is a text part as a format=flowed reader shows it: soft lines
-// joined, stuffing removed.
+// unflowed is a text part as a format=flowed reader shows it.
 func unflowed(l inlineLetter) string {
-	var out []string
-	var cur strings.Builder
-	depth, open := 0, false
-	flush := func() {
-		line := cur.String()
-		if depth > 0 {
-			p := strings.Repeat(">", depth)
-			if line != "" {
-				p += " "
-			}
-			line = p + line
-		}
-		out = append(out, line)
-		cur.Reset()
-		open = false
-	}
-	delSp := strings.EqualFold(l.textDelSp, "yes")
-	for _, pl := range strings.Split(strings.TrimSuffix(l.text, "\n"), "\n") {
-		d := len(pl) - len(strings.TrimLeft(pl, ">"))
-		content := strings.TrimPrefix(pl[d:], " ")
-		if open && d != depth {
-			flush()
-		}
-		depth = d
-		soft := strings.HasSuffix(content, " ") && content != "-- "
-		if soft && delSp {
-			content = content[:len(content)-1]
-		}
-		cur.WriteString(content)
-		open = true
-		if !soft {
-			flush()
-		}
-	}
-	if open {
-		flush()
-	}
-	return strings.Join(out, "\n")
+	return strings.TrimSuffix(compose.DecodeFlowed(l.text, strings.EqualFold(l.textDelSp, "yes")), "\n")
 }
 
 // muttQuote quotes a mail as mutt does by default: an attribution line,

@@ -1,9 +1,5 @@
 package compose
 
-// DecodeFlowed reads a format=flowed text part back, for the tests of
-// package compose_test.
-var DecodeFlowed = decodeFlowed
-
 // EncodeFlowed is encodeFlowed for the tests of package compose_test.
 func EncodeFlowed(text string) (string, bool) {
 	f := encodeFlowed(text)

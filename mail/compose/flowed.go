@@ -205,3 +205,50 @@ func readsAsCommand(text string) bool {
 	}
 	return false
 }
+
+// DecodeFlowed reads a format=flowed text back as RFC 3676 section 4.2
+// tells a reader to, for clients of the host's own mail (the demo's bots,
+// the tests): quote depth from the leading ">", one stuffing space
+// dropped, a line ending in a space joined with the next of the same depth
+// (its space dropped too with DelSp=yes). Quoted paragraphs come back as
+// ">"s, a space and the text. It is written apart from the encoder, so
+// that the tests of the two check each other.
+func DecodeFlowed(text string, delSp bool) string {
+	var out []string
+	var cur strings.Builder
+	curDepth, open := 0, false
+	flush := func() {
+		line := cur.String()
+		if curDepth > 0 {
+			p := strings.Repeat(">", curDepth)
+			if line != "" {
+				p += " "
+			}
+			line = p + line
+		}
+		out = append(out, line)
+		cur.Reset()
+		open = false
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		depth := len(l) - len(strings.TrimLeft(l, ">"))
+		content := strings.TrimPrefix(l[depth:], " ")
+		if open && depth != curDepth {
+			flush()
+		}
+		curDepth = depth
+		soft := strings.HasSuffix(content, " ") && content != "-- "
+		if soft && delSp {
+			content = content[:len(content)-1]
+		}
+		cur.WriteString(content)
+		open = true
+		if !soft {
+			flush()
+		}
+	}
+	if open {
+		flush()
+	}
+	return strings.Join(out, "\n") + "\n"
+}

@@ -6,52 +6,6 @@ import (
 	"unicode/utf8"
 )
 
-// decodeFlowed reads a format=flowed text back as RFC 3676 section 4.2
-// tells a reader to, written apart from the encoder so that the two check
-// each other: quote depth from the leading ">", one stuffing space dropped,
-// a line ending in a space joined with the next of the same depth (its
-// space dropped too with DelSp=yes). Quoted paragraphs come back as ">"s,
-// a space and the text.
-func decodeFlowed(text string, delSp bool) string {
-	var out []string
-	var cur strings.Builder
-	curDepth, open := 0, false
-	flush := func() {
-		line := cur.String()
-		if curDepth > 0 {
-			p := strings.Repeat(">", curDepth)
-			if line != "" {
-				p += " "
-			}
-			line = p + line
-		}
-		out = append(out, line)
-		cur.Reset()
-		open = false
-	}
-	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		depth := len(l) - len(strings.TrimLeft(l, ">"))
-		content := strings.TrimPrefix(l[depth:], " ")
-		if open && depth != curDepth {
-			flush()
-		}
-		curDepth = depth
-		soft := strings.HasSuffix(content, " ") && content != "-- "
-		if soft && delSp {
-			content = content[:len(content)-1]
-		}
-		cur.WriteString(content)
-		open = true
-		if !soft {
-			flush()
-		}
-	}
-	if open {
-		flush()
-	}
-	return strings.Join(out, "\n") + "\n"
-}
-
 func TestFlowedRoundTrip(t *testing.T) {
 	long := strings.Repeat("word ", 40) + "end."
 	addr := "host+" + strings.Repeat("x", 90) + "@example.org"
@@ -80,7 +34,7 @@ func TestFlowedRoundTrip(t *testing.T) {
 					t.Errorf("line of %d characters: %q", n, l)
 				}
 			}
-			if got := decodeFlowed(f.text, f.delSp); got != c.text {
+			if got := DecodeFlowed(f.text, f.delSp); got != c.text {
 				t.Errorf("decoded back:\n%s\nwant:\n%s\nencoded:\n%s", got, c.text, f.text)
 			}
 			if !strings.Contains(c.text, addr) {
