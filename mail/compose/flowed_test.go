@@ -46,3 +46,48 @@ func TestFlowedRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// FuzzFlowed: any text the templates can produce (lines without trailing
+// spaces) decodes back to itself, in lines of at most 78 characters but
+// for words that must stay whole.
+func FuzzFlowed(f *testing.F) {
+	f.Add("Official tally, Day 1\n- Alice: 3 (Bob)\n\n-- \nfooter")
+	f.Add("> " + strings.Repeat("word ", 30) + "\n>\n> > quoted context\nFrom here " + strings.Repeat("x", 90))
+	f.Add(" stuffed\n>>deep " + strings.Repeat("ab  ", 40))
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) || strings.ContainsAny(text, "\r\u0085\u2028\u2029") {
+			return
+		}
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			if l != "-- " {
+				l = strings.TrimRight(l, " ")
+			}
+			// Quote marks are followed by one space, as the templates
+			// write them (">>x" and ">> x" are the same quoted line).
+			if d := len(l) - len(strings.TrimLeft(l, ">")); d > 0 && d < len(l) && l[d] != ' ' {
+				l = l[:d] + " " + l[d:]
+			}
+			lines[i] = l
+		}
+		text = strings.Join(lines, "\n") + "\n"
+		enc := encodeFlowed(text)
+		if got := DecodeFlowed(enc.text, enc.delSp); got != text {
+			t.Fatalf("decoded back:\n%q\nwant:\n%q\nencoded:\n%q", got, text, enc.text)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(enc.text, "\n"), "\n") {
+			if utf8.RuneCountInString(l) <= flowedWidth {
+				continue
+			}
+			long := false
+			for _, w := range strings.Fields(l) {
+				if utf8.RuneCountInString(w) > flowedWidth-8 && (unbreakable(w) || !enc.delSp) {
+					long = true
+				}
+			}
+			if !long {
+				t.Fatalf("line of %d characters: %q", utf8.RuneCountInString(l), l)
+			}
+		}
+	})
+}
