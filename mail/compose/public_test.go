@@ -214,3 +214,30 @@ func TestMisdirectedSameShapeForEveryRole(t *testing.T) {
 		t.Fatal("no two roles to compare")
 	}
 }
+
+func TestConversationOfAMessageID(t *testing.T) {
+	c, err := compose.New("host@example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{
+		"<dec26.42.s10.t.post@example.org>":                "dec26 thread",
+		"<m150.59-84.a-14ff1711a781.t.digest@example.org>": "m150 thread",
+		"<dec26.thread@example.org>":                       "dec26 thread",
+		"<dec26.mafia@example.org>":                        "dec26 mafia",
+		"<dec26.12.s2.m.mafia@example.org>":                "dec26 mafia",
+		"<dec26.p.s3@example.org>":                         "dec26 private",
+		"<dec26.re.34325f085780.s3@example.org>":           "dec26 private",
+		"<dec26.42.s10.t.post@elsewhere.example>":          "",
+		"<CAF=x@mail.gmail.com>":                           "",
+	} {
+		game, ch, ok := c.Conversation(id)
+		got := ""
+		if ok {
+			got = game + " " + string(ch)
+		}
+		if got != want {
+			t.Errorf("Conversation(%s) = %q, want %q", id, got, want)
+		}
+	}
+}
