@@ -223,6 +223,9 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 // hostCommands handles mail to the bare host address: HELP and NEW GAME.
 func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
 	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
+	if done, err := h.misdirected(w, r); done || err != nil {
+		return err
+	}
 	// The host's own address names no game: a sender who plays in exactly
 	// one is answered with that game's addresses.
 	who := seat{kind: engine.ByOutsider}
@@ -352,6 +355,11 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 			return err
 		}
 		reply.Lines = append(reply.Lines, l)
+	}
+	if !noCommand(r) && strings.TrimSpace(r.Discussion) != "" {
+		// A greeting written with the JOIN is not lost without a word.
+		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion),
+			Err: errors.New("not posted: the sign-up address reads only JOIN; once the game starts, write to the town thread")})
 	}
 	return nil
 }

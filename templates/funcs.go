@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // funcs are the helpers both template sets share.
@@ -22,6 +23,26 @@ var funcs = map[string]any{
 	"sub":   func(a, b int) int { return a - b },
 	// seq is 0..n-1, to repeat a line n times.
 	"seq": func(n int) []int { return make([]int, max(n, 0)) },
+	// quote marks every line of someone's words as theirs: "> " before it
+	// (">" before a line that is a quote already, one level deeper).
+	"quote": Quote,
+	// segments splits a post into the author's words and the lines they
+	// quote, for HTML.
+	"segments": Segments,
+	// nest indents a nested section by pad: its fixed lines (a table,
+	// short enough before) stay fixed lines within the width, continued
+	// on indented lines; its paragraphs go on flowing.
+	"nest": func(pad, text string) string {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			fixed := utf8.RuneCountInString(l) <= FixedWidth
+			lines[i] = pad + l
+			if fixed {
+				lines[i] = FixedLines(lines[i], FixedWidth)
+			}
+		}
+		return strings.Join(lines, "\n")
+	},
 	// indent prefixes every line of text with pad, for quoted text.
 	"indent": func(pad, text string) string {
 		lines := strings.Split(text, "\n")
@@ -70,6 +91,47 @@ func Paragraphs(text string) [][]string {
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)
+	}
+	return out
+}
+
+// Quote marks every line of text as quoted: "> " before a line, ">" alone
+// for an empty one. A line that is a quote already becomes "> > ...", never
+// ">>", which the thread would read as a vote.
+func Quote(text string) string {
+	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(text, "\r\n", "\n"), "\n"), "\n")
+	for i, l := range lines {
+		l = strings.TrimRight(l, " \t")
+		if l == "" {
+			lines[i] = ">"
+			continue
+		}
+		lines[i] = "> " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Segment is a run of lines of a post: the author's own, or quoted.
+type Segment struct {
+	Quoted bool
+	// Text is the run, without the quote marks of quoted lines.
+	Text string
+}
+
+// Segments splits a post into runs of the author's lines and of the lines
+// they quote ("> " lines), in order.
+func Segments(text string) []Segment {
+	var out []Segment
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		quoted := strings.HasPrefix(l, ">")
+		if quoted {
+			l = strings.TrimPrefix(strings.TrimPrefix(l, ">"), " ")
+		}
+		if n := len(out); n > 0 && out[n-1].Quoted == quoted {
+			out[n-1].Text += "\n" + l
+			continue
+		}
+		out = append(out, Segment{Quoted: quoted, Text: l})
 	}
 	return out
 }

@@ -31,6 +31,7 @@ import (
 	"sort"
 	"strings"
 	texttemplate "text/template"
+	"unicode/utf8"
 )
 
 //go:embed *.txt *.html
@@ -80,6 +81,12 @@ func parse(fsys fs.FS) (*texttemplate.Template, *htmltemplate.Template, []string
 	for k, f := range funcs {
 		tfuncs[k] = f
 		hfuncs[k] = f
+	}
+	// fixed lays out a template's text as fixed lines (a table, such as a
+	// tally) within the width of a plain-text line.
+	tfuncs["fixed"] = func(name string, data any) (string, error) {
+		out, err := execText(ts, name, data)
+		return FixedLines(out, FixedWidth), err
 	}
 	// Both sets need "subject": a section's subject is text in either.
 	tfuncs["subject"] = func(s *Section) (string, error) { return execText(ts, s.Kind+".subject", s) }
@@ -179,6 +186,12 @@ func Render(kind string, data any) (Rendered, error) {
 		return Rendered{}, fmt.Errorf("templates: render %s text: %w", kind, err)
 	}
 	r.Text = tidyText(text)
+	if m.attached() {
+		// The words of a post hang right under their author's name, so
+		// that the name is part of the block that quotes them.
+		head, rest, _ := strings.Cut(r.Text, "\n")
+		r.Text = head + "\n" + strings.TrimLeft(rest, "\n")
+	}
 	var hb bytes.Buffer
 	if err := htmlSet.ExecuteTemplate(&hb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s html: %w", kind, err)
@@ -215,6 +228,12 @@ func (m *Message) SelfFirst() bool {
 		return false
 	}
 	return true
+}
+
+// attached reports whether the message opens with a post under its
+// author's name as the headline.
+func (m *Message) attached() bool {
+	return (m.main.Kind == "post" || m.main.Kind == "mafia") && m.Main(m.main)
 }
 
 // Ended reports whether the message announces the game's end: news in
@@ -274,4 +293,42 @@ func tidyHTML(s string) string {
 		}
 	}
 	return strings.Join(out, "\n") + "\n"
+}
+
+// FixedWidth is the longest fixed line the text templates write: a
+// continuation line starts with spaces, which a format=flowed part stuffs
+// with one more (see mail/compose), and must still fit in 78 characters.
+const FixedWidth = 76
+
+// FixedLines breaks every line of text longer than width characters at
+// spaces into lines of at most width, the continuations indented two
+// spaces deeper than the line, so that a table keeps its shape in any
+// plain-text reader and never reflows. A word longer than a line stays
+// whole.
+func FixedLines(text string, width int) string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	for _, l := range lines {
+		cont := l[:len(l)-len(strings.TrimLeft(l, " "))] + "  "
+		for utf8.RuneCountInString(l) > width {
+			cut := -1
+			n := 0
+			for i, r := range l {
+				if n > width {
+					break
+				}
+				if r == ' ' && n > len(cont) {
+					cut = i
+				}
+				n++
+			}
+			if cut < 0 {
+				break
+			}
+			out = append(out, strings.TrimRight(l[:cut], " "))
+			l = cont + strings.TrimLeft(l[cut:], " ")
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }

@@ -59,8 +59,12 @@ type Reader struct {
 func (r Reader) Player() bool { return r.Slot > 0 }
 
 // Self is the reader's own state, shown near the top of thread mail so that
-// nobody has to search the tally for their own line. It never names a role:
-// a careless quote of it in the thread must not tell one (C5).
+// nobody has to search the tally for their own line. It holds only what
+// everyone can see of the reader (alive or not, their vote): never a role,
+// nor anything that depends on one, such as a night action still owed, so
+// that every copy of a public mail reads the same for readers of the same
+// standing, and a forwarded copy tells nothing (C5). Night reminders go to
+// the private channel.
 type Self struct {
 	Phase    string // signup, day, night, ended
 	Day      int
@@ -75,8 +79,6 @@ type Self struct {
 	Runoff   []string // the players a runoff allows votes for
 	Closes   Moment   // when the round or the night ends
 	OwesVote bool
-	// OwesAction: the reader still has a night action to send.
-	OwesAction bool
 	// For the referee: requests and held posts waiting for an answer.
 	Asked []string
 	Held  int
@@ -103,6 +105,12 @@ type Footer struct {
 	// ReplyThread: a plain Reply to this private mail goes to the thread
 	// (a reminder to vote, an answer about a vote sent to the wrong place).
 	ReplyThread bool
+	// RepliesTo, when set, is where a plain Reply to this message goes
+	// instead of the channel it came in (a misdirected message's answer
+	// points back to where that message belongs), in words, and
+	// ReplyAddress that address.
+	RepliesTo    string
+	ReplyAddress string
 }
 
 // Command is one command with what it does.
@@ -156,6 +164,10 @@ type Section struct {
 	// Brief: only the subject is shown where the section is nested (a
 	// reply names the public effects of a command; the thread has them).
 	Brief bool
+	// HostAddress is the host's bare address, and Subject the subject of
+	// the message the section answers (a misdirected one).
+	HostAddress string
+	Subject     string
 }
 
 // Death is one death, with its cause in words (N9: never a role).
@@ -180,8 +192,9 @@ type Tally struct {
 	Candidates []string
 	Counts     []Count
 	Votes      []Vote
-	NotVoted   []Vote
-	Notes      []string
+	// NotVoted are the living players without a vote, null or not.
+	NotVoted []Vote
+	Notes    []string
 	// Living is the number of living players, to show "12 of 14 voted".
 	Living int
 }
@@ -218,8 +231,21 @@ func (t *Tally) Cast() []Vote {
 	return out
 }
 
-// Voted is how many living players have a non-null vote.
+// Voted is how many living players have placed a vote, null votes
+// included: a null vote is a vote placed, which counts as missed only if it
+// is still null at the close.
 func (t *Tally) Voted() int { return t.Living - len(t.NotVoted) }
+
+// Nulls is how many of the votes placed are null.
+func (t *Tally) Nulls() int {
+	n := 0
+	for _, v := range t.Votes {
+		if v.Null {
+			n++
+		}
+	}
+	return n
+}
 
 // RoleInfo is what a role message tells its player (S3).
 type RoleInfo struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
 // A bot is a demo player: it reads its own mailbox over IMAP, learns its
@@ -119,9 +120,13 @@ func parseLetter(raw []byte) (letter, error) {
 			break
 		}
 		if h, ok := p.Header.(*gomail.InlineHeader); ok {
-			if ct, _, _ := h.ContentType(); ct == "text/plain" {
+			if ct, params, _ := h.ContentType(); ct == "text/plain" {
 				body, _ := io.ReadAll(p.Body)
-				l.text = string(body)
+				l.text = strings.ReplaceAll(string(body), "\r\n", "\n")
+				if strings.EqualFold(params["format"], "flowed") {
+					// Read as a mail client shows it: paragraphs whole.
+					l.text = compose.DecodeFlowed(l.text, strings.EqualFold(params["delsp"], "yes"))
+				}
 			}
 		}
 	}

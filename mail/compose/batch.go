@@ -305,7 +305,6 @@ func selfView(s *engine.State, r recipient, now time.Time) *templates.Self {
 		}
 	case engine.NightPhase:
 		v.Closes = moment(s, s.NightEndsAt(), now)
-		v.OwesAction = p.Alive && s.OwesAction(p.Slot)
 	}
 	return v
 }

@@ -45,10 +45,16 @@ func (c *Composer) Digest(dg Digest) ([]Message, error) {
 		}
 	}
 	first, last := dg.Events[0].Seq, dg.Events[len(dg.Events)-1].Seq
+	// Every digest says the span it covers: the first one, with no digest
+	// before it, from its first news on.
+	since := dg.Since
+	if since.IsZero() || dg.Events[0].Event.At.Before(since) {
+		since = dg.Events[0].Event.At
+	}
 	var out []Message
 	for _, d := range deliveries(engine.Event{To: engine.Audience{Public: true}}, s, dg.Dir) {
 		intro := &templates.Section{Kind: digestKind, Count: posts, Total: votes,
-			At: moment(s, dg.Since, dg.Now), When: moment(s, dg.Now, dg.Now)}
+			At: moment(s, since, dg.Now), When: moment(s, dg.Now, dg.Now)}
 		secs := []*templates.Section{intro}
 		for _, l := range dg.Events {
 			sec, err := c.section(l.Event, s, d)

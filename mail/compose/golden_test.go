@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	gomail "github.com/emersion/go-message/mail"
 
@@ -30,8 +31,11 @@ type parsed struct {
 	// textType and htmlType are the parts' media types with parameters.
 	textType, htmlType string
 	textCTE, htmlCTE   string
-	topType            string
-	parts              int
+	// textFormat and textDelSp are the text part's format and delsp
+	// parameters (RFC 3676).
+	textFormat, textDelSp string
+	topType               string
+	parts                 int
 }
 
 // readBack parses raw bytes with go-message's mail reader, as a recipient's
@@ -79,6 +83,7 @@ func readBack(t *testing.T, raw []byte) parsed {
 		switch typ {
 		case "text/plain":
 			p.text, p.textType, p.textCTE = string(body), full, cte
+			p.textFormat, p.textDelSp = params["format"], params["delsp"]
 		case "text/html":
 			p.html, p.htmlType, p.htmlCTE = string(body), full, cte
 		}
@@ -151,6 +156,7 @@ func (g *goldens) check() {
 	sort.Strings(names)
 	for _, n := range names {
 		p := readBack(t, g.msgs[n].Raw)
+		checkFlowed(t, n, p)
 		for ext, got := range map[string]string{"txt": p.goldenText(), "html": strings.ReplaceAll(p.html, "\r\n", "\n")} {
 			file := filepath.Join(dir, n+"."+ext+".golden")
 			if *update {
@@ -212,4 +218,32 @@ func diff(want, got string) string {
 		}
 	}
 	return "(no line differs)"
+}
+
+// checkFlowed checks a text part as a plain-text reader gets it: valid
+// format=flowed, no physical line longer than 78 characters, and read back
+// by a decoder written apart from the encoder, paragraphs that encode to
+// the very same part (so nothing was lost or joined wrongly on the way).
+func checkFlowed(t *testing.T, where string, p parsed) {
+	t.Helper()
+	if p.textFormat != "flowed" {
+		t.Errorf("%s: text part format=%q, want flowed", where, p.textFormat)
+		return
+	}
+	delSp := strings.EqualFold(p.textDelSp, "yes")
+	for i, l := range strings.Split(strings.TrimSuffix(p.text, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 78 {
+			t.Errorf("%s: text line %d has %d characters: %q", where, i+1, n, l)
+		}
+	}
+	decoded := compose.DecodeFlowed(p.text, delSp)
+	for i, l := range strings.Split(decoded, "\n") {
+		if strings.HasSuffix(l, " ") && l != "-- " {
+			t.Errorf("%s: decoded paragraph %d ends in a space: %q", where, i+1, l)
+		}
+	}
+	again, againDelSp := compose.EncodeFlowed(decoded)
+	if again != p.text || againDelSp != delSp {
+		t.Errorf("%s: the text part does not decode to the paragraphs it was made of:\n%s", where, diff(p.text, again))
+	}
 }

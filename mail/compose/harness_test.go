@@ -69,6 +69,15 @@ type sent struct {
 	// ended: the game had ended when the message was composed (roles may
 	// then be public, W2).
 	ended bool
+	// phase is the game's phase once the step was applied; standing is
+	// what everyone can see of the reader then (seat, alive, vote, missed
+	// votes, how they died), and role their hidden role: copies for readers of the same
+	// standing must read the same whatever the role.
+	phase    engine.Phase
+	standing string
+	role     engine.Role
+	// actor: the reader is the player whose command the step applied.
+	actor bool
 }
 
 // harness drives a real game through the engine and composes every event,
@@ -85,6 +94,9 @@ type harness struct {
 	inbox int
 	all   []sent
 	step  string
+	// stepBy is the seat of the player whose command the step applies
+	// (0: none).
+	stepBy int
 	// history is every event logged, in order.
 	history []compose.Logged
 }
@@ -135,7 +147,19 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 
 func (h *harness) record(msgs []compose.Message) {
 	for _, m := range msgs {
-		h.all = append(h.all, sent{Message: m, step: h.step, ended: h.s != nil && h.s.Phase == engine.EndedPhase})
+		sm := sent{Message: m, step: h.step, ended: h.s != nil && h.s.Phase == engine.EndedPhase}
+		if h.s != nil {
+			sm.phase = h.s.Phase
+			var slot int
+			if _, err := fmt.Sscanf(m.Recipient, "s%d", &slot); err == nil {
+				if p := h.s.Player(slot); p != nil {
+					sm.standing = fmt.Sprintf("alive=%v cause=%s vote=%d locked=%v missed=%d", p.Alive, p.Cause, p.Vote, p.Locked, p.Missed)
+					sm.role = p.Role
+					sm.actor = slot == h.stepBy
+				}
+			}
+		}
+		h.all = append(h.all, sm)
 	}
 }
 
@@ -152,6 +176,10 @@ func (h *harness) run(by engine.Actor, ch engine.Channel, line string, cmd engin
 	h.t.Helper()
 	cmd.By, cmd.Channel = by, ch
 	h.step = fmt.Sprintf("%s %q", actorName(h.s, by), line)
+	h.stepBy = 0
+	if by.Kind == engine.ByPlayer {
+		h.stepBy = by.Slot
+	}
 	before := h.s.Clone()
 	evs, err := engine.Apply(h.s, cmd, engine.Env{Now: h.now, Rand: h.rand})
 	var r result
@@ -211,6 +239,7 @@ func (h *harness) tick(t time.Time) ([]compose.Message, []engine.Event) {
 	h.t.Helper()
 	h.now = t
 	h.step = "tick " + t.Format(time.RFC3339)
+	h.stepBy = 0
 	before := h.s.Clone()
 	evs := engine.Tick(h.s, t)
 	return h.batch(before, evs, nil), evs

@@ -62,6 +62,7 @@ func checkInvariants(t *testing.T, h *harness) {
 		ids[m.MessageID] = where()
 		p := readBack(t, m.Raw)
 		h := p.header
+		checkFlowed(t, where(), p)
 
 		// Structure: multipart/alternative, text then HTML, UTF-8,
 		// quoted-printable.
@@ -149,7 +150,13 @@ func checkInvariants(t *testing.T, h *harness) {
 				channel = "-t-"
 				set = command.Thread
 			}
-			if self != nil && self.token != "" && (!strings.HasPrefix(m.Recipient, "a-") || self.name == "observer") {
+			// The answer to a message sent to the bare host address points
+			// back to where it belongs: one of the reader's own addresses.
+			misdirected := strings.Contains(m.MessageID, ".misdirected.")
+			if misdirected && (len(replyTo) != 1 || self == nil || !strings.Contains(replyTo[0].Address, self.token+"@")) {
+				t.Errorf("%s: Reply-To %v, not one of the reader's own addresses", where(), replyTo)
+			}
+			if self != nil && self.token != "" && (!strings.HasPrefix(m.Recipient, "a-") || self.name == "observer") && !misdirected {
 				wantReplyTo(t, where(), replyTo, channel, self)
 			}
 		}

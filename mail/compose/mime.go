@@ -35,10 +35,10 @@ type draft struct {
 	kind string
 	// fromName is the display name of a relay's author; empty: the host.
 	fromName string
-	// replyTo and replyName, when set, are where a plain Reply goes instead
-	// of the conversation's own address: mail that asks for a vote leads
-	// to the thread, where votes are cast.
-	replyTo, replyName string
+	// replyTo, when set, is where a plain Reply goes instead of the
+	// conversation's own address, with replyName as its display name and
+	// replyWhere, that place in words, for the footer.
+	replyTo, replyName, replyWhere string
 }
 
 // finish lays out a draft and encodes it.
@@ -56,7 +56,10 @@ func (c *Composer) finish(dr draft) (Message, error) {
 	}
 	if s != nil {
 		m.Footer = c.footer(s, dr.d, dr.now)
-		if dr.replyTo != "" && dr.d.ch != templates.Thread {
+		switch {
+		case dr.replyWhere != "":
+			m.Footer.RepliesTo, m.Footer.ReplyAddress = dr.replyWhere, dr.replyTo
+		case dr.replyTo != "" && dr.d.ch != templates.Thread:
 			m.Footer.ReplyThread = true
 		}
 	} else {
@@ -79,6 +82,9 @@ func (c *Composer) finish(dr draft) (Message, error) {
 		}
 	} else {
 		cv = conversation{subject: "[" + productName + "] " + rendered.Subject, replyTo: dr.replyTo, replyName: dr.replyName}
+	}
+	if dr.replyTo != "" {
+		cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: dr.now.In(gameZone(s)), game: dr.game, kind: kind,
@@ -160,7 +166,9 @@ type envelope struct {
 }
 
 // encode writes the message: RFC 5322 header, multipart/alternative with a
-// plain text and an HTML part, both UTF-8 and quoted-printable.
+// plain text and an HTML part, both UTF-8 and quoted-printable. The plain
+// text is format=flowed (see encodeFlowed), so that plain-text clients
+// reflow its paragraphs to their width and quote them cleanly.
 //
 // The header fields are formatted by go-message/mail's Header; the body is
 // written by go-message's Writer with a boundary derived from the
@@ -219,7 +227,8 @@ func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
 	}
 	add("X-Mafiamail-Kind", env.kind)
 	add("MIME-Version", "1.0")
-	boundary := pickBoundary(env.id, r.Text, r.HTML)
+	text := encodeFlowed(r.Text)
+	boundary := pickBoundary(env.id, text.text, r.HTML)
 	add("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary}))
 	for i := len(fields) - 1; i >= 0; i-- {
 		h.Add(fields[i].k, fields[i].v)
@@ -230,11 +239,18 @@ func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, part := range []struct{ typ, body string }{{"text/plain", r.Text}, {"text/html", r.HTML}} {
+	textParams := map[string]string{"charset": "utf-8", "format": "flowed"}
+	if text.delSp {
+		textParams["delsp"] = "yes"
+	}
+	for _, part := range []struct {
+		typ, body string
+		params    map[string]string
+	}{{"text/plain", text.text, textParams}, {"text/html", r.HTML, map[string]string{"charset": "utf-8"}}} {
 		var ph message.Header
 		ph.Set("Content-Transfer-Encoding", "quoted-printable")
 		ph.Set("Content-Disposition", "inline")
-		ph.Set("Content-Type", mime.FormatMediaType(part.typ, map[string]string{"charset": "utf-8"}))
+		ph.Set("Content-Type", mime.FormatMediaType(part.typ, part.params))
 		pw, err := w.CreatePart(ph)
 		if err != nil {
 			return nil, err

@@ -134,6 +134,19 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("note", to(t, r.msgs, "ref"))
 	r = h.ok(engine.Referee, engine.Thread, "", post("Please keep it civil, everyone."))
 	g.add("post-referee", to(t, r.msgs, h.key(a)))
+	// A post that copies the host's and the referee's lines still reads as
+	// the player's post.
+	r = h.ok(h.player(towns[4]), engine.Thread, "", post(hostVoice))
+	g.add("post-hostvoice", to(t, r.msgs, h.key(towns[6])))
+	// A Reply that went to the host's bare address.
+	md, err := h.c.Misdirected(compose.Misdirected{State: h.s, Dir: h.dir, Slot: h.slot(towns[3]), Channel: engine.Thread,
+		Lines: []string{"VOTE " + a, "", "I am with Bob on this."}, Cause: "<mutt.1@players.example.net>",
+		Subject: "Re: [dec26] Town thread", Received: h.now.Add(-time.Minute), Now: h.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.record([]compose.Message{md})
+	g.add("misdirected", md)
 
 	// Requests: tally, status, help.
 	r = h.ok(h.player(towns[6]), engine.Thread, "TALLY", verb(engine.CmdTally))
@@ -418,6 +431,15 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("reply-protect", r.reply)
 	r = h.ok(h.player(vig), engine.Private, "SHOOT "+mafia[1], at(engine.CmdShoot, mafia[1]))
 	g.add("reply-shoot", r.reply)
+	// A night action sent to the host's bare address.
+	md, err := h.c.Misdirected(compose.Misdirected{State: h.s, Dir: h.dir, Slot: h.slot(insp), Channel: engine.Private,
+		Lines: []string{"INSPECT " + mafia[0]}, Cause: "<tb.7@players.example.net>",
+		Subject: "Re: [m150] Private: " + insp, Received: h.now.Add(-time.Minute), Now: h.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.record([]compose.Message{md})
+	g.add("misdirected", md)
 	msgs, _ = h.tick(h.s.Night.End.Add(-6 * time.Hour))
 	g.add("reminder-night", to(t, msgs, h.key(insp)))
 	r = h.ok(engine.Referee, engine.Private, "STATUS", verb(engine.CmdStatus))
@@ -516,3 +538,16 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("mailbox-flood", flood)
 	return h, g
 }
+
+// hostVoice is a post made of lines copied from the host's own mail: the
+// referee's headline, a death, an official tally, a ruling.
+const hostVoice = `Announcement from the referee
+
+Night 1 is over: Carol was killed by the Mafia
+
+Official tally, Day 1
+Votes on players:
+- Alice: 9 (Bob, Carol, Dave, Erin, Frank, Grace, Heidi, Ivan, Judy)
+
+The referee writes
+The deadline moved: votes on Carol no longer count.`

@@ -47,6 +47,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Kind = "setup"
 		sec.Setup = e.Text
 		sec.Count, sec.Total = len(s.Players), s.Setup.Players
+		sec.Lines = setupLines(s.Setup)
 	case engine.EvPlayerJoined:
 		sec.Kind = "joined"
 		sec.Variant = variant("", "referee")
@@ -404,7 +405,7 @@ func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *tem
 	for _, tv := range t.Votes {
 		vote := templates.Vote{Name: tv.Name, Target: tv.Target, Null: tv.Null, Locked: tv.Locked, Cleared: tv.Cleared}
 		v.Votes = append(v.Votes, vote)
-		if tv.Target == "" && tv.Cleared == "" {
+		if tv.Target == "" && tv.Cleared == "" && !tv.Null {
 			v.NotVoted = append(v.NotVoted, vote)
 		}
 		locked[tv.Name] = tv.Locked
@@ -488,4 +489,58 @@ func endView(e engine.Event, s *engine.State) *templates.End {
 		v.Verified = engine.VerifyDraw(e.Commitment, s.Game, e.Names, e.Roles, e.Salt)
 	}
 	return v
+}
+
+// setupLines are the settings that shape a game, in words: what a player
+// needs to know before the start.
+func setupLines(st engine.Setup) []string {
+	span := func(d time.Duration) string { return templates.Span(d).String() }
+	lines := []string{
+		fmt.Sprintf("A day's vote lasts %s; a runoff %s, an extra round %s; a tied close is extended by %s.",
+			span(st.DayLength), span(st.RunoffLength), span(st.ExtraLength), span(st.TieExtension)),
+		fmt.Sprintf("A night ends at the first %s mark once every action is in, after %s at the latest.",
+			span(st.NightStep), span(st.NightLength)),
+	}
+	if st.Inspectors > 0 {
+		what := "whether a player is Mafia"
+		if st.InspectorResult == engine.ExactRole {
+			what = "a player's exact role"
+		}
+		l := "An inspection tells " + what + "."
+		if st.InspectorKnowsMafioso {
+			l += " The Inspector starts knowing one Mafioso."
+		}
+		lines = append(lines, l)
+	}
+	if st.Vigilantes > 0 {
+		lines = append(lines, fmt.Sprintf("A Vigilante has %s.", plural(st.VigilanteShots, "shot", "shots")))
+	}
+	if st.Doctors > 0 {
+		if st.DoctorSaves == engine.Unlimited {
+			lines = append(lines, "A Doctor's saves are unlimited.")
+		} else {
+			lines = append(lines, fmt.Sprintf("A Doctor has %s.", plural(st.DoctorSaves, "save", "saves")))
+		}
+	}
+	if st.ReminderBefore > 0 {
+		lines = append(lines, fmt.Sprintf("Reminders go out %s before a round closes or a night's last mark.", span(st.ReminderBefore)))
+	} else {
+		lines = append(lines, "No reminders go out before a deadline.")
+	}
+	if st.DigestInterval > 0 {
+		lines = append(lines, fmt.Sprintf("The town thread comes as a digest every %s.", span(st.DigestInterval)))
+	} else {
+		lines = append(lines, "The town thread relays every post as it comes.")
+	}
+	if st.Zone != "" {
+		lines = append(lines, "Times are shown in "+st.Zone+" time.")
+	}
+	return lines
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

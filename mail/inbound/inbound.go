@@ -178,7 +178,13 @@ type Report struct {
 	// are neither applied nor relayed, and the sender is told where they go.
 	Misplaced  []command.Misplaced `json:"misplaced,omitempty"`
 	Discussion string              `json:"discussion,omitempty"`
-	Body       *Body               `json:"body,omitempty"`
+	// Own is the author's own text (quotes and signature removed), and
+	// InReplyTo the Message-IDs the message answers (In-Reply-To, then
+	// References): what the host needs to point a message sent to the
+	// wrong address to the right one.
+	Own       string   `json:"-"`
+	InReplyTo []string `json:"-"`
+	Body      *Body    `json:"body,omitempty"`
 	// Unproven is set for mail that no token ties to a seat and no
 	// trusted authentication confirms (to the host's address or a
 	// sign-up address, without an authserv-id): its From may be anyone's,
@@ -228,6 +234,13 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 	}
 	bodyErr := err
 	r.MessageID, r.Subject = m.MessageID, m.Subject
+	for _, f := range []string{"In-Reply-To", "References"} {
+		if ids, err := m.Header.MsgIDList(f); err == nil {
+			for _, id := range ids {
+				r.InReplyTo = append(r.InReplyTo, "<"+id+">")
+			}
+		}
+	}
 	r.Sender.Address, r.Sender.Name = strings.ToLower(m.From[0].Address), m.From[0].Name
 	r.Delivery = m.Report
 
@@ -332,7 +345,13 @@ func (r *Report) readCommands(m *message.Message, set command.Set) command.Resul
 	parts := reply.Split(m.Text)
 	res := command.Parse(parts.New, set)
 	r.CommandSet = set
+	r.Own = parts.New
 	r.Commands, r.Errors, r.Misplaced, r.Discussion = res.Commands, res.Errors, res.Misplaced, res.Discussion
+	if set == command.Thread || set == command.Mafia {
+		if d, ok := discussionInContext(m.Text, set); ok {
+			r.Discussion = d
+		}
+	}
 	r.Body = &Body{
 		Type:      m.TextType,
 		Cut:       parts.Cut,
@@ -450,4 +469,32 @@ func (r Report) JSON() ([]byte, error) {
 		return nil, fmt.Errorf("inbound: report: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// discussionInContext is the discussion of an inline reply (the author
+// writes between quoted lines) with, above each answer, the few quoted
+// lines it answers, marked "> ", so that readers of the relayed post see
+// what is answered. Commands are still read from the author's own lines
+// alone (readCommands); the quoted lines here are only shown. ok is false
+// for a message that is no inline reply.
+func discussionInContext(text string, set command.Set) (string, bool) {
+	answers := reply.Answers(text)
+	if answers == nil {
+		return "", false
+	}
+	var blocks []string
+	for _, a := range answers {
+		d := strings.TrimSpace(command.Parse(a.Text, set).Discussion)
+		if d == "" {
+			// Commands alone: nothing is posted, nor what they answer.
+			continue
+		}
+		var b strings.Builder
+		for _, c := range a.Context {
+			b.WriteString("> " + c + "\n")
+		}
+		b.WriteString(d)
+		blocks = append(blocks, b.String())
+	}
+	return strings.Join(blocks, "\n\n"), true
 }
