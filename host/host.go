@@ -346,7 +346,7 @@ func (w *work) flush(ctx context.Context) error {
 	real := w.h.clock.real()
 	for _, m := range w.out {
 		om := store.OutMessage{MessageID: m.MessageID, Game: m.Game, Kind: m.Kind, From: m.From, To: m.To,
-			Raw: m.Raw, Cause: w.cause}
+			Raw: m.Raw, Cause: w.cause, Priority: priorityOf(m)}
 		if _, err := w.tx.Enqueue(ctx, om, real); err != nil {
 			return fmt.Errorf("enqueue %s: %w", m.MessageID, err)
 		}

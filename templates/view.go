@@ -143,6 +143,7 @@ type Section struct {
 	End     *End
 	Reply   *Reply
 	Failure *Failure
+	Hold    *SendingHold
 	// Address is an address the section names (never a player's own
 	// address in public mail).
 	Address string
@@ -315,6 +316,21 @@ type ReplyLine struct {
 	Accepted bool
 	Error    string
 	Sections []*Section
+}
+
+// SendingHold tells the referee that the mailbox's provider refuses mail
+// for its sending limit: every message waits, none is lost.
+type SendingHold struct {
+	Since Moment
+	// Reply is the provider's refusal, as it said it.
+	Reply string
+	// Sent is the recipients sent in the last 24 hours when it refused;
+	// Learned the limit the host keeps from now on (0: none).
+	Sent, Learned int
+	// Waiting is the messages of every game that wait.
+	Waiting int
+	// Blocked: the same refusal of many messages, not a known limit reply.
+	Blocked bool
 }
 
 // Failure is a message the SMTP server refused for good.

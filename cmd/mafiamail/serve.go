@@ -140,6 +140,20 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 		TLSConfig: tlsConfig(cfg.SMTP.Account), Helo: heloName(cfg.Address), Logger: log,
 		CommandTimeout: time.Duration(cfg.SMTP.Timeout),
 		Connections:    cfg.SMTP.Connections,
+		// The budget is counted in the store; its windows are the host's
+		// day and minute, which the speed setting shortens.
+		Ledger: st, Budget: sendingBudget(cfg),
+		OnHold: func(hold sender.Hold) {
+			if err := h.SendingHeld(context.Background(), host.SendingHold{Reply: hold.Reply,
+				Sent: hold.SentInWindow, Learned: hold.Learned, Blocked: hold.Blocked}); err != nil {
+				log.Error("cannot tell the referees that mail waits for the sending limit", "err", err)
+			}
+		},
+		OnResume: func(sender.Hold) {
+			if err := h.SendingResumed(context.Background()); err != nil {
+				log.Error("cannot record that mail flows again", "err", err)
+			}
+		},
 		// A message refused for good is reported by the outbox in the
 		// transaction that marks it failed; this is for the messages that
 		// reached only some of their recipients.
@@ -158,6 +172,14 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 		return nil, err
 	}
 	return rt, nil
+}
+
+// sendingBudget is the configured sending budget, its windows in real
+// time: a day and a minute of the host's clock.
+func sendingBudget(cfg *config.Config) sender.Budget {
+	speed := max(cfg.Speed, 1)
+	return sender.Budget{RecipientsPerDay: cfg.SMTP.RecipientsPerDay, MessagesPerMinute: cfg.SMTP.MessagesPerMinute,
+		Day: time.Duration(float64(24*time.Hour) / speed), Minute: time.Duration(float64(time.Minute) / speed)}
 }
 
 func tlsConfig(a config.Account) *tls.Config {

@@ -1,0 +1,110 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// gameNews are the kinds of news in the thread that the game cannot go on
+// without: the day's start and end, deadline changes, deaths and the
+// game's end. A thread message that carries any of them leaves before
+// the posts when the sending budget is tight.
+var gameNews = []string{"start", "draw", "day", "runoff", "extension", "deadline", "missed", "close",
+	"death", "night", "dawn", "end", "pause", "announce"}
+
+// priorityOf orders a message when the sending budget is tight: what the
+// game cannot go on without first (role mails, night results, the close,
+// dawn and end, deadline changes, answers to refused commands, the
+// referee's channel), then tallies and reminders, then the thread's posts,
+// then receipts. Within one priority mail leaves in the order it was
+// queued, so each reader's mail of one kind keeps its order, and no
+// secret waits behind discussion.
+func priorityOf(m compose.Message) int {
+	has := func(kinds ...string) bool {
+		return slices.ContainsFunc(m.Contents, func(c string) bool { return slices.Contains(kinds, c) })
+	}
+	switch m.Kind {
+	case compose.KindRole, compose.KindDawn, compose.KindEnd, compose.KindError, compose.KindMafia, compose.KindReferee:
+		return store.PriorityGame
+	case compose.KindTally:
+		return store.PriorityNotice
+	case compose.KindThread:
+		if has(gameNews...) {
+			return store.PriorityGame
+		}
+		return store.PriorityThread
+	case compose.KindPrivate:
+		if len(m.Contents) > 0 && !slices.ContainsFunc(m.Contents, func(c string) bool { return c != "reminder" }) {
+			return store.PriorityNotice
+		}
+		return store.PriorityGame
+	case compose.KindConfirm:
+		if has("refused") {
+			return store.PriorityGame
+		}
+		return store.PriorityReceipt
+	}
+	return store.PriorityGame
+}
+
+// SendingHold is what the sender reports when the provider begins
+// refusing mail for its sending limit.
+type SendingHold struct {
+	Reply         string
+	Sent, Learned int
+	Blocked       bool
+}
+
+// SendingHeld records that the provider refuses mail for its sending
+// limit and, the first time for this hold, tells the referee of every game
+// under way, in the same transaction: once, not for each message. The
+// notices wait in the outbox with the rest, first in line.
+func (h *Host) SendingHeld(ctx context.Context, hold SendingHold) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.transact(ctx, "sending-hold", func(w *work) error {
+		started, err := w.tx.BeginHold(ctx, w.h.clock.real(), hold.Reply)
+		if err != nil || !started {
+			return err
+		}
+		waiting, err := w.tx.Waiting(ctx)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, c := range waiting {
+			n += c
+		}
+		ids := make([]string, 0, len(h.games))
+		for id := range h.games {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			g := h.games[id]
+			if g.state.Phase == engine.EndedPhase || g.state.Referee == "" {
+				continue
+			}
+			msg, err := h.mail.SendingHold(compose.Hold{State: g.state, Dir: g.dir(), Since: w.now, Reply: hold.Reply,
+				Sent: hold.Sent, Learned: hold.Learned, Waiting: n, Blocked: hold.Blocked, Now: w.now})
+			if err != nil {
+				return &failure{fmt.Errorf("compose the sending hold notice: %w", err)}
+			}
+			w.out = append(w.out, msg)
+		}
+		h.log.Warn("mail waits for the provider's sending limit; the referees are told", "reply", hold.Reply, "waiting", n)
+		return nil
+	})
+}
+
+// SendingResumed records that the provider takes mail again.
+func (h *Host) SendingResumed(ctx context.Context) error {
+	_, err := h.st.EndHold(ctx)
+	return err
+}
