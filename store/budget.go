@@ -137,8 +137,7 @@ func (s *Store) LearnLimit(ctx context.Context, n int, at time.Time) error {
 // ClaimDueWithin is ClaimDue for a budget: it claims, in order, the due
 // messages whose recipients fit in recipients (-1 for no limit), stopping
 // at the first that does not, so that no message overtakes one queued
-// before it at the same priority. A message with more recipients than
-// the whole room is claimed alone when nothing else was.
+// before it.
 func (tx *Tx) ClaimDueWithin(ctx context.Context, now time.Time, limit, recipients int) ([]OutMessage, error) {
 	if limit <= 0 {
 		limit = 100
@@ -157,7 +156,7 @@ func (tx *Tx) ClaimDueWithin(ctx context.Context, now time.Time, limit, recipien
 			rows.Close()
 			return nil, fmt.Errorf("store: claim outbox: %w", err)
 		}
-		if recipients >= 0 && used+n > recipients && !(len(ids) == 0 && recipients > 0) {
+		if recipients >= 0 && used+n > recipients {
 			break
 		}
 		used += n
