@@ -339,3 +339,47 @@ type holdError struct{ reply string }
 func (e holdError) Error() string {
 	return fmt.Sprintf("held for the provider's sending limit: %s", e.reply)
 }
+
+// Forecast is when waiting recipients will all have been sent, at perDay
+// recipients in any rolling day, given what was sent (oldest first) and
+// now: each send frees its room a day after it. Zero when they fit now or
+// no limit is known.
+func Forecast(sent []store.Sent, waiting, perDay int, day time.Duration, now time.Time) time.Time {
+	if perDay <= 0 || waiting <= 0 {
+		return time.Time{}
+	}
+	used := 0
+	var window []store.Sent
+	for _, x := range sent {
+		if x.At.After(now.Add(-day)) {
+			window = append(window, x)
+			used += x.Recipients
+		}
+	}
+	room := perDay - used
+	if waiting <= room {
+		return time.Time{}
+	}
+	waiting -= max(room, 0)
+	// The rest goes as the window frees: first as today's sends age out,
+	// then a day's worth a day.
+	over := max(used-perDay, 0)
+	for _, x := range window {
+		freed := x.Recipients
+		if over > 0 {
+			d := min(over, freed)
+			over -= d
+			freed -= d
+		}
+		waiting -= freed
+		if waiting <= 0 {
+			return x.At.Add(day)
+		}
+	}
+	last := now
+	if len(window) > 0 {
+		last = window[len(window)-1].At.Add(day)
+	}
+	days := (waiting + perDay - 1) / perDay
+	return last.Add(time.Duration(days) * day)
+}

@@ -252,3 +252,21 @@ func TestSameRefusalOfManyIsABlock(t *testing.T) {
 		t.Errorf("OnHold %d times, OnResume %d, blocked %v; want one blocked hold", b, r, b > 0 && hs.began[0].Blocked)
 	}
 }
+
+// The forecast is when the window will have let what waits go out.
+func TestForecast(t *testing.T) {
+	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	sent := []store.Sent{{At: now.Add(-20 * time.Hour), Recipients: 200}, {At: now.Add(-2 * time.Hour), Recipients: 300}}
+	if f := sender.Forecast(sent, 10, 600, day, now); !f.IsZero() {
+		t.Errorf("10 fit in the 100 left, forecast %v", f)
+	}
+	// 100 left now; 200 more once the first sends age out, 4 hours on.
+	if f := sender.Forecast(sent, 250, 600, day, now); !f.Equal(now.Add(4 * time.Hour)) {
+		t.Errorf("forecast %v, want %v", f, now.Add(4*time.Hour))
+	}
+	// 100 + 200 + 300 by 22 hours on, then 600 a day.
+	if f := sender.Forecast(sent, 1000, 600, day, now); !f.Equal(now.Add(22*time.Hour + day)) {
+		t.Errorf("forecast %v, want %v", f, now.Add(22*time.Hour+day))
+	}
+}
