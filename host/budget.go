@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -77,6 +79,10 @@ func (h *Host) SendingHeld(ctx context.Context, hold SendingHold) error {
 		if err != nil {
 			return err
 		}
+		lim, err := w.tx.SendingLimit(ctx)
+		if err != nil {
+			return err
+		}
 		n := 0
 		for _, c := range waiting {
 			n += c
@@ -92,7 +98,7 @@ func (h *Host) SendingHeld(ctx context.Context, hold SendingHold) error {
 				continue
 			}
 			msg, err := h.mail.SendingHold(compose.Hold{State: g.state, Dir: g.dir(), Since: w.now, Reply: hold.Reply,
-				Sent: hold.Sent, Learned: hold.Learned, Waiting: n, Blocked: hold.Blocked, Now: w.now})
+				Sent: hold.Sent, Learned: hold.Learned, Waiting: n, Blocked: hold.Blocked, Number: lim.Holds, Now: w.now})
 			if err != nil {
 				return &failure{fmt.Errorf("compose the sending hold notice: %w", err)}
 			}
@@ -107,4 +113,57 @@ func (h *Host) SendingHeld(ctx context.Context, hold SendingHold) error {
 func (h *Host) SendingResumed(ctx context.Context) error {
 	_, err := h.st.EndHold(ctx)
 	return err
+}
+
+// sendingStatus reads the sending budget for the referee's STATUS: what
+// was sent in the host's last day, the budget, the hold under way, what
+// waits and when it will have gone out. It reads the store's committed
+// state; a failure leaves the budget out of the answer.
+func (h *Host) sendingStatus() (compose.SendingStatus, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	day := h.opts.SendingDay
+	if day <= 0 {
+		day = 24 * time.Hour
+	}
+	now := h.clock.real()
+	sent, err := h.st.SentSince(ctx, now.Add(-day))
+	if err != nil {
+		h.log.Warn("cannot read the mail sent for STATUS", "err", err)
+		return compose.SendingStatus{}, false
+	}
+	lim, err := h.st.SendingLimit(ctx)
+	if err != nil {
+		h.log.Warn("cannot read the sending limit for STATUS", "err", err)
+		return compose.SendingStatus{}, false
+	}
+	waiting, err := h.st.Waiting(ctx)
+	if err != nil {
+		h.log.Warn("cannot read the outbox for STATUS", "err", err)
+		return compose.SendingStatus{}, false
+	}
+	ss := compose.SendingStatus{Limit: h.opts.RecipientsPerDay, Waiting: waiting}
+	if !lim.HeldSince.IsZero() {
+		ss.HeldSince = h.clock.Now().Add(-h.clock.gameSpan(now.Sub(lim.HeldSince)))
+	}
+	if ss.Limit == 0 {
+		ss.Limit = lim.Learned
+	}
+	for _, x := range sent {
+		ss.Used += x.Recipients
+	}
+	total := 0
+	for _, n := range waiting {
+		total += n
+	}
+	if f := sender.Forecast(sent, total, ss.Limit, day, now); !f.IsZero() {
+		// The outbox keeps real time; the game's clock may run faster.
+		ss.Forecast = h.clock.Now().Add(h.clock.gameSpan(f.Sub(now)))
+	}
+	return ss, true
+}
+
+// gameSpan is the game time that passes in the real duration d.
+func (c Clock) gameSpan(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * c.speed())
 }

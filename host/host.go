@@ -40,6 +40,12 @@ type Options struct {
 	Setup engine.Setup
 	// Clock is game time; its zero value is real time.
 	Clock Clock
+	// RecipientsPerDay is the configured sending budget ([smtp]
+	// recipients_per_day), 0 for the learned one; SendingDay is the
+	// host's day in real time (24 hours, shorter with a fast clock). The
+	// referee's STATUS shows them.
+	RecipientsPerDay int
+	SendingDay       time.Duration
 	// Rand is the role draw's random source; nil means crypto/rand. A
 	// seeded one makes a demo repeatable.
 	Rand  io.Reader
@@ -93,6 +99,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if h.mail, err = compose.New(opts.Address); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
+	h.mail.SetSendingStatus(h.sendingStatus)
 	if err := h.load(ctx); err != nil {
 		return nil, err
 	}

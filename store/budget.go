@@ -81,14 +81,16 @@ type SendingLimit struct {
 	// while mail flows. HeldReply is its reply.
 	HeldSince time.Time
 	HeldReply string
+	// Holds counts the holds there have been, the one under way included.
+	Holds int
 }
 
 // SendingLimit returns what the host knows of the mailbox's limit.
 func (r reader) SendingLimit(ctx context.Context) (SendingLimit, error) {
 	var l SendingLimit
 	var at, held sql.NullInt64
-	err := r.q.QueryRowContext(ctx, `SELECT learned, learned_at, held_since, held_reply FROM sending_limit WHERE id = 1`).
-		Scan(&l.Learned, &at, &held, &l.HeldReply)
+	err := r.q.QueryRowContext(ctx, `SELECT learned, learned_at, held_since, held_reply, holds FROM sending_limit WHERE id = 1`).
+		Scan(&l.Learned, &at, &held, &l.HeldReply, &l.Holds)
 	if err != nil {
 		return l, fmt.Errorf("store: sending limit: %w", err)
 	}
@@ -107,7 +109,7 @@ func (tx *Tx) LearnLimit(ctx context.Context, n int, at time.Time) error {
 // BeginHold records that the provider refuses mail for its limit since at,
 // and reports whether this starts a hold (false: one was under way).
 func (tx *Tx) BeginHold(ctx context.Context, at time.Time, reply string) (bool, error) {
-	res, err := tx.q.ExecContext(ctx, `UPDATE sending_limit SET held_since = ?, held_reply = ? WHERE id = 1 AND held_since IS NULL`,
+	res, err := tx.q.ExecContext(ctx, `UPDATE sending_limit SET held_since = ?, held_reply = ?, holds = holds + 1 WHERE id = 1 AND held_since IS NULL`,
 		toNanos(at), reply)
 	if err != nil {
 		return false, fmt.Errorf("store: begin a sending hold: %w", err)

@@ -249,6 +249,8 @@ type Status struct {
 	Fellows []string
 	Actions []string
 	Held    int
+	// Sending is the host's sending budget (the referee's view only).
+	Sending *Sending
 }
 
 // StatusPlayer is one line of a status.
@@ -316,6 +318,25 @@ type ReplyLine struct {
 	Accepted bool
 	Error    string
 	Sections []*Section
+}
+
+// Sending is the host's sending budget, in the referee's STATUS: it is
+// shared by every game the host runs.
+type Sending struct {
+	// Used is the recipients sent in the last 24 hours of the host's
+	// clock; Limit the budget (0: none known).
+	Used, Limit int
+	// Held: the provider refuses mail for its sending limit since
+	// HeldSince.
+	Held      bool
+	HeldSince Moment
+	// Waiting is the messages in the outbox; ByKind says of what kinds
+	// ("thread 12, role 2").
+	Waiting int
+	ByKind  string
+	// Forecast is when what waits will have gone out, when it does not
+	// fit now.
+	Forecast *Moment
 }
 
 // SendingHold tells the referee that the mailbox's provider refuses mail

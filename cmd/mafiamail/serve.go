@@ -110,6 +110,7 @@ func startHostWith(ctx context.Context, cfg *config.Config, clock host.Clock, lo
 		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
 		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
 		PerSenderPerHour: cfg.Limits.PerSenderPerHour, Clock: clock, Rand: draw, Store: st, Log: log,
+		RecipientsPerDay: cfg.SMTP.RecipientsPerDay, SendingDay: sendingBudget(cfg).Day,
 	})
 	if err != nil {
 		st.Close()

@@ -290,7 +290,9 @@ type Hold struct {
 	// Sent, Learned, Waiting and Blocked are as in templates.SendingHold.
 	Sent, Learned, Waiting int
 	Blocked                bool
-	Now                    time.Time
+	// Number tells this hold from the host's earlier ones.
+	Number int
+	Now    time.Time
 }
 
 // SendingHold tells a game's referee, once per hold, that mail waits for
@@ -307,6 +309,6 @@ func (c *Composer) SendingHold(h Hold) (Message, error) {
 	return c.finish(draft{
 		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: h.Now,
 		sections: []*templates.Section{sec}, main: sec, kind: KindReferee,
-		id: c.msgID(s.Game, "held", hashKey(h.Since.UTC().Format(time.RFC3339Nano)), ref.key),
+		id: c.msgID(s.Game, "held", hashKey(fmt.Sprint(h.Number, " ", h.Since.UTC().Format(time.RFC3339Nano))), ref.key),
 	})
 }

@@ -16,7 +16,9 @@ CREATE TABLE sending_limit (
 	learned_at  INTEGER,
 	-- Nanoseconds since the Unix epoch; NULL while mail flows.
 	held_since  INTEGER,
-	held_reply  TEXT NOT NULL DEFAULT ''
+	held_reply  TEXT NOT NULL DEFAULT '',
+	-- How many holds there have been, to name each one's notices.
+	holds       INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
 INSERT INTO sending_limit (id) VALUES (1);
