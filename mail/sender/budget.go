@@ -383,3 +383,25 @@ func Forecast(sent []store.Sent, waiting, perDay int, day time.Duration, now tim
 	days := (waiting + perDay - 1) / perDay
 	return last.Add(time.Duration(days) * day)
 }
+
+// resumeHold takes up a hold the store records from before a restart: the
+// sender probes first, as it would have, and the first accepted probe ends
+// it (OnResume), so that the record does not outlive the hold. The
+// referees were told when it began.
+func (s *Sender) resumeHold(ctx context.Context) {
+	if s.cfg.Ledger == nil {
+		return
+	}
+	l, err := s.cfg.Ledger.SendingLimit(ctx)
+	if err != nil {
+		s.log.Warn("cannot read the sending limit's record", "err", err)
+		return
+	}
+	if l.HeldSince.IsZero() {
+		return
+	}
+	s.holdMu.Lock()
+	s.hs.hold = &Hold{Since: l.HeldSince, Reply: l.HeldReply, NextProbe: s.clock()}
+	s.holdMu.Unlock()
+	s.log.Info("the provider refused mail for its sending limit before the restart; probing first", "since", l.HeldSince)
+}

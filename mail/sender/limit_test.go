@@ -270,3 +270,41 @@ func TestForecast(t *testing.T) {
 		t.Errorf("forecast %v, want %v", f, now.Add(22*time.Hour+day))
 	}
 }
+
+// A hold the store records from before a restart is taken up: the sender
+// probes with one message, and the first accepted ends the hold, without
+// telling the referees again.
+func TestHoldSurvivesRestart(t *testing.T) {
+	var got deliveries
+	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add})
+	st := openStore(t)
+	if _, err := st.BeginHold(context.Background(), time.Now().Add(-time.Hour), "550 5.4.5 Daily user sending limit exceeded"); err != nil {
+		t.Fatal(err)
+	}
+	enqueueN(t, st, 1, 5)
+	var hs holds
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.Ledger = st
+	cfg.OnHold = hs.hold
+	cfg.OnResume = func(h sender.Hold) {
+		hs.resume(h)
+		if _, err := st.EndHold(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}
+	runSender(t, cfg, st)
+	waitFor(t, "every message sent", func() bool {
+		sent, _ := st.OutMessages(context.Background(), store.OutSent)
+		return len(sent) == 5
+	})
+	waitFor(t, "the hold ended", func() bool { _, r := hs.counts(); return r == 1 })
+	if b, _ := hs.counts(); b != 0 {
+		t.Errorf("OnHold %d times after the restart; the referees were told before it", b)
+	}
+	if l, err := st.SendingLimit(context.Background()); err != nil || !l.HeldSince.IsZero() {
+		t.Errorf("the store still records a hold: %+v %v", l, err)
+	}
+	if first := got.all(); len(first) == 0 || headerID(first[0].Data) != outMsg(1).MessageID {
+		t.Errorf("the probe was not the first message queued")
+	}
+}

@@ -156,6 +156,7 @@ func (s *Sender) update(f func(*Stats)) {
 // once.
 func (s *Sender) Run(ctx context.Context) error {
 	s.log.Info("sending mail", "security", s.ep.Security.String(), "auth", s.cfg.Username != "")
+	s.resumeHold(ctx)
 	for ctx.Err() == nil {
 		err := s.flush(ctx)
 		if err == nil {
@@ -341,6 +342,9 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify
 		s.settleSuspects(ctx, notify, false)
 		s.startHold(ctx, r.err, false, "")
 	case r.sent:
+		s.holdMu.Lock()
+		delete(s.hs.blockHeld, m.ID)
+		s.holdMu.Unlock()
 		if h := s.endHold(); h != nil {
 			notify(func() { s.onResume(*h) })
 		}
