@@ -308,3 +308,36 @@ func TestHoldSurvivesRestart(t *testing.T) {
 		t.Errorf("the probe was not the first message queued")
 	}
 }
+
+// messages_per_minute: never more messages in any rolling minute.
+func TestMessagesPerMinute(t *testing.T) {
+	var got deliveries
+	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add})
+	st := openStore(t)
+	enqueueN(t, st, 1, 6)
+	minute := 400 * time.Millisecond
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.Ledger = st
+	cfg.Budget = sender.Budget{MessagesPerMinute: 2, Minute: minute}
+	start := time.Now()
+	runSender(t, cfg, st)
+	waitFor(t, "every message sent", func() bool {
+		sent, _ := st.OutMessages(context.Background(), store.OutSent)
+		return len(sent) == 6
+	})
+	if el := time.Since(start); el < 2*minute {
+		t.Errorf("6 messages at 2 a minute went out in %v, under two minutes of %v", el, minute)
+	}
+	sent, _ := st.OutMessages(context.Background(), store.OutSent)
+	for _, a := range sent {
+		n := 0
+		for _, b := range sent {
+			if !b.SentAt.Before(a.SentAt) && b.SentAt.Sub(a.SentAt) < minute {
+				n++
+			}
+		}
+		if n > 2 {
+			t.Errorf("%d messages within a minute from %v; the budget is 2", n, a.SentAt)
+		}
+	}
+}
