@@ -95,6 +95,16 @@ type SMTP struct {
 	// once when several messages are due (1 to 32). Zero means the
 	// sender's default, 4.
 	Connections int `toml:"connections"`
+	// RecipientsPerDay is the most recipients the host sends to in any
+	// rolling 24 hours of its clock (the speed setting scales it like
+	// every other duration); every copy counts. Zero means the limit the
+	// host learns from the provider's first refusal, if any. Set it to
+	// the provider's figure (mafiamail check names it for the providers
+	// it knows).
+	RecipientsPerDay int `toml:"recipients_per_day"`
+	// MessagesPerMinute is the most messages the host sends in any
+	// minute of its clock; zero means no limit.
+	MessagesPerMinute int `toml:"messages_per_minute"`
 }
 
 // maxSMTPConnections is the most connections the sender takes
@@ -258,6 +268,12 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 	}
 	if n := cfg.SMTP.Connections; n < 0 || n > maxSMTPConnections {
 		errs = append(errs, bad("smtp.connections", "must be between 1 and %d (0 or left out: 4), not %d", maxSMTPConnections, n))
+	}
+	if n := cfg.SMTP.RecipientsPerDay; n < 0 {
+		errs = append(errs, bad("smtp.recipients_per_day", "must be 0 (learn it) or more, not %d", n))
+	}
+	if n := cfg.SMTP.MessagesPerMinute; n < 0 {
+		errs = append(errs, bad("smtp.messages_per_minute", "must be 0 (no limit) or more, not %d", n))
 	}
 	if cfg.IMAP.Mailbox == "" {
 		errs = append(errs, bad("imap.mailbox", "must name a mailbox"))

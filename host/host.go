@@ -66,6 +66,12 @@ type Options struct {
 	// MailGrace is how long a deadline waits for unread mail unless the
 	// game's setup says (mail_grace); zero means DefaultMailGrace.
 	MailGrace time.Duration
+	// RecipientsPerDay is the configured sending budget ([smtp]
+	// recipients_per_day), 0 for the learned one; SendingDay is the
+	// host's day in real time (24 hours, shorter with a fast clock). The
+	// referee's STATUS shows them.
+	RecipientsPerDay int
+	SendingDay       time.Duration
 	// Rand is the role draw's random source; nil means crypto/rand. A
 	// seeded one makes a demo repeatable.
 	Rand  io.Reader
@@ -134,6 +140,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if h.mail, err = compose.New(opts.Address); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
+	h.mail.SetSendingStatus(h.sendingStatus)
 	if err := h.load(ctx); err != nil {
 		return nil, err
 	}
@@ -396,7 +403,7 @@ func (w *work) flush(ctx context.Context) error {
 	real := w.h.clock.real()
 	for _, m := range w.out {
 		om := store.OutMessage{MessageID: m.MessageID, Game: m.Game, Kind: m.Kind, From: m.From, To: m.To,
-			Raw: m.Raw, Cause: w.cause}
+			Raw: m.Raw, Cause: w.cause, Priority: priorityOf(m)}
 		if _, err := w.tx.Enqueue(ctx, om, real); err != nil {
 			return fmt.Errorf("enqueue %s: %w", m.MessageID, err)
 		}

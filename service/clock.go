@@ -26,6 +26,20 @@ func (c clockState) clock() host.Clock {
 	return host.Clock{Anchor: c.Anchor, Start: c.Start, Speed: c.Speed}
 }
 
+// SavedClock is the game clock kept beside the database at db, for tools
+// that read a database while serve runs; an error when there is none.
+func SavedClock(db string) (host.Clock, error) {
+	data, err := os.ReadFile(ClockPath(db))
+	if err != nil {
+		return host.Clock{}, err
+	}
+	var c clockState
+	if err := json.Unmarshal(data, &c); err != nil {
+		return host.Clock{}, fmt.Errorf("read the game clock %s: %w", ClockPath(db), err)
+	}
+	return c.clock(), nil
+}
+
 // ClockPath is where serve keeps the game clock of the database at db.
 func ClockPath(db string) string { return db + ".clock" }
 

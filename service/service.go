@@ -64,7 +64,8 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error)
 		PerSenderPerHour: cfg.Limits.PerSenderPerHour, MaxPostBytes: cfg.Limits.MaxPostBytes,
 		KeepRawMail: time.Duration(cfg.Limits.KeepRawMail),
 		Clock:       o.Clock, Rand: o.Draw, Store: st, Log: log,
-		ArrivalOrder: true,
+		ArrivalOrder:     true,
+		RecipientsPerDay: cfg.SMTP.RecipientsPerDay, SendingDay: SendingBudget(cfg).Day,
 	})
 	if err != nil {
 		st.Close()
@@ -101,6 +102,20 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error)
 		TLSConfig: TLSConfig(cfg.SMTP.Account), Helo: HeloName(cfg.Address), Logger: log,
 		CommandTimeout: time.Duration(cfg.SMTP.Timeout),
 		Connections:    cfg.SMTP.Connections,
+		// The budget is counted in the store; its windows are the host's
+		// day and minute, which the speed setting shortens.
+		Ledger: st, Budget: SendingBudget(cfg),
+		OnHold: func(hold sender.Hold) {
+			if err := h.SendingHeld(context.Background(), host.SendingHold{Reply: hold.Reply,
+				Sent: hold.SentInWindow, Learned: hold.Learned, Blocked: hold.Blocked}); err != nil {
+				log.Error("cannot tell the referees that mail waits for the sending limit", "err", err)
+			}
+		},
+		OnResume: func(sender.Hold) {
+			if err := h.SendingResumed(context.Background()); err != nil {
+				log.Error("cannot record that mail flows again", "err", err)
+			}
+		},
 		// A message refused for good is reported by the outbox in the
 		// transaction that marks it failed; this is for the messages that
 		// reached only some of their recipients.
@@ -119,6 +134,14 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error)
 		return nil, err
 	}
 	return s, nil
+}
+
+// SendingBudget is the configured sending budget, its windows in real
+// time: a day and a minute of the host's clock.
+func SendingBudget(cfg *config.Config) sender.Budget {
+	speed := max(cfg.Speed, 1)
+	return sender.Budget{RecipientsPerDay: cfg.SMTP.RecipientsPerDay, MessagesPerMinute: cfg.SMTP.MessagesPerMinute,
+		Day: time.Duration(float64(24*time.Hour) / speed), Minute: time.Duration(float64(time.Minute) / speed)}
 }
 
 // TLSConfig is the TLS configuration an account asks for: nil, the

@@ -55,6 +55,10 @@ type OutMessage struct {
 	SentAt      time.Time
 	// Cause tells what made the message: "inbox:<id>", "deadline", ...
 	Cause string
+	// Priority orders the mail when the sending budget is tight:
+	// PriorityGame first, PriorityReceipt last. Enqueue takes 0 as
+	// PriorityGame.
+	Priority int
 }
 
 // canonicalMessageID returns id in its header form, "<...>".
@@ -93,10 +97,13 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 	if err != nil {
 		return 0, fmt.Errorf("store: enqueue %s: %w", id, err)
 	}
+	if m.Priority < PriorityGame || m.Priority > PriorityReceipt {
+		return 0, fmt.Errorf("store: enqueue %s: priority %d out of range", id, m.Priority)
+	}
 	res, err := tx.q.ExecContext(ctx, `INSERT INTO outbox
-		(message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt, created_at, cause)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
-		id, nullString(m.Game), m.Kind, m.From, string(rcpts), m.Raw, toNanos(now), toNanos(now), m.Cause)
+		(message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt, created_at, cause, priority)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`,
+		id, nullString(m.Game), m.Kind, m.From, string(rcpts), m.Raw, toNanos(now), toNanos(now), m.Cause, m.Priority)
 	if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
 		return 0, fmt.Errorf("store: enqueue %s: %w", id, ErrExists)
 	}
@@ -108,7 +115,7 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 }
 
 // ClaimDue marks up to limit pending messages due at now as sending and
-// returns them, earliest due first. The caller then reports each one with
+// returns them, by priority and then in the order they were queued. The caller then reports each one with
 // MarkSent, MarkRetry or MarkFailed.
 func (tx *Tx) ClaimDue(ctx context.Context, now time.Time, limit int) ([]OutMessage, error) {
 	if limit <= 0 {
@@ -116,7 +123,7 @@ func (tx *Tx) ClaimDue(ctx context.Context, now time.Time, limit int) ([]OutMess
 	}
 	rows, err := tx.q.QueryContext(ctx, `UPDATE outbox SET status = 'sending'
 		WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt <= ?
-			ORDER BY next_attempt, id LIMIT ?)
+			ORDER BY priority, id LIMIT ?)
 		RETURNING `+outCols, toNanos(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim outbox: %w", err)
@@ -236,7 +243,7 @@ func (r reader) outMessages(ctx context.Context, tail string, args ...any) ([]Ou
 }
 
 const outCols = `id, message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt,
-	last_error, created_at, sent_at, cause`
+	last_error, created_at, sent_at, cause, priority`
 
 func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 	defer rows.Close()
@@ -248,7 +255,7 @@ func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 		var next, created int64
 		var sent sql.NullInt64
 		if err := rows.Scan(&m.ID, &m.MessageID, &game, &m.Kind, &m.From, &rcpts, &m.Raw, &status,
-			&m.Attempts, &next, &m.LastError, &created, &sent, &m.Cause); err != nil {
+			&m.Attempts, &next, &m.LastError, &created, &sent, &m.Cause, &m.Priority); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(rcpts), &m.To); err != nil {
@@ -263,7 +270,7 @@ func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 
 func sortOut(ms []OutMessage) {
 	slices.SortFunc(ms, func(a, b OutMessage) int {
-		if c := a.NextAttempt.Compare(b.NextAttempt); c != 0 {
+		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)

@@ -158,6 +158,7 @@ type Section struct {
 	End     *End
 	Reply   *Reply
 	Failure *Failure
+	Hold    *SendingHold
 	// Address is an address the section names (never a player's own
 	// address in public mail).
 	Address string
@@ -284,6 +285,8 @@ type Status struct {
 	Fellows []string
 	Actions []string
 	Held    int
+	// Sending is the host's sending budget (the referee's view only).
+	Sending *Sending
 }
 
 // StatusPlayer is one line of a status.
@@ -356,6 +359,40 @@ type ReplyLine struct {
 	Accepted bool
 	Error    string
 	Sections []*Section
+}
+
+// Sending is the host's sending budget, in the referee's STATUS: it is
+// shared by every game the host runs.
+type Sending struct {
+	// Used is the recipients sent in the last 24 hours of the host's
+	// clock; Limit the budget (0: none known).
+	Used, Limit int
+	// Held: the provider refuses mail for its sending limit since
+	// HeldSince.
+	Held      bool
+	HeldSince Moment
+	// Waiting is the messages in the outbox; ByKind says of what kinds
+	// ("thread 12, role 2").
+	Waiting int
+	ByKind  string
+	// Forecast is when what waits will have gone out, when it does not
+	// fit now.
+	Forecast *Moment
+}
+
+// SendingHold tells the referee that the mailbox's provider refuses mail
+// for its sending limit: every message waits, none is lost.
+type SendingHold struct {
+	Since Moment
+	// Reply is the provider's refusal, as it said it.
+	Reply string
+	// Sent is the recipients sent in the last 24 hours when it refused;
+	// Learned the limit the host keeps from now on (0: none).
+	Sent, Learned int
+	// Waiting is the messages of every game that wait.
+	Waiting int
+	// Blocked: the same refusal of many messages, not a known limit reply.
+	Blocked bool
 }
 
 // Failure is a message the SMTP server refused for good.

@@ -59,5 +59,39 @@ func checkAccounts(ctx context.Context, cfg *config.Config, w io.Writer) error {
 	} else {
 		fmt.Fprintf(w, "SMTP %s as %s: ok, %s\n", cfg.SMTP.URL, cfg.SMTP.Username, sec)
 	}
+	checkBudget(cfg, w)
 	return errors.Join(errs...)
+}
+
+// checkBudget names the provider's documented sending limit when the SMTP
+// host is one the host knows, and suggests it when the budget is unset.
+func checkBudget(cfg *config.Config, w io.Writer) {
+	set := cfg.SMTP.RecipientsPerDay
+	p, ok := sender.KnownProvider(cfg.SMTP.URL)
+	switch {
+	case !ok && set == 0:
+		fmt.Fprintf(w, "sending limit: not set; the host learns it from the provider's first refusal (set [smtp] recipients_per_day to the provider's figure to stay within it from the start)\n")
+	case !ok:
+		fmt.Fprintf(w, "sending limit: %d recipients a day, as configured\n", set)
+	case p.RecipientsPerDay == 0:
+		fmt.Fprintf(w, "sending limit: %s documents no single figure (%s); [smtp] recipients_per_day is %s\n", p.Name, p.Note, budgetWord(set))
+	case set == 0:
+		fmt.Fprintf(w, "sending limit: %s documents %d recipients a day (%s); [smtp] recipients_per_day is not set: set it to %d so that the host stays within it\n",
+			p.Name, p.RecipientsPerDay, p.Note, p.RecipientsPerDay)
+	case set > p.RecipientsPerDay:
+		fmt.Fprintf(w, "sending limit: %d recipients a day, more than the %d %s documents (%s): the provider may refuse mail, which then waits\n",
+			set, p.RecipientsPerDay, p.Name, p.Note)
+	default:
+		fmt.Fprintf(w, "sending limit: %d recipients a day; %s documents %d (%s)\n", set, p.Name, p.RecipientsPerDay, p.Note)
+	}
+	if ok && p.MessagesPerMinute > 0 && cfg.SMTP.MessagesPerMinute == 0 {
+		fmt.Fprintf(w, "sending rate: %s documents %d messages a minute; set [smtp] messages_per_minute to %d\n", p.Name, p.MessagesPerMinute, p.MessagesPerMinute)
+	}
+}
+
+func budgetWord(n int) string {
+	if n == 0 {
+		return "not set"
+	}
+	return fmt.Sprint(n)
 }

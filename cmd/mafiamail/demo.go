@@ -78,6 +78,12 @@ type demoOptions struct {
 	verbose  bool
 	progress io.Writer
 	logTo    io.Writer
+	// sendLimit, when set, makes the embedded SMTP server refuse the
+	// host's mail past a number of recipients in a rolling window, as a
+	// provider does; recipientsPerDay is the host's [smtp]
+	// recipients_per_day.
+	sendLimit        *mailserver.SendLimit
+	recipientsPerDay int
 }
 
 // demoResult is how a demo game ended.
@@ -85,6 +91,8 @@ type demoResult struct {
 	state    *engine.State
 	sent     int
 	received map[string][]mailserver.Message
+	// outbox is every message the host queued, as the game ended.
+	outbox []store.OutMessage
 }
 
 // runDemo starts the mail servers, the host and the bots, and plays until
@@ -96,8 +104,9 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	var mu sync.Mutex
 	srv, err := mailserver.Start(mailserver.Options{
 		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: demoPassword,
-		Users:  map[string]string{"host": demoPassword, "referee": demoPassword},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Users:     map[string]string{"host": demoPassword, "referee": demoPassword},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SendLimit: o.sendLimit,
 		OnMessage: func(m mailserver.Message) {
 			if !m.Delivered {
 				return
@@ -124,6 +133,8 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", demoPassword
 	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", demoPassword
 	cfg.Limits.PerSenderPerHour = 100000 // bots at 18000x write a day's mail in a second
+	cfg.Speed = o.speed                  // the sending budget's day is the game's
+	cfg.SMTP.RecipientsPerDay = o.recipientsPerDay
 	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelInfo
@@ -239,6 +250,9 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 		return true
 	})
 	res.state = final
+	if res.outbox, err = rt.Store().OutMessages(ctx, ""); err != nil {
+		return nil, err
+	}
 	mu.Lock()
 	for _, ms := range res.received {
 		res.sent += len(ms)

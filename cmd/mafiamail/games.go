@@ -8,11 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -40,7 +43,10 @@ func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 		if fs.NArg() != 1 {
 			return usageError{fmt.Errorf("games show GAME")}
 		}
-		return showGame(ctx, st, fs.Arg(0), stdout)
+		if err := showGame(ctx, st, fs.Arg(0), stdout); err != nil {
+			return err
+		}
+		return showSending(ctx, st, *db, stdout)
 	case "export":
 		if fs.NArg() != 1 || *out == "" {
 			return usageError{fmt.Errorf("games export GAME --out DIR")}
@@ -253,4 +259,64 @@ func writeMbox(w *bytes.Buffer, from string, at time.Time, raw []byte) {
 		w.WriteByte('\n')
 	}
 	w.WriteByte('\n')
+}
+
+// showSending shows the host's sending budget: what was sent in the last
+// day of the host's clock, the limit learned or the hold under way, what
+// waits in the outbox by kind, and when it will have gone out.
+func showSending(ctx context.Context, st *store.Store, db string, w io.Writer) error {
+	// The outbox keeps real times; with a fast game clock the host's day
+	// is shorter.
+	fmtT := func(t time.Time) string { return t.UTC().Format("Mon 2 Jan 2006 15:04:05 MST") }
+	day := 24 * time.Hour
+	if c, err := service.SavedClock(db); err == nil && c.Speed > 1 {
+		day = time.Duration(float64(day) / c.Speed)
+	}
+	now := time.Now()
+	sent, err := st.SentSince(ctx, now.Add(-day))
+	if err != nil {
+		return err
+	}
+	used := 0
+	for _, x := range sent {
+		used += x.Recipients
+	}
+	lim, err := st.SendingLimit(ctx)
+	if err != nil {
+		return err
+	}
+	waiting, err := st.Waiting(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nSending (every game of this host): %d recipients in the last 24 hours", used)
+	if lim.Learned > 0 {
+		fmt.Fprintf(w, " of the %d a day learned from the provider's refusal on %s (the configuration's [smtp] recipients_per_day, if set, comes first)", lim.Learned, fmtT(lim.LearnedAt))
+	}
+	fmt.Fprintln(w)
+	if !lim.HeldSince.IsZero() {
+		fmt.Fprintf(w, "  held since %s: the provider refuses mail for its sending limit (%s); the outbox waits, nothing is lost\n", fmtT(lim.HeldSince), lim.HeldReply)
+	}
+	kinds := make([]string, 0, len(waiting))
+	total := 0
+	for k, n := range waiting {
+		kinds = append(kinds, k)
+		total += n
+	}
+	sort.Strings(kinds)
+	if total == 0 {
+		fmt.Fprintf(w, "  nothing waits in the outbox\n")
+		return nil
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, waiting[k])
+	}
+	fmt.Fprintf(w, "  waiting: %d (%s)\n", total, strings.Join(parts, ", "))
+	if lim.Learned > 0 {
+		if t := sender.Forecast(sent, total, lim.Learned, day, now); !t.IsZero() {
+			fmt.Fprintf(w, "  at %d a day, what waits will have gone out by %s\n", lim.Learned, fmtT(t))
+		}
+	}
+	return nil
 }

@@ -140,7 +140,30 @@ type Composer struct {
 	host   string
 	local  string
 	domain string
+	// sending, if set, tells the host's sending budget for the referee's
+	// STATUS.
+	sending func() (SendingStatus, bool)
 }
+
+// SendingStatus is the host's sending budget as the referee's STATUS
+// shows it.
+type SendingStatus struct {
+	// Used is the recipients sent in the host's last day; Limit the
+	// budget, 0 for none known.
+	Used, Limit int
+	// HeldSince is when the provider began refusing mail for its limit,
+	// zero while mail flows.
+	HeldSince time.Time
+	// Waiting counts the messages in the outbox by kind.
+	Waiting map[string]int
+	// Forecast is when what waits will have gone out; zero when it fits
+	// now or no limit is known.
+	Forecast time.Time
+}
+
+// SetSendingStatus makes the referee's STATUS show the sending budget
+// that f reports (ok false: nothing to show).
+func (c *Composer) SetSendingStatus(f func() (SendingStatus, bool)) { c.sending = f }
 
 // New returns a Composer for the host's bare address, host@example.org.
 func New(host string) (*Composer, error) {

@@ -291,3 +291,37 @@ func (c *Composer) DeliveryFailure(f Failure) (Message, error) {
 		id: c.opaqueID(idKey(f.Dir, s.Game), s.Game, "failed", strings.ToLower(strings.TrimSpace(f.MessageID+" "+f.Recipient)), ref.key),
 	})
 }
+
+// Hold is the referee's notice that the mailbox's provider refuses mail
+// for its sending limit.
+type Hold struct {
+	State *engine.State
+	Dir   Directory
+	// Since is when the provider began refusing; Reply what it said.
+	Since time.Time
+	Reply string
+	// Sent, Learned, Waiting and Blocked are as in templates.SendingHold.
+	Sent, Learned, Waiting int
+	Blocked                bool
+	// Number tells this hold from the host's earlier ones.
+	Number int
+	Now    time.Time
+}
+
+// SendingHold tells a game's referee, once per hold, that mail waits for
+// the provider's sending limit.
+func (c *Composer) SendingHold(h Hold) (Message, error) {
+	s := h.State
+	if s == nil {
+		return Message{}, errors.New("compose: a sending hold notice needs its game")
+	}
+	ref := refereeRecipient(s, h.Dir)
+	view := &templates.SendingHold{Since: moment(s, h.Since, h.Now), Reply: strings.TrimSpace(h.Reply),
+		Sent: h.Sent, Learned: h.Learned, Waiting: h.Waiting, Blocked: h.Blocked}
+	sec := &templates.Section{Kind: "sendinghold", Hold: view}
+	return c.finish(draft{
+		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: h.Now,
+		sections: []*templates.Section{sec}, main: sec, kind: KindReferee,
+		id: c.msgID(s.Game, "held", hashKey(fmt.Sprint(h.Number, " ", h.Since.UTC().Format(time.RFC3339Nano))), ref.key),
+	})
+}

@@ -322,6 +322,13 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	}
 	h.record([]compose.Message{flood})
 	g.add("mailbox-flood", flood)
+	hold, err := h.c.SendingHold(compose.Hold{State: h.s, Dir: h.dir, Since: h.now.Add(-10 * time.Minute),
+		Reply: "550 5.4.5 Daily user sending limit exceeded.", Sent: 500, Learned: 500, Waiting: 212, Now: h.now})
+	if err != nil {
+		t.Fatalf("SendingHold: %v", err)
+	}
+	h.record([]compose.Message{hold})
+	g.add("sendinghold", hold)
 	return h, g
 }
 
@@ -536,6 +543,14 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	}
 	h.record([]compose.Message{flood})
 	g.add("mailbox-flood", flood)
+	hold, err := h.c.SendingHold(compose.Hold{State: h.s, Dir: h.dir, Since: h.now.Add(-time.Hour),
+		Reply: "550 5.1.90 Your message can't be sent because you've reached your daily limit for message recipients",
+		Sent:  300, Learned: 300, Waiting: 640, Now: h.now})
+	if err != nil {
+		t.Fatalf("SendingHold: %v", err)
+	}
+	h.record([]compose.Message{hold})
+	g.add("sendinghold", hold)
 	return h, g
 }
 

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -263,6 +264,11 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		}
 		sec.Kind = "status"
 		sec.Status = statusView(e.Status, s, now, forRef)
+		if forRef && c.sending != nil {
+			if ss, ok := c.sending(); ok {
+				sec.Status.Sending = sendingView(ss, s, now)
+			}
+		}
 	case engine.EvHelpShown:
 		sec.Kind = "help"
 		sec.Help = helpView(e, s, r)
@@ -544,3 +550,31 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+func sendingView(ss SendingStatus, s *engine.State, now time.Time) *templates.Sending {
+	v := &templates.Sending{Used: ss.Used, Limit: ss.Limit, Held: !ss.HeldSince.IsZero(), HeldSince: moment(s, ss.HeldSince, now)}
+	kinds := make([]string, 0, len(ss.Waiting))
+	for k, n := range ss.Waiting {
+		kinds = append(kinds, k)
+		v.Waiting += n
+	}
+	sort.Strings(kinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		word := kindWords[k]
+		if word == "" {
+			word = k
+		}
+		parts[i] = fmt.Sprintf("%d %s", ss.Waiting[k], word)
+	}
+	v.ByKind = strings.Join(parts, ", ")
+	if !ss.Forecast.IsZero() {
+		m := moment(s, ss.Forecast, now)
+		v.Forecast = &m
+	}
+	return v
+}
+
+// kindWords name the kinds of mail in the referee's STATUS.
+var kindWords = map[string]string{KindRole: "role mails", KindThread: "thread mails", KindTally: "tallies",
+	KindDawn: "dawn reports", KindConfirm: "receipts", KindError: "answers to refused commands", KindMafia: "mafia mails",
+	KindReferee: "mails to referees", KindEnd: "end mails", KindPrivate: "private mails"}

@@ -69,6 +69,10 @@ type Options struct {
 	// Fault, when set, decides per SMTP transaction whether it succeeds. It
 	// sees the envelope and the data, and may be replaced later by SetFault.
 	Fault FaultFunc
+	// SendLimit, when set, refuses authenticated users' mail past a
+	// number of recipients in a rolling window, as providers do; see
+	// SetSendLimit.
+	SendLimit *SendLimit
 	// OnMessage, when set, is called after every SMTP DATA transaction with
 	// what was received and how it ended. It runs on the connection's
 	// goroutine before the client gets its reply; it must not block long.
@@ -119,10 +123,12 @@ type Server struct {
 	smtp           *smtp.Server
 	wg             sync.WaitGroup
 
-	mu       sync.Mutex
-	users    map[string]*user
-	fault    FaultFunc
-	messages []Message
+	mu    sync.Mutex
+	users map[string]*user
+	fault FaultFunc
+	// sendLimit, when set, limits what authenticated users may send.
+	sendLimit *SendLimit
+	messages  []Message
 	// seq numbers the transactions, kept or not.
 	seq    int
 	closed bool
@@ -195,13 +201,14 @@ func Start(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{
-		opts:    opts,
-		domains: map[string]bool{strings.ToLower(opts.Domain): true},
-		log:     opts.Logger.With("component", "mailserver"),
-		users:   map[string]*user{},
-		fault:   opts.Fault,
-		wake:    make(chan struct{}),
-		uidBase: nextUIDBase(),
+		opts:      opts,
+		domains:   map[string]bool{strings.ToLower(opts.Domain): true},
+		log:       opts.Logger.With("component", "mailserver"),
+		users:     map[string]*user{},
+		fault:     opts.Fault,
+		sendLimit: opts.SendLimit,
+		wake:      make(chan struct{}),
+		uidBase:   nextUIDBase(),
 	}
 	for _, d := range opts.ExtraDomains {
 		s.domains[strings.ToLower(d)] = true

@@ -25,6 +25,11 @@ type smtpSession struct {
 	auth  string // authenticated user, "" if none
 	from  string
 	rcpts []rcpt
+	// limit is the sending limit this transaction's recipients are
+	// counted against as open, nil for none.
+	limit *SendLimit
+	// reserved is 1 from MAIL until the first RCPT, which takes it over.
+	reserved int
 	// closeAfterReply asks Reset, which go-smtp calls once the reply to
 	// DATA is written, to close the connection (421 means "closing").
 	closeAfterReply bool
@@ -66,6 +71,19 @@ func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
 	if s.srv.opts.RequireAuth && s.auth == "" {
 		return errAuthRequired
 	}
+	s.releaseLimit()
+	limit := s.srv.currentSendLimit()
+	if limit != nil && s.auth != "" {
+		s.limit = limit
+		if limit.Stage == LimitAtMail {
+			// The first recipient is counted as open from MAIL on.
+			if err := limit.admit(s.auth, LimitAtMail, 1); err != nil {
+				s.limit = nil
+				return err
+			}
+			s.reserved = 1
+		}
+	}
 	s.from = from
 	return nil
 }
@@ -74,6 +92,15 @@ func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	u, err := s.srv.localUser(to, true)
 	if err != nil {
 		return err
+	}
+	switch {
+	case s.reserved > 0:
+		// Counted as open at MAIL already.
+		s.reserved--
+	case s.limit != nil:
+		if err := s.limit.admit(s.auth, LimitAtRcpt, 1); err != nil {
+			return err
+		}
 	}
 	s.rcpts = append(s.rcpts, rcpt{addr: to, user: u})
 	return nil
@@ -93,6 +120,11 @@ func (s *smtpSession) Data(r io.Reader) error {
 	}
 	for _, rc := range s.rcpts {
 		m.To = append(m.To, rc.addr)
+	}
+	limit := s.limit
+	if err := limit.takeAtData(s.auth, len(s.rcpts)); err != nil {
+		s.record(m)
+		return err
 	}
 	if f := s.srv.currentFault(); f != nil {
 		m.Fault = f(m)
@@ -121,6 +153,7 @@ func (s *smtpSession) Data(r io.Reader) error {
 		return errTempFail
 	}
 	m.Delivered = true
+	limit.count(s.auth, len(s.rcpts))
 	s.record(m)
 	if m.Fault == FaultDropAfterDelivery {
 		s.conn.Conn().Close()
@@ -154,6 +187,7 @@ func (s *smtpSession) deliver(data []byte) error {
 }
 
 func (s *smtpSession) Reset() {
+	s.releaseLimit()
 	s.from = ""
 	s.rcpts = nil
 	if s.closeAfterReply {
@@ -161,4 +195,16 @@ func (s *smtpSession) Reset() {
 	}
 }
 
-func (s *smtpSession) Logout() error { return nil }
+func (s *smtpSession) Logout() error {
+	s.releaseLimit()
+	return nil
+}
+
+// releaseLimit gives up the transaction's open recipients: delivered,
+// they are counted as sent; refused or abandoned, they never counted.
+func (s *smtpSession) releaseLimit() {
+	if s.limit != nil {
+		s.limit.release(s.auth, len(s.rcpts)+s.reserved)
+		s.limit, s.reserved = nil, 0
+	}
+}

@@ -50,6 +50,17 @@ type batch struct {
 	// other was open: the server is gone, and err says why.
 	stopping bool
 	err      error
+	// halted is set when the provider refuses mail for its limit: the
+	// messages not taken wait for the hold to end.
+	halted bool
+}
+
+// halt stops the batch for a hold.
+func (b *batch) halt() {
+	b.mu.Lock()
+	b.halted, b.stopping = true, true
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }
 
 // take returns the next message for a worker, or false when the worker is
@@ -183,6 +194,8 @@ func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage
 		delay := backoff.Duration(s.failures, s.cfg.MinBackoff, s.cfg.MaxBackoff)
 		s.release(ctx, rest, "not attempted: "+b.err.Error(), delay)
 		return b.err
+	case b.halted:
+		s.release(ctx, rest, "not attempted: held for the provider's sending limit", 0)
 	case len(rest) > 0:
 		// Unreachable: a worker that gives a message back leaves one with
 		// a connection behind it. Released rather than left claimed.
@@ -220,6 +233,9 @@ func (s *Sender) work(ctx context.Context, b *batch, p *pool, slot int, notify f
 		}
 		res := c.send(ctx, m)
 		s.apply(ctx, m, res, notify)
+		if s.held() {
+			b.halt()
+		}
 		if res.broken {
 			c.close()
 			c = nil

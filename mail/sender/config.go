@@ -72,6 +72,28 @@ type Config struct {
 	// same transaction as the failure can do both in its Outbox.MarkFailed
 	// instead.
 	OnFailed func(msg store.OutMessage, err error)
+
+	// Budget is how much the account may send; the sender never sends
+	// more. It needs a Ledger to count what was sent.
+	Budget Budget
+	// Ledger, if set, counts what was sent (the budget's count survives
+	// restarts) and keeps the limit learned from a provider's refusal
+	// while Budget.RecipientsPerDay is 0. The host passes its store.
+	Ledger Ledger
+	// ProbeEvery and MaxProbe bound the waits while the provider refuses
+	// mail for its sending limit: the first probe (one message) comes
+	// ProbeEvery after the refusal, or once the budget's window has room
+	// when a limit is known, and each refused probe doubles the wait, up
+	// to MaxProbe. Defaults a 96th and a 12th of Budget.Day (15 minutes
+	// and 2 hours of a real day).
+	ProbeEvery time.Duration
+	MaxProbe   time.Duration
+	// OnHold, if set, is called once when the provider begins refusing
+	// mail for its sending limit (every message is then held, none is
+	// failed), and OnResume once it takes mail again; both on Run's
+	// goroutine. The host tells the referees.
+	OnHold   func(Hold)
+	OnResume func(Hold)
 }
 
 // Defaults of Config.
@@ -112,6 +134,16 @@ func (c *Config) setDefaults() {
 	if c.CommandTimeout <= 0 {
 		c.CommandTimeout = DefaultCommandTimeout
 	}
+	c.Budget.setDefaults()
+	if c.ProbeEvery <= 0 {
+		c.ProbeEvery = c.Budget.Day / 96
+	}
+	if c.MaxProbe <= 0 {
+		c.MaxProbe = c.Budget.Day / 12
+	}
+	if c.MaxProbe < c.ProbeEvery {
+		c.MaxProbe = c.ProbeEvery
+	}
 }
 
 // defaultHelo is the machine's name where it looks like a domain name;
@@ -135,6 +167,12 @@ func (c *Config) validate() error {
 	}
 	if c.Connections < 1 || c.Connections > MaxConnections {
 		return fmt.Errorf("sender: Connections %d: want 1 to %d", c.Connections, MaxConnections)
+	}
+	if c.Budget.RecipientsPerDay < 0 || c.Budget.MessagesPerMinute < 0 {
+		return errors.New("sender: a negative budget")
+	}
+	if (c.Budget.RecipientsPerDay > 0 || c.Budget.MessagesPerMinute > 0) && c.Ledger == nil {
+		return errors.New("sender: a budget needs a Ledger to count what was sent")
 	}
 	if strings.ContainsAny(c.Helo, " \t\r\n") {
 		return fmt.Errorf("sender: Helo %q is not a host name", c.Helo)

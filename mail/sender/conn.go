@@ -173,6 +173,9 @@ type result struct {
 	// server that it cannot meet). Otherwise, unless sent, the failure is
 	// temporary.
 	permanent bool
+	// limit: the provider refuses mail for its sending limit; the
+	// message is held, as is every other, until it takes mail again.
+	limit bool
 	// broken: the connection cannot be used any more.
 	broken bool
 	err    error
@@ -189,6 +192,8 @@ func failure(what string, err error) result {
 		return result{err: err, broken: true}
 	}
 	switch {
+	case isLimitReply(se):
+		return result{err: err, limit: true, broken: se.Code == 421}
 	case se.Code == 421:
 		return result{err: err, broken: true}
 	case se.Code == 530 || se.Code == 535 || se.Code == 538:

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mafiamail/mafiamail/internal/backoff"
@@ -19,7 +21,8 @@ import (
 // once when Config.Connections is above 1.
 type Outbox interface {
 	// ClaimDue marks up to limit messages that are due at now as being
-	// sent and returns them, earliest due first.
+	// sent and returns them, by priority and then in the order they were
+	// queued.
 	ClaimDue(ctx context.Context, now time.Time, limit int) ([]store.OutMessage, error)
 	// MarkSent records that the server accepted a claimed message.
 	MarkSent(ctx context.Context, id int64, now time.Time) error
@@ -47,6 +50,9 @@ type Stats struct {
 	Connects, ConnectFailures uint64
 	// Drains counts completed passes over the due messages.
 	Drains uint64
+	// Holds counts the times the provider began refusing mail for its
+	// sending limit; Held counts messages put back to wait for it.
+	Holds, Held uint64
 	// LastError is the latest error, "" if none.
 	LastError string
 }
@@ -69,6 +75,12 @@ type Sender struct {
 	// which the workers of a drain add to.
 	recMu      sync.Mutex
 	unrecorded []record
+
+	// holdMu guards hs, what the workers of a drain share about the
+	// provider's limit; probing is set during a drain that probes a hold.
+	holdMu  sync.Mutex
+	hs      holdState
+	probing atomic.Bool
 
 	mu    sync.Mutex
 	stats Stats
@@ -144,6 +156,7 @@ func (s *Sender) update(f func(*Stats)) {
 // once.
 func (s *Sender) Run(ctx context.Context) error {
 	s.log.Info("sending mail", "security", s.ep.Security.String(), "auth", s.cfg.Username != "")
+	s.resumeHold(ctx)
 	for ctx.Err() == nil {
 		err := s.flush(ctx)
 		if err == nil {
@@ -186,6 +199,11 @@ func (s *Sender) waitForWork(ctx context.Context) bool {
 		defer t.Stop()
 		timer = t.C
 	case ok:
+		// While the provider or the budget makes mail wait, the wait
+		// ends first.
+		if nb := s.notBefore(); nb.After(next) {
+			next = nb
+		}
 		t := time.NewTimer(max(next.Sub(s.clock()), 0))
 		defer t.Stop()
 		timer = t.C
@@ -203,14 +221,22 @@ func (s *Sender) waitForWork(ctx context.Context) bool {
 // connections at once. It returns an error when the server cannot be
 // reached or the outbox fails; the messages it had claimed and not yet
 // attempted are then released for a later attempt.
-func (s *Sender) drain(ctx context.Context) error {
+func (s *Sender) drain(ctx context.Context) (err error) {
+	now := s.clock()
+	if now.Before(s.notBefore()) {
+		return nil
+	}
 	// Connect only when something is due.
 	next, ok, err := s.outbox.NextAttempt(ctx)
 	if err != nil {
 		return fmt.Errorf("read the outbox: %w", err)
 	}
-	if !ok || next.After(s.clock()) {
+	if !ok || next.After(now) {
 		return nil
+	}
+	rcptRoom, msgRoom, err := s.budgetRoom(ctx)
+	if err != nil || rcptRoom == 0 || msgRoom == 0 {
+		return err
 	}
 	// Connect before claiming: while the server is down, messages stay
 	// as they are instead of collecting failed attempts. The other
@@ -224,8 +250,21 @@ func (s *Sender) drain(ctx context.Context) error {
 	p := newPool(s.cfg.Connections)
 	p.conns[0] = c
 	defer p.quit()
+	// Refusals kept back to be judged are settled when the drain ends:
+	// failed when nothing else told them from a blocked account, put
+	// back when the drain broke off.
+	defer func() { s.settleSuspects(ctx, runNow, err == nil) }()
 	for {
-		msgs, err := s.outbox.ClaimDue(ctx, s.clock(), s.cfg.BatchSize)
+		limit := s.cfg.BatchSize
+		if s.held() {
+			// A probe: one message, not a storm.
+			s.probing.Store(true)
+			limit = 1
+		}
+		if msgRoom >= 0 {
+			limit = min(limit, msgRoom)
+		}
+		msgs, err := s.claim(ctx, limit, rcptRoom)
 		if err != nil {
 			return fmt.Errorf("claim due messages: %w", err)
 		}
@@ -233,12 +272,50 @@ func (s *Sender) drain(ctx context.Context) error {
 			return nil
 		}
 		if err := s.sendBatch(ctx, p, msgs); err != nil {
+			s.announceHold(ctx)
 			return err
 		}
 		if err := s.flush(ctx); err != nil {
+			s.announceHold(ctx)
+			return err
+		}
+		s.probing.Store(false)
+		if s.held() {
+			s.announceHold(ctx)
+			return nil
+		}
+		if rcptRoom, msgRoom, err = s.budgetRoom(ctx); err != nil || rcptRoom == 0 || msgRoom == 0 {
 			return err
 		}
 	}
+}
+
+// budgetRoom is room for the drain; when the budget has none, it records
+// when it will.
+func (s *Sender) budgetRoom(ctx context.Context) (rcpts, msgs int, err error) {
+	rcpts, msgs, wait, err := s.room(ctx, s.clock())
+	if err != nil {
+		return 0, 0, fmt.Errorf("count the mail sent against the budget: %w", err)
+	}
+	s.holdMu.Lock()
+	if rcpts == 0 || msgs == 0 {
+		s.hs.budgetWait = wait
+	} else {
+		s.hs.budgetWait = time.Time{}
+	}
+	s.holdMu.Unlock()
+	if rcpts == 0 || msgs == 0 {
+		s.log.Debug("the sending budget is spent; waiting", "until", wait)
+	}
+	return rcpts, msgs, nil
+}
+
+// claim takes due messages from the outbox, within the budget's room.
+func (s *Sender) claim(ctx context.Context, limit, rcpts int) ([]store.OutMessage, error) {
+	if s.cfg.Ledger != nil && rcpts >= 0 {
+		return s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), limit, rcpts)
+	}
+	return s.outbox.ClaimDue(ctx, s.clock(), limit)
 }
 
 // release makes claimed messages that were not attempted due again, after
@@ -258,7 +335,21 @@ func (s *Sender) release(ctx context.Context, msgs []store.OutMessage, why strin
 func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify func(func())) {
 	log := s.log.With("id", m.ID, "message_id", m.MessageID, "kind", m.Kind, "game", m.Game, "attempts", m.Attempts+1)
 	switch {
+	case r.limit:
+		s.update(func(st *Stats) { st.LastError = r.err.Error() })
+		s.holdMessage(ctx, m, r.err, notify)
+		// Refusals kept back may have been the limit too.
+		s.settleSuspects(ctx, notify, false)
+		s.startHold(ctx, r.err, false, "")
 	case r.sent:
+		s.holdMu.Lock()
+		delete(s.hs.blockHeld, m.ID)
+		s.holdMu.Unlock()
+		if h := s.endHold(); h != nil {
+			notify(func() { s.onResume(*h) })
+		}
+		// Mail flows: what was refused before earned it.
+		s.settleSuspects(ctx, notify, true)
 		s.update(func(st *Stats) {
 			st.Sent++
 			st.Refused += uint64(len(r.refused))
@@ -275,14 +366,11 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify
 		}
 		s.save(ctx, rec, notify)
 	case r.permanent:
-		s.update(func(st *Stats) {
-			st.Failed++
-			st.LastError = r.err.Error()
-		})
-		log.Error("the server refused the message for good", "err", r.err)
-		s.save(ctx, record{what: "mark failed", id: m.ID, save: func(ctx context.Context) error {
-			return s.outbox.MarkFailed(ctx, m.ID, r.err.Error())
-		}, after: func() { s.onFailed(m, r.err) }}, notify)
+		if key := blockKey(r.err); key != "" && s.judgeRefusal(ctx, m, r, key, notify) {
+			return
+		}
+		s.settleSuspects(ctx, notify, true)
+		s.fail(ctx, m, r, notify)
 	default:
 		delay := backoff.Duration(m.Attempts, s.cfg.MinBackoff, s.cfg.MaxBackoff)
 		next := s.clock().Add(delay)
@@ -295,6 +383,129 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify
 			return s.outbox.MarkRetry(ctx, m.ID, next, r.err.Error())
 		}}, notify)
 	}
+}
+
+// fail records that the server refused m for good.
+func (s *Sender) fail(ctx context.Context, m store.OutMessage, r result, notify func(func())) {
+	s.update(func(st *Stats) {
+		st.Failed++
+		st.LastError = r.err.Error()
+	})
+	s.log.Error("the server refused the message for good", "id", m.ID, "message_id", m.MessageID, "kind", m.Kind, "game", m.Game, "err", r.err)
+	s.save(ctx, record{what: "mark failed", id: m.ID, save: func(ctx context.Context) error {
+		return s.outbox.MarkFailed(ctx, m.ID, r.err.Error())
+	}, after: func() { s.onFailed(m, r.err) }}, notify)
+}
+
+// holdMessage puts m back to wait for the provider to take mail again.
+// It is due at once, in its place in the queue: the hold, not the
+// message, decides when it goes.
+func (s *Sender) holdMessage(ctx context.Context, m store.OutMessage, err error, notify func(func())) {
+	s.update(func(st *Stats) { st.Held++ })
+	why := "held for the provider's sending limit: " + describe(err)
+	s.save(ctx, record{what: "hold", id: m.ID, save: func(ctx context.Context) error {
+		return s.outbox.MarkRetry(ctx, m.ID, s.clock(), why)
+	}}, notify)
+}
+
+// judgeRefusal decides what a 5xx that could mean a blocked account does
+// to m, and reports whether it dealt with m. The first such refusal is
+// kept back; the same refusal of another message to another recipient
+// next means the account is blocked: both are held, as for a limit. A
+// different result next (mail accepted, another refusal) means the first
+// was the message's own, and it is failed.
+func (s *Sender) judgeRefusal(ctx context.Context, m store.OutMessage, r result, key string, notify func(func())) bool {
+	s.holdMu.Lock()
+	if h := s.hs.hold; h != nil && h.Blocked && h.key == key {
+		s.holdMu.Unlock()
+		s.holdMessage(ctx, m, r.err, notify)
+		s.startHold(ctx, r.err, true, key)
+		return true
+	}
+	if s.hs.blockHeld[m.ID] {
+		// Held for a block before, and refused the same way after mail
+		// flowed again: the message's own.
+		delete(s.hs.blockHeld, m.ID)
+		s.holdMu.Unlock()
+		return false
+	}
+	old := s.hs.suspects
+	if len(old) > 0 && old[0].key == key && !sharesRecipient(old, m) {
+		s.hs.suspects = nil
+		if s.hs.blockHeld == nil {
+			s.hs.blockHeld = map[int64]bool{}
+		}
+		for _, sp := range old {
+			s.hs.blockHeld[sp.m.ID] = true
+		}
+		s.hs.blockHeld[m.ID] = true
+		s.holdMu.Unlock()
+		for _, sp := range old {
+			s.holdMessage(ctx, sp.m, sp.r.err, notify)
+		}
+		s.holdMessage(ctx, m, r.err, notify)
+		s.startHold(ctx, r.err, true, key)
+		return true
+	}
+	s.hs.suspects = []suspect{{m: m, r: r, key: key}}
+	s.holdMu.Unlock()
+	for _, sp := range old {
+		s.fail(ctx, sp.m, sp.r, notify)
+	}
+	return true
+}
+
+func sharesRecipient(sps []suspect, m store.OutMessage) bool {
+	for _, sp := range sps {
+		for _, a := range sp.m.To {
+			for _, b := range m.To {
+				if strings.EqualFold(a, b) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// settleSuspects fails the refusals kept back (fail), or puts them back
+// to be sent again.
+func (s *Sender) settleSuspects(ctx context.Context, notify func(func()), fail bool) {
+	s.holdMu.Lock()
+	sps := s.hs.suspects
+	s.hs.suspects = nil
+	s.holdMu.Unlock()
+	for _, sp := range sps {
+		if fail {
+			s.fail(ctx, sp.m, sp.r, notify)
+		} else {
+			s.holdMessage(ctx, sp.m, sp.r.err, notify)
+		}
+	}
+}
+
+func (s *Sender) onHold(h Hold) {
+	if s.cfg.OnHold == nil {
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("OnHold panicked", "panic", v)
+		}
+	}()
+	s.cfg.OnHold(h)
+}
+
+func (s *Sender) onResume(h Hold) {
+	if s.cfg.OnResume == nil {
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("OnResume panicked", "panic", v)
+		}
+	}()
+	s.cfg.OnResume(h)
 }
 
 func (s *Sender) onFailed(m store.OutMessage, err error) {

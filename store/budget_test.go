@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Mail leaves by priority, and within a priority in the order it was
+// queued: a secret (a role mail, a night result) is never sent after a
+// post queued later than it, even when the budget lets only some go; a
+// budget's claim stops at the first message that does not fit, so nothing
+// overtakes what was queued before it. What was sent is counted from the
+// store, so the count survives reopening it.
+func TestOutboxPrioritiesAndBudget(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "budget.db")
+	s := openAt(t, path)
+	mustCreateGame(t, s, "g1")
+	type q struct {
+		kind     string
+		priority int
+		to       int
+	}
+	queued := []q{
+		{"thread", PriorityThread, 1}, {"confirm", PriorityReceipt, 1}, {"thread", PriorityThread, 1},
+		{"role", PriorityGame, 1}, {"tally", PriorityNotice, 1}, {"thread", PriorityThread, 1},
+		{"dawn", PriorityGame, 1}, {"thread", PriorityThread, 2},
+	}
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		for i, m := range queued {
+			id := fmt.Sprintf("<m%d@host>", i)
+			to := []string{"a@example.org", "b@example.org"}[:m.to]
+			if _, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: m.kind, From: "host@example.org",
+				To: to, Raw: rawMail(id, "x"), Priority: m.priority}, t0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var order []string
+	claim := func(recipients int) []OutMessage {
+		t.Helper()
+		var ms []OutMessage
+		update(t, s, func(ctx context.Context, tx *Tx) (err error) {
+			ms, err = tx.ClaimDueWithin(ctx, t0, 10, recipients)
+			return err
+		})
+		for _, m := range ms {
+			order = append(order, m.Kind)
+			if err := s.MarkSent(ctx, m.ID, t0.Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ms
+	}
+	if got := claim(3); len(got) != 3 {
+		t.Fatalf("claimed %d within a room of 3, want 3", len(got))
+	}
+	claim(3)
+	// The last post has two recipients and the room one: it waits, and
+	// the receipt behind it does not go instead.
+	if got := claim(1); len(got) != 0 {
+		t.Fatalf("claimed %+v within a room of 1; the next message has two recipients", got)
+	}
+	claim(5)
+	want := []string{"role", "dawn", "tally", "thread", "thread", "thread", "thread", "confirm"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Errorf("sent in the order %v, want %v", order, want)
+	}
+	// A post queued after a secret never leaves before it.
+	pos := map[string]int{}
+	for i, k := range order {
+		if _, ok := pos[k]; !ok {
+			pos[k] = i
+		}
+	}
+	if pos["role"] > pos["thread"] || pos["dawn"] > pos["thread"] {
+		t.Errorf("a secret was sent after a post: %v", order)
+	}
+
+	s.Close()
+	s = openAt(t, path)
+	sent, err := s.SentSince(ctx, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, x := range sent {
+		n += x.Recipients
+	}
+	if len(sent) != len(queued) || n != len(queued)+1 {
+		t.Errorf("after reopening, %d messages to %d recipients are counted as sent; want %d to %d", len(sent), n, len(queued), len(queued)+1)
+	}
+	if err := s.LearnLimit(ctx, 300, t0); err != nil {
+		t.Fatal(err)
+	}
+	if started, err := s.BeginHold(ctx, t0, "550 5.4.5"); err != nil || !started {
+		t.Fatalf("BeginHold: %v %v", started, err)
+	}
+	if started, _ := s.BeginHold(ctx, t0.Add(time.Hour), "550 5.4.5"); started {
+		t.Errorf("a second BeginHold started a hold while one was under way")
+	}
+	s.Close()
+	s = openAt(t, path)
+	l, err := s.SendingLimit(ctx)
+	if err != nil || l.Learned != 300 || !l.HeldSince.Equal(t0) {
+		t.Errorf("after reopening: %+v, %v; want the learned 300 and the hold since %v", l, err, t0)
+	}
+	if since, err := s.EndHold(ctx); err != nil || !since.Equal(t0) {
+		t.Errorf("EndHold: %v %v", since, err)
+	}
+}
