@@ -66,6 +66,8 @@ func seeded(seed uint64) *rand.ChaCha8 {
 type sent struct {
 	compose.Message
 	step string
+	// batch tells which call of record the message came in.
+	batch int
 	// ended: the game had ended when the message was composed (roles may
 	// then be public, W2).
 	ended bool
@@ -94,6 +96,9 @@ type harness struct {
 	inbox int
 	all   []sent
 	step  string
+	// batches counts the calls of record: the copies of one message share
+	// a batch.
+	batches int
 	// stepBy is the seat of the player whose command the step applies
 	// (0: none).
 	stepBy int
@@ -146,8 +151,9 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 }
 
 func (h *harness) record(msgs []compose.Message) {
+	h.batches++
 	for _, m := range msgs {
-		sm := sent{Message: m, step: h.step, ended: h.s != nil && h.s.Phase == engine.EndedPhase}
+		sm := sent{Message: m, step: h.step, batch: h.batches, ended: h.s != nil && h.s.Phase == engine.EndedPhase}
 		if h.s != nil {
 			sm.phase = h.s.Phase
 			var slot int

@@ -64,7 +64,7 @@ func TestPublicCopiesSameForEveryRole(t *testing.T) {
 				}
 				p := readBack(t, m.Raw)
 				text := compose.DecodeFlowed(p.text, strings.EqualFold(p.textDelSp, "yes"))
-				key := m.step + " " + strings.Replace(m.MessageID, "."+m.Recipient+".", ".R.", 1) + " " + m.standing
+				key := fmt.Sprint(m.batch) + " " + m.step + " " + m.Kind + " " + strings.Join(m.Contents, ",") + " " + m.standing
 				name := h.s.Player(slotOf(m.Recipient)).Name
 				groups[key] = append(groups[key], copyOf{m, theirs(normal(text), name), theirs(normal(p.html), html.EscapeString(name))})
 			}
