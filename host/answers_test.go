@@ -30,12 +30,15 @@ func TestEveryLineGetsItsAnswer(t *testing.T) {
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
-	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1")
+	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false")
 	before := len(hs.outbox())
 	hs.send(addr("Alice"), "host+g1@example.org", "JOIN alice\n\nHello everyone, glad to play!")
 	text := replyText(t, hs, addr("Alice"), before)
-	for _, want := range []string{"✓ JOIN alice", `shows your name as "alice", exactly as you wrote it`,
-		"✗ Hello everyone, glad to play!", "Not posted: the sign-up address reads only JOIN"} {
+	// Mail to the sign-up address proves nothing of its sender without an
+	// authserv-id, so its answer names each line by its command alone and
+	// echoes nothing else the sender wrote (docs/adversaries.md).
+	for _, want := range []string{"✓ JOIN", `shows your name as "alice", exactly as you wrote it`,
+		"✗ (a line of your message)", "Not posted: the sign-up address reads only JOIN"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the sign-up answer lacks %q:\n%s", want, text)
 		}
@@ -53,30 +56,12 @@ func TestEveryLineGetsItsAnswer(t *testing.T) {
 }
 
 // flowedText reads the text part of a message as a format=flowed reader
-// shows it.
+// shows it (the mailbox reader joins the soft line breaks).
 func flowedText(t *testing.T, raw []byte) string {
 	t.Helper()
 	l := parseLetter(raw)
 	if l.Err != nil {
 		t.Fatalf("read reply: %v", l.Err)
 	}
-	var out []string
-	var cur strings.Builder
-	open := false
-	for _, pl := range strings.Split(strings.ReplaceAll(l.Text, "\r\n", "\n"), "\n") {
-		if strings.HasPrefix(pl, " ") {
-			pl = pl[1:]
-		}
-		cur.WriteString(pl)
-		open = true
-		if !strings.HasSuffix(pl, " ") || pl == "-- " {
-			out = append(out, cur.String())
-			cur.Reset()
-			open = false
-		}
-	}
-	if open {
-		out = append(out, cur.String())
-	}
-	return strings.Join(out, "\n")
+	return strings.ReplaceAll(l.Text, "\r\n", "\n")
 }

@@ -88,7 +88,7 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	}
 	send(rigRef, rigHost, "NEW GAME g1")
 	r.st, r.h = st, h
-	send(rigRef, r.private("Referee"), "SETUP players=5 mafia=1 inspectors=1 reminder_before=0")
+	send(rigRef, r.private("Referee"), "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false reminder_before=0")
 	for _, p := range players {
 		send(addr(p), "host+g1@example.org", "JOIN "+p)
 	}

@@ -19,8 +19,10 @@ import (
 // mail speaks of.
 const maxUnprovenLines = 5
 
-// maxUnprovenError is the longest refusal sentence in such an answer.
-const maxUnprovenError = 200
+// maxUnprovenError is the longest refusal sentence in such an answer: room
+// for the host's own explanation with the address where a line belongs,
+// little for anything a refusal repeats of the message.
+const maxUnprovenError = 320
 
 // quieten makes the answer to unproven mail of no use to a forger, or
 // drops it when the address has had its answer today.

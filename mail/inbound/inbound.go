@@ -348,7 +348,7 @@ func (r *Report) readCommands(m *message.Message, set command.Set) command.Resul
 	r.Own = parts.New
 	r.Commands, r.Errors, r.Misplaced, r.Discussion = res.Commands, res.Errors, res.Misplaced, res.Discussion
 	if set == command.Thread || set == command.Mafia {
-		if d, ok := discussionInContext(m.Text, set); ok {
+		if d, ok := discussionInContext(m.Text, parts, set); ok {
 			r.Discussion = d
 		}
 	}
@@ -477,9 +477,24 @@ func (r Report) JSON() ([]byte, error) {
 // what is answered. Commands are still read from the author's own lines
 // alone (readCommands); the quoted lines here are only shown. ok is false
 // for a message that is no inline reply.
-func discussionInContext(text string, set command.Set) (string, bool) {
+func discussionInContext(text string, parts reply.Parts, set command.Set) (string, bool) {
+	if parts.Unsure != "" {
+		// What the reader could not place is neither relayed nor shown as
+		// context.
+		return "", false
+	}
 	answers := reply.Answers(text)
 	if answers == nil {
+		return "", false
+	}
+	// The answers must be exactly the author's text as Split read it:
+	// where the two readings differ, the post goes without context rather
+	// than with a line Split took for quoted.
+	own := make([]string, len(answers))
+	for i, a := range answers {
+		own[i] = a.Text
+	}
+	if strings.Join(strings.Fields(strings.Join(own, " ")), " ") != strings.Join(strings.Fields(parts.New), " ") {
 		return "", false
 	}
 	var blocks []string

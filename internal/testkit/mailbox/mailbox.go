@@ -15,6 +15,8 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 	gomail "github.com/emersion/go-message/mail"
+
+	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
 // Letter is one message as read from a mailbox, parsed with go-message.
@@ -132,7 +134,12 @@ func Parse(raw []byte) Letter {
 		l.Parts = append(l.Parts, ct)
 		switch ct {
 		case "text/plain":
+			// A mail client shows a flowed part with its soft line
+			// breaks joined (RFC 3676), and so does Text.
 			l.Text = string(body)
+			if strings.EqualFold(params["format"], "flowed") {
+				l.Text = compose.DecodeFlowed(strings.ReplaceAll(l.Text, "\r\n", "\n"), strings.EqualFold(params["delsp"], "yes"))
+			}
 		case "text/html":
 			l.HTML = string(body)
 		}
