@@ -180,7 +180,7 @@ func TestD14_DayShotClearsAVoteByMail(t *testing.T) {
 		t.Errorf("the notice's first line says what to do: %q", first)
 	}
 	shown := voter.Name + ": voted for " + target.Name + ", cleared when " + target.Name + " left the game (still counts as cast)"
-	if len(thread) != 1 || !strings.Contains(thread[0].Text, shown) || !strings.Contains(htmlLines(thread[0].HTML), "voted for "+target.Name+", cleared") {
+	if len(thread) != 1 || !strings.Contains(strings.Join(strings.Fields(thread[0].Text), " "), shown) || !strings.Contains(htmlLines(thread[0].HTML), "voted for "+target.Name+", cleared") {
 		t.Fatalf("the thread's mail of the shot must show the cleared vote in its tally:\n%v", thread)
 	}
 	if strings.Contains(thread[0].Text, "Not voted") && strings.Contains(lineWith(thread[0].Text, "Not voted"), voter.Name) {
