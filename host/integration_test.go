@@ -15,6 +15,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -31,7 +32,7 @@ func TestIntegrationDayAndNight(t *testing.T) {
 	// the day; at 1800x the game would reach Friday evening only after
 	// about three real minutes.
 	now := time.Now()
-	e := newE2E(t, host.Clock{Anchor: now, Start: mondayMorningAfter(now), Speed: 1800},
+	e := newE2E(t, host.Clock{Anchor: now, Start: service.WeekendEndAfter(now), Speed: 1800},
 		"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace")
 	// Rounds long enough not to run out while mail travels on a loaded
 	// machine (three days are 144 real seconds, two 96): the day closes
@@ -204,16 +205,6 @@ func TestIntegrationDayAndNight(t *testing.T) {
 	if got := len(roots['p']); got != len(readers) {
 		t.Errorf("%d private conversations for %d readers: one each is wanted", got, len(readers))
 	}
-}
-
-// mondayMorningAfter is the first Monday 07:00 America/Chicago after t,
-// when a weekend (D7) has just ended.
-func mondayMorningAfter(t time.Time) time.Time {
-	m := engine.WeekendEnd(t)
-	for !m.After(t) {
-		m = engine.WeekendEnd(m.Add(7 * 24 * time.Hour))
-	}
-	return m
 }
 
 func (e *e2e) slotOf(p *person) int {

@@ -1,0 +1,114 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	netmail "net/mail"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/service"
+)
+
+// TestStartedHostAnswersMail starts a host on the embedded servers as serve
+// does and checks the whole wiring: the watcher hands mail to the rules,
+// the commit wakes the sender, and the answer reaches the mailbox; a
+// message over the size limit, which the watcher fetches as its header
+// alone, is answered too rather than dropped. Run returns nil once its
+// context ends, and Close closes the store.
+func TestStartedHostAnswersMail(t *testing.T) {
+	var mu sync.Mutex
+	var toReferee []mailserver.Message
+	srv := mailtest.StartServer(t, mailserver.Options{Domain: "example.org",
+		Users: map[string]string{"host": "pw", "referee": "pw"},
+		OnMessage: func(m mailserver.Message) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, to := range m.To {
+				if strings.EqualFold(to, "referee@example.org") && m.Delivered {
+					toReferee = append(toReferee, m)
+				}
+			}
+		}})
+	cfg := config.Defaults()
+	cfg.Address, cfg.Referees = "host@example.org", []string{"referee@example.org"}
+	cfg.Database = filepath.Join(t.TempDir(), "games.db")
+	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", "pw"
+	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", "pw"
+	cfg.Limits.MaxMessageBytes = 4096
+	svc, err := service.Start(t.Context(), &cfg, service.Options{Clock: host.Clock{Speed: 1, Anchor: time.Now()},
+		Log: testlog.New(t, slog.LevelInfo)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+
+	mail := func(to, id, body string) []byte {
+		return []byte(fmt.Sprintf("From: Referee <referee@example.org>\r\nTo: %s\r\nSubject: x\r\n"+
+			"Message-ID: <%s@example.org>\r\nDate: %s\r\n\r\n%s\r\n", to, id, time.Now().Format(time.RFC1123Z), body))
+	}
+	if err := srv.Deliver("referee@example.org", "host@example.org", mail("host@example.org", "new", "NEW GAME club")); err != nil {
+		t.Fatal(err)
+	}
+	answers := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(toReferee)
+	}
+	mailtest.WaitFor(t, "the answer to NEW GAME", 30*time.Second, 20*time.Millisecond, func() bool { return answers() >= 1 })
+	if _, ok := svc.Host().Game("club"); !ok {
+		t.Fatal("the host answered but holds no game club")
+	}
+	// The referee's channel is the answer's Reply-To.
+	mu.Lock()
+	first, err := netmail.ReadMessage(bytes.NewReader(toReferee[0].Data))
+	mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	channel, err := netmail.ParseAddress(first.Header.Get("Reply-To"))
+	if err != nil {
+		t.Fatalf("the answer's Reply-To: %v", err)
+	}
+	big := mail(channel.Address, "big", "SETUP mafia150\r\n"+strings.Repeat("padding padding padding\r\n", 400))
+	if err := srv.Deliver("referee@example.org", channel.Address, big); err != nil {
+		t.Fatal(err)
+	}
+	mailtest.WaitFor(t, "the answer to the oversized message", 30*time.Second, 20*time.Millisecond, func() bool { return answers() >= 2 })
+	// Refused for its declared size, which only the header-only route
+	// (Host.HandleOversized) knows.
+	mu.Lock()
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(toReferee[1].Data), "=\r\n", "")), " ")
+	mu.Unlock()
+	if !strings.Contains(text, "more than the limit") {
+		t.Errorf("the answer to the oversized message does not give the size limit:\n%s", toReferee[1].Data)
+	}
+	if g, _ := svc.Host().Game("club"); g.Setup.Name == "mafia150" {
+		t.Error("the oversized message's command was applied")
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after its context ended: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if err := svc.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
