@@ -483,7 +483,7 @@ func TestN5_PassReplacesShoot(t *testing.T) {
 	g.toNightFrom("Frank")
 	g.ok("Erin", Private, CmdShoot, "Heidi")
 	g.ok("Alice", Private, CmdKill, "Dave")
-	evs = g.closeNow()
+	g.closeNow()
 	if g.p("Heidi").Alive || g.p("Erin").Shots != 1 || g.p("Erin").LastShotNight != 2 {
 		t.Fatalf("the shot after a replaced one: Heidi alive %v, shots %d", g.p("Heidi").Alive, g.p("Erin").Shots)
 	}

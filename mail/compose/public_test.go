@@ -97,8 +97,8 @@ func TestPublicCopiesSameForEveryRole(t *testing.T) {
 					t.Errorf("no thread mail in the %s phase had copies for readers of the same standing and different roles", ph)
 				}
 			}
-			t.Log(fmt.Sprintf("compared %d groups of copies; across roles: %d by day, %d by night",
-				len(groups), crossRole[engine.DayPhase], crossRole[engine.NightPhase]))
+			t.Logf("compared %d groups of copies; across roles: %d by day, %d by night",
+				len(groups), crossRole[engine.DayPhase], crossRole[engine.NightPhase])
 		})
 	}
 }

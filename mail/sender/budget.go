@@ -2,7 +2,6 @@ package sender
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/mafiamail/mafiamail/internal/backoff"
@@ -331,13 +330,6 @@ func (s *Sender) endHold() *Hold {
 	s.hs.hold = nil
 	s.log.Info("the provider takes mail again; sending what was held", "held_for", s.clock().Sub(h.Since).Round(time.Second))
 	return h
-}
-
-// holdError is the error of a drain that stopped for a hold.
-type holdError struct{ reply string }
-
-func (e holdError) Error() string {
-	return fmt.Sprintf("held for the provider's sending limit: %s", e.reply)
 }
 
 // Forecast is when waiting recipients will all have been sent, at perDay

@@ -92,10 +92,10 @@ func Parse(raw []byte) Letter {
 	l.Kind = r.Header.Get("X-Mafiamail-Kind")
 	l.Game = r.Header.Get("X-Mafiamail-Game")
 	if l.MessageID, err = r.Header.MessageID(); err != nil {
-		l.Err = fmt.Errorf("Message-Id: %w", err)
+		l.Err = fmt.Errorf("read the Message-Id: %w", err)
 	}
 	if l.Subject, err = r.Header.Subject(); err != nil && l.Err == nil {
-		l.Err = fmt.Errorf("Subject: %w", err)
+		l.Err = fmt.Errorf("read the Subject: %w", err)
 	}
 	if rt, err := r.Header.AddressList("Reply-To"); err != nil {
 		if l.Err == nil {
