@@ -227,7 +227,7 @@ func (a *attackRun) voteRound(game string, offset int, skip ...string) {
 
 // onMessage is the mail server's view of every SMTP transaction: the
 // responders see each delivered copy.
-func (a *attackRun) onMessage(m mailserver.Message) {
+func (a *attackRun) onMessage(m mailserver.Delivery) {
 	if !m.Delivered {
 		return
 	}
@@ -247,7 +247,7 @@ func (a *attackRun) onMessage(m mailserver.Message) {
 
 // fault is the mail server's fault function: while faulting, the host's
 // outgoing transactions meet 421, 451 and dropped connections at random.
-func (a *attackRun) fault(m mailserver.Message) mailserver.Fault {
+func (a *attackRun) fault(m mailserver.Delivery) mailserver.Fault {
 	if !a.faulting.Load() || m.Auth != "host" && !strings.EqualFold(m.From, "host@example.org") {
 		return mailserver.FaultNone
 	}
@@ -306,7 +306,7 @@ func TestAttack(t *testing.T) {
 	a.resp = newResponders(rand.New(rand.NewPCG(a.rng.Uint64(), a.rng.Uint64())))
 	a.resp.nextID, a.resp.pass, a.resp.send, a.resp.errorf = a.nextID, attackPass, a.deliver, t.Errorf
 	a.resp.record = func(m *attackMsg) { a.record(m) }
-	srv, err := mailserver.Start(mailserver.Options{
+	srv, err := mailserver.Start(mailserver.Config{
 		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: killPassword,
 		Users:           map[string]string{"host": killPassword, "referee": killPassword},
 		MaxMessageBytes: 40 << 20,
@@ -472,7 +472,7 @@ authserv_id = %q
 	h.terminate()
 	view.close()
 
-	st, err := store.OpenReadOnly(context.Background(), h.db, store.Options{})
+	st, err := store.OpenReadOnly(context.Background(), h.db, store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ import (
 // the same bytes each time, every deadline applied once.
 func TestKillServe(t *testing.T) {
 	bin := mafiamail.Path(t)
-	srv, err := mailserver.Start(mailserver.Options{
+	srv, err := mailserver.Start(mailserver.Config{
 		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: killPassword,
 		Users:  map[string]string{"host": killPassword, "referee": killPassword},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -127,7 +127,7 @@ per_sender_per_hour = 1000000
 	h.terminate()
 	view.close()
 
-	st, err := store.OpenReadOnly(context.Background(), h.db, store.Options{})
+	st, err := store.OpenReadOnly(context.Background(), h.db, store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ type killView struct {
 }
 
 func openView(db string) (*killView, error) {
-	st, err := store.OpenReadOnly(context.Background(), db, store.Options{})
+	st, err := store.OpenReadOnly(context.Background(), db, store.Config{})
 	if err != nil {
 		return nil, err
 	}
@@ -984,7 +984,7 @@ func checkKillRun(t *testing.T, st *store.Store, srv *mailserver.Server, h *kill
 	// bytes under the same Message-ID.
 	outbox, _ := readOutbox(t, st, errorf)
 	sum.outbox = len(outbox)
-	copies := map[string][]mailserver.Message{}
+	copies := map[string][]mailserver.Delivery{}
 	for _, rm := range srv.Messages() {
 		hdr, err := mail.ReadMessage(bytes.NewReader(rm.Data))
 		if err != nil {

@@ -27,7 +27,7 @@ import (
 func (s *siege) check() {
 	t := s.t
 	ctx := context.Background()
-	st, err := store.OpenReadOnly(ctx, s.h.db, store.Options{})
+	st, err := store.OpenReadOnly(ctx, s.h.db, store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

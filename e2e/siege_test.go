@@ -172,7 +172,7 @@ func (l *lockedRand) IntN(n int) int {
 func startSiege(t *testing.T, o siegeOptions) *siege {
 	t.Helper()
 	bin := mafiamail.Path(t)
-	stack := mailstack.Start(t, mailstack.Options{Domain: siegeDomain})
+	stack := mailstack.Start(t, mailstack.Config{Domain: siegeDomain})
 	for _, u := range []string{"host", "referee", "players"} {
 		if err := stack.AddUser(u, siegePassword); err != nil {
 			t.Fatal(err)

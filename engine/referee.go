@@ -61,7 +61,7 @@ func (t *step) referee(c Command, env Env) error {
 				return refuse(Duplicate, "%s is already an observer", addr)
 			}
 		}
-		t.emit(Event{Type: EvObserverAdmited, To: Audience{Referee: true, Address: addr}, Address: addr})
+		t.emit(Event{Type: EvObserverAdmitted, To: Audience{Referee: true, Address: addr}, Address: addr})
 	case CmdSuspend:
 		addr := strings.TrimSpace(c.Address)
 		if addr == "" {

@@ -389,7 +389,7 @@ func TestC4_Outsiders(t *testing.T) {
 		t.Fatalf("outsider: %v", err)
 	}
 	evs := g.apply2(Command{Verb: CmdAdmit, By: Referee, Channel: Private, Address: "watcher@example.org"})
-	if !slices.Equal(g.s.Observers, []string{"watcher@example.org"}) || find(evs, EvObserverAdmited) == nil {
+	if !slices.Equal(g.s.Observers, []string{"watcher@example.org"}) || find(evs, EvObserverAdmitted) == nil {
 		t.Fatal("observer not admitted")
 	}
 	obs := Actor{Kind: ByObserver, Address: "watcher@example.org"}

@@ -241,7 +241,7 @@ func (s *State) Fold(e Event) error {
 	case EvPlayerJoined:
 		s.Players = append(s.Players, Player{Slot: len(s.Players) + 1, Name: e.Name,
 			Address: e.Address, Token: e.Token, Alive: true})
-	case EvObserverAdmited:
+	case EvObserverAdmitted:
 		s.Observers = append(s.Observers, e.Address)
 	case EvRolesDrawn:
 		if len(e.Roles) != len(s.Players) {

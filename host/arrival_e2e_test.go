@@ -61,7 +61,7 @@ type rig struct {
 // directly, at a fixed game time.
 func newRig(t *testing.T, grace time.Duration) *rig {
 	t.Helper()
-	srv, err := mailserver.Start(mailserver.Options{Domain: "example.org", Users: map[string]string{"host": rigPass},
+	srv, err := mailserver.Start(mailserver.Config{Domain: "example.org", Users: map[string]string{"host": rigPass},
 		AutoCreateUsers: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("mailserver.Start: %v", err)
@@ -70,11 +70,11 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	r := &rig{t: t, srv: srv, db: filepath.Join(t.TempDir(), "host.db"), log: testlog.New(t, slog.LevelWarn), grace: grace}
 
 	setupAt := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
-	st, err := store.Open(context.Background(), r.db, store.Options{Logger: r.log})
+	st, err := store.Open(context.Background(), r.db, store.Config{Logger: r.log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(context.Background(), Options{Address: rigHost, Referees: []string{rigRef},
+	h, err := New(context.Background(), Config{Address: rigHost, Referees: []string{rigRef},
 		Clock: Clock{Real: func() time.Time { return setupAt }}, Store: st, Log: r.log})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func (r *rig) participant(name string) store.Participant {
 	st := r.st
 	if st == nil {
 		var err error
-		st, err = store.Open(context.Background(), r.db, store.Options{Logger: r.log})
+		st, err = store.Open(context.Background(), r.db, store.Config{Logger: r.log})
 		if err != nil {
 			r.t.Fatal(err)
 		}
@@ -150,11 +150,11 @@ func (r *rig) start(clock Clock) {
 	t := r.t
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, r.db, store.Options{Logger: r.log})
+	st, err := store.Open(ctx, r.db, store.Config{Logger: r.log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(ctx, Options{Address: rigHost, Referees: []string{rigRef}, Clock: clock, Store: st, Log: r.log,
+	h, err := New(ctx, Config{Address: rigHost, Referees: []string{rigRef}, Clock: clock, Store: st, Log: r.log,
 		ArrivalOrder: true, MailGrace: r.grace})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func (r *rig) start(clock Clock) {
 				t.Errorf("report the flood: %v", err)
 			}
 		},
-	}, func(ctx context.Context, m watcher.Message) error {
+	}, func(ctx context.Context, m watcher.Fetched) error {
 		return h.Handle(context.WithoutCancel(ctx), Mail{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID,
 			Raw: m.Raw, Size: int(m.Size), Arrived: m.Arrived, Quiet: m.Flood})
 	})

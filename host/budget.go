@@ -27,7 +27,7 @@ var gameNews = []string{"start", "draw", "day", "runoff", "extension", "deadline
 // then receipts. Within one priority mail leaves in the order it was
 // queued, so each reader's mail of one kind keeps its order, and no
 // secret waits behind discussion.
-func priorityOf(m compose.Message) int {
+func priorityOf(m compose.Outgoing) int {
 	has := func(kinds ...string) bool {
 		return slices.ContainsFunc(m.Contents, func(c string) bool { return slices.Contains(kinds, c) })
 	}

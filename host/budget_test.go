@@ -40,7 +40,7 @@ func TestMailPriorities(t *testing.T) {
 		{compose.KindThread, []string{"vote"}, store.PriorityThread},
 		{compose.KindConfirm, []string{"reply"}, store.PriorityReceipt},
 	} {
-		if got := priorityOf(compose.Message{Kind: tc.kind, Contents: tc.contents}); got != tc.want {
+		if got := priorityOf(compose.Outgoing{Kind: tc.kind, Contents: tc.contents}); got != tc.want {
 			t.Errorf("%s %v: priority %d, want %d", tc.kind, tc.contents, got, tc.want)
 		}
 	}

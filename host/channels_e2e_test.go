@@ -38,7 +38,7 @@ type embeddedGame struct {
 
 func startEmbedded(t *testing.T) *embeddedGame {
 	t.Helper()
-	srv, err := mailserver.Start(mailserver.Options{AutoCreateUsers: true, AutoCreatePassword: e2ePass,
+	srv, err := mailserver.Start(mailserver.Config{AutoCreateUsers: true, AutoCreatePassword: e2ePass,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("mailserver.Start: %v", err)
@@ -47,7 +47,7 @@ func startEmbedded(t *testing.T) *embeddedGame {
 	g := &embeddedGame{t: t, srv: srv, now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
 	log := testlog.New(t, slog.LevelWarn)
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Options{Logger: log})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func startEmbedded(t *testing.T) *embeddedGame {
 	// one does with authserv_id set: then every answer quotes what it
 	// answers (without it, answers to mail at the sign-up and host
 	// addresses are cut short, as adversary_test.go checks).
-	h, err := New(ctx, Options{Address: "host@example.org", Referees: []string{"referee@example.org"},
+	h, err := New(ctx, Config{Address: "host@example.org", Referees: []string{"referee@example.org"},
 		AuthServID: "mx.example.org", Clock: Clock{Real: g.clock}, Rand: drawSeed(7), Store: st, Log: log})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func startEmbedded(t *testing.T) *embeddedGame {
 	g.st, g.h = st, h
 	w, err := watcher.New(watcher.Config{URL: "imap://" + srv.IMAPAddr(), Username: hostUser, Password: e2ePass,
 		Mailbox: "INBOX", MinBackoff: 50 * time.Millisecond, Logger: log},
-		func(ctx context.Context, m watcher.Message) error {
+		func(ctx context.Context, m watcher.Fetched) error {
 			return h.HandleMessage(context.WithoutCancel(ctx), m.Mailbox, m.UIDValidity, m.UID, m.Raw)
 		})
 	if err != nil {

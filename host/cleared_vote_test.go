@@ -34,10 +34,10 @@ type embeddedHost struct {
 func startEmbeddedHost(t *testing.T) *embeddedHost {
 	t.Helper()
 	log := testlog.New(t, slog.LevelInfo)
-	srv := mailtest.StartServer(t, mailserver.Options{Domain: "example.org", AutoCreateUsers: true,
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", AutoCreateUsers: true,
 		AutoCreatePassword: embeddedPass, Users: map[string]string{"host": embeddedPass}, Logger: log})
 	cfg := service.Embedded(srv, embeddedPass, filepath.Join(t.TempDir(), "host.db"))
-	rt := hostrun.Start(t, &cfg, service.Options{Log: log})
+	rt := hostrun.Start(t, &cfg, service.Config{Log: log})
 	return &embeddedHost{t: t, srv: srv, rt: rt}
 }
 

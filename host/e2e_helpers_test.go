@@ -66,7 +66,7 @@ type person struct {
 // the servers are missing, mailstack.Start skips the test (fails it in CI).
 func newE2E(t *testing.T, clock host.Clock, names ...string) *e2e {
 	t.Helper()
-	s := mailstack.Start(t, mailstack.Options{})
+	s := mailstack.Start(t, mailstack.Config{})
 	e := &e2e{t: t, stack: s, db: filepath.Join(t.TempDir(), "host.db"), clock: clock, log: testlog.New(t, slog.LevelInfo)}
 	if err := s.AddUser(hostUser, e2ePass); err != nil {
 		e.t.Fatal(err)
@@ -97,7 +97,7 @@ func (e *e2e) startRuntime() *hostrun.Runtime {
 	cfg.Address, cfg.Referees, cfg.Database = e.hostAddr(), []string{e.ref.addr}, e.db
 	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+e.stack.IMAPAddr(), hostUser, e2ePass
 	cfg.SMTP.URL = "smtp://" + e.stack.SMTPAddr()
-	return hostrun.Start(e.t, &cfg, service.Options{Clock: e.clock, Log: e.log})
+	return hostrun.Start(e.t, &cfg, service.Config{Clock: e.clock, Log: e.log})
 }
 
 // game is the live game as the host holds it.

@@ -79,7 +79,7 @@ func (h *Host) noticeFailure(ctx context.Context, w *work, m store.OutMessage, e
 		}
 	}
 	rcpt := strings.Join(m.To, ", ")
-	compose1 := func(text string) (compose.Message, error) {
+	compose1 := func(text string) (compose.Outgoing, error) {
 		msg, err := h.mail.DeliveryFailure(compose.Failure{State: g.state, Dir: g.dir(),
 			Recipient: rcpt, Kind: m.Kind, MessageID: m.MessageID,
 			Error: text, Attempts: m.Attempts, Now: w.now})

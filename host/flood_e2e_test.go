@@ -1,14 +1,14 @@
 package host
 
 import (
-	"github.com/mafiamail/mafiamail/mail/watcher"
-
 	"encoding/base32"
 	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mafiamail/mafiamail/mail/watcher"
 )
 
 // floodSize is the size of the flood, and of the backlog of real posts its

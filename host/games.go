@@ -35,8 +35,8 @@ func (g *game) updateNext() { g.next, g.hasNext = engine.NextDeadline(g.state) }
 
 // gather keeps the thread news of a batch for the next digest and composes
 // a digest wherever the engine said one is due.
-func (g *game) gather(c *compose.Composer, evs []compose.Logged, now time.Time) ([]compose.Message, error) {
-	var out []compose.Message
+func (g *game) gather(c *compose.Composer, evs []compose.Logged, now time.Time) ([]compose.Outgoing, error) {
+	var out []compose.Outgoing
 	for _, l := range evs {
 		switch {
 		case engine.Digestible(l.Event):

@@ -32,8 +32,8 @@ const DefaultMaxPostBytes = 32 << 10
 // ended: time for the referee to look into a dispute.
 const DefaultKeepRawMail = 30 * 24 * time.Hour
 
-// Options configure a Host.
-type Options struct {
+// Config configures a Host.
+type Config struct {
 	// Address is the host's bare address, host@example.org.
 	Address string
 	// Referees may create games with NEW GAME.
@@ -81,7 +81,7 @@ type Options struct {
 
 // Host hosts every game of one mailbox.
 type Host struct {
-	opts  Options
+	opts  Config
 	st    *store.Store
 	log   *slog.Logger
 	proc  *inbound.Processor
@@ -102,7 +102,7 @@ type Host struct {
 }
 
 // New opens the host on its store, rebuilding every game from its events.
-func New(ctx context.Context, opts Options) (*Host, error) {
+func New(ctx context.Context, opts Config) (*Host, error) {
 	if opts.Store == nil {
 		return nil, errors.New("host: a store is required")
 	}
@@ -264,8 +264,8 @@ type work struct {
 	// in the reply instead.
 	sender *engine.Actor
 	// reply is the answer to the message, composed once the events are in.
-	reply *compose.Reply
-	out   []compose.Message
+	reply *compose.Answer
+	out   []compose.Outgoing
 }
 
 // failure is what a message or a deadline cannot get past: a panic, or

@@ -52,11 +52,11 @@ func newLimitedHarness(t testing.TB, perHour int) *harness {
 
 func (hs *harness) open() {
 	hs.t.Helper()
-	st, err := store.Open(context.Background(), hs.path, store.Options{})
+	st, err := store.Open(context.Background(), hs.path, store.Config{})
 	if err != nil {
 		hs.t.Fatal(err)
 	}
-	h, err := New(context.Background(), Options{Address: "host@example.org", Referees: []string{"ref@example.org"},
+	h, err := New(context.Background(), Config{Address: "host@example.org", Referees: []string{"ref@example.org"},
 		PerSenderPerHour: hs.perHour, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log,
 		Rand: hs.draw})
 	if err != nil {

@@ -114,7 +114,7 @@ func TestIntegrationDayAndNight(t *testing.T) {
 	e.settle()
 	final := e.game()
 	e.rt.Stop(t)
-	st, err := store.Open(context.Background(), e.db, store.Options{Logger: e.log})
+	st, err := store.Open(context.Background(), e.db, store.Config{Logger: e.log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +595,7 @@ func TestIntegrationCommandsAppliedOnce(t *testing.T) {
 	// The event log, read back from the store: each message recorded
 	// once, and its vote and its post applied once.
 	ctx := context.Background()
-	st, err := store.Open(ctx, e.db, store.Options{Logger: e.log})
+	st, err := store.Open(ctx, e.db, store.Config{Logger: e.log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func (e *misplacedError) Error() string { return e.msg }
 // answerMisplaced adds one refused line to the reply for each misplaced
 // line of the message. When any of them belongs in the sender's thread,
 // the answer's Reply-To leads there.
-func (h *Host) answerMisplaced(r inbound.Report, reply *compose.Reply, who seat) {
+func (h *Host) answerMisplaced(r inbound.Report, reply *compose.Answer, who seat) {
 	for _, m := range r.Misplaced {
 		msg, thread := h.whereItBelongs(m, who)
 		if thread {

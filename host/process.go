@@ -186,7 +186,7 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 		}
 		return store.OutcomeRefused, r.Verdict.Reason, nil
 	}
-	reply := &compose.Reply{Cause: w.messageCause(r), Subject: r.Subject, Received: w.now, Now: w.now}
+	reply := &compose.Answer{Cause: w.messageCause(r), Subject: r.Subject, Received: w.now, Now: w.now}
 	for _, le := range r.Errors {
 		reply.Lines = append(reply.Lines, compose.Line{Text: le.Text, Err: errors.New(le.Message)})
 	}
@@ -221,7 +221,7 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 }
 
 // hostCommands handles mail to the bare host address: HELP and NEW GAME.
-func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
+func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, reply *compose.Answer) error {
 	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
 	if done, err := h.misdirected(w, r); done || err != nil {
 		return err
@@ -270,7 +270,7 @@ func (h *Host) isReferee(addr string) bool {
 }
 
 // newGame creates a game for a configured referee.
-func (h *Host) newGame(ctx context.Context, w *work, r inbound.Report, c command.Command, reply *compose.Reply) compose.Line {
+func (h *Host) newGame(ctx context.Context, w *work, r inbound.Report, c command.Command, reply *compose.Answer) compose.Line {
 	line := compose.Line{Text: c.Raw}
 	fail := func(format string, args ...any) compose.Line {
 		line.Err = fmt.Errorf(format, args...)
@@ -307,7 +307,7 @@ func (h *Host) newGame(ctx context.Context, w *work, r inbound.Report, c command
 }
 
 // signup handles JOIN at a game's sign-up address.
-func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
+func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *compose.Answer) error {
 	reply.Sender = engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}
 	g := w.game(r.Route.Game)
 	if g == nil {
@@ -413,7 +413,7 @@ func (h *Host) addSeat(ctx context.Context, w *work, id string, g *game, cmd eng
 }
 
 // channel handles mail to a participant's thread, private or mafia address.
-func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *compose.Reply) error {
+func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *compose.Answer) error {
 	id := r.Route.Game
 	g := w.game(id)
 	if g == nil {
@@ -533,7 +533,7 @@ func (h *Host) endsGame(s *engine.State, cmds []command.Command, actor engine.Ac
 }
 
 // discuss posts a message's discussion in its channel.
-func (h *Host) discuss(w *work, g *game, id string, actor engine.Actor, ch engine.Channel, text string, reply *compose.Reply, env engine.Env) {
+func (h *Host) discuss(w *work, g *game, id string, actor engine.Actor, ch engine.Channel, text string, reply *compose.Answer, env engine.Env) {
 	if len(text) > h.opts.MaxPostBytes {
 		// Every reader gets a copy of a post, in text and HTML: one long
 		// post would make hundreds of megabytes of mail.

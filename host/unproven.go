@@ -26,7 +26,7 @@ const maxUnprovenError = 320
 
 // quieten makes the answer to unproven mail of no use to a forger, or
 // drops it when the address has had its answer today.
-func quieten(r inbound.Report, reply *compose.Reply) {
+func quieten(r inbound.Report, reply *compose.Answer) {
 	if r.Quiet {
 		reply.Lines = nil
 		return

@@ -25,8 +25,8 @@ import (
 	"github.com/mafiamail/mafiamail/store"
 )
 
-// Options are what a host needs beyond its configuration.
-type Options struct {
+// Config is what a host needs beyond its configuration file.
+type Config struct {
 	// Clock is the game clock (see [GameClock] for serve's).
 	Clock host.Clock
 	// Log receives everything the host logs.
@@ -49,16 +49,16 @@ type Service struct {
 
 // Start opens the store of cfg and wires the host on it to the configured
 // IMAP and SMTP accounts. Nothing runs until Run.
-func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error) {
+func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	st, err := store.Open(ctx, cfg.Database, store.Options{Logger: log})
+	st, err := store.Open(ctx, cfg.Database, store.Config{Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	h, err := host.New(ctx, host.Options{
+	h, err := host.New(ctx, host.Config{
 		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
 		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
 		PerSenderPerHour: cfg.Limits.PerSenderPerHour, MaxPostBytes: cfg.Limits.MaxPostBytes,
@@ -87,7 +87,7 @@ func Start(ctx context.Context, cfg *config.Config, o Options) (*Service, error)
 				log.Error("cannot tell the referees of a flood", "messages", f.Messages, "err", err)
 			}
 		},
-	}, func(ctx context.Context, m watcher.Message) error {
+	}, func(ctx context.Context, m watcher.Fetched) error {
 		// The transaction in flight finishes even when a signal stops the
 		// host: its mail is then flagged \Seen, or left for the next start.
 		return h.Handle(context.WithoutCancel(ctx), host.Mail{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID,
@@ -190,7 +190,7 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s, err := Start(ctx, cfg, Options{Clock: clock, Log: log})
+	s, err := Start(ctx, cfg, Config{Clock: clock, Log: log})
 	if err != nil {
 		return err
 	}

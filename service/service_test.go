@@ -28,10 +28,10 @@ import (
 // context ends, and Close closes the store.
 func TestStartedHostAnswersMail(t *testing.T) {
 	var mu sync.Mutex
-	var toReferee []mailserver.Message
-	srv := mailtest.StartServer(t, mailserver.Options{Domain: "example.org",
+	var toReferee []mailserver.Delivery
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org",
 		Users: map[string]string{"host": "pw", "referee": "pw"},
-		OnMessage: func(m mailserver.Message) {
+		OnMessage: func(m mailserver.Delivery) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, to := range m.To {
@@ -46,7 +46,7 @@ func TestStartedHostAnswersMail(t *testing.T) {
 	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", "pw"
 	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", "pw"
 	cfg.Limits.MaxMessageBytes = 4096
-	svc, err := service.Start(t.Context(), &cfg, service.Options{Clock: host.Clock{Speed: 1, Anchor: time.Now()},
+	svc, err := service.Start(t.Context(), &cfg, service.Config{Clock: host.Clock{Speed: 1, Anchor: time.Now()},
 		Log: testlog.New(t, slog.LevelInfo)})
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func benchRaw(i int) []byte {
 func BenchmarkInboundCommit(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	s, err := Open(ctx, filepath.Join(dir, "store.db"), Options{Logger: quietLogger()})
+	s, err := Open(ctx, filepath.Join(dir, "store.db"), Config{Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func BenchmarkInboundCommit(b *testing.B) {
 // and writes nothing.
 func BenchmarkDuplicateInbound(b *testing.B) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "store.db"), Options{Logger: quietLogger()})
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "store.db"), Config{Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}

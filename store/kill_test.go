@@ -123,7 +123,7 @@ type child struct {
 }
 
 func killChild(ctx context.Context, log *slog.Logger) error {
-	s, err := store.Open(ctx, os.Getenv("KT_DB"), store.Options{Logger: log})
+	s, err := store.Open(ctx, os.Getenv("KT_DB"), store.Config{Logger: log})
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
@@ -489,12 +489,12 @@ func TestKillChildProcess(t *testing.T) {
 		return rng.IntN(n)
 	}
 
-	srv, err := mailserver.Start(mailserver.Options{
+	srv, err := mailserver.Start(mailserver.Config{
 		Users:  map[string]string{hostUser: hostPass, "player": "playerpw"},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// The SMTP server misbehaves for the host's mail: refusals,
 		// shutdowns and connections dropped before or after delivery.
-		Fault: func(m mailserver.Message) mailserver.Fault {
+		Fault: func(m mailserver.Delivery) mailserver.Fault {
 			if m.From != hostAddr {
 				return mailserver.FaultNone
 			}
@@ -649,7 +649,7 @@ func finished(t *testing.T, srv *mailserver.Server, dbPath string, commands int)
 		return false
 	}
 	ctx := context.Background()
-	s, err := store.OpenReadOnly(ctx, dbPath, store.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := store.OpenReadOnly(ctx, dbPath, store.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return false // e.g. caught mid-migration; look again later
 	}
@@ -696,7 +696,7 @@ func messageIDOf(t *testing.T, raw []byte) string {
 
 func verifyKillRun(t *testing.T, srv *mailserver.Server, dbPath string, commands int, childLogs string) {
 	ctx := context.Background()
-	s, err := store.Open(ctx, dbPath, store.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := store.Open(ctx, dbPath, store.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("open the store after the run: %v", err)
 	}

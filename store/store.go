@@ -64,8 +64,8 @@ type Store struct {
 	closed    bool
 }
 
-// Options tunes Open. The zero value is the production setting.
-type Options struct {
+// Config tunes Open. The zero value is the production setting.
+type Config struct {
 	// Logger, default slog.Default().
 	Logger *slog.Logger
 	// ReadConns is the size of the read pool; default 4.
@@ -82,7 +82,7 @@ type Options struct {
 // are made due again: they may have been handed to SMTP already, and
 // sending them again, with the same Message-ID, is what at-least-once
 // delivery means.
-func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+func Open(ctx context.Context, path string, opts Config) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -153,7 +153,7 @@ func keepPrivate(paths ...string) error {
 // OpenReadOnly opens an existing database for reading and for Backup, while
 // another process may be writing it. It checks the file as Open does but
 // never migrates it: a database at another schema version is refused.
-func OpenReadOnly(ctx context.Context, path string, opts Options) (*Store, error) {
+func OpenReadOnly(ctx context.Context, path string, opts Config) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -163,7 +163,7 @@ func OpenReadOnly(ctx context.Context, path string, opts Options) (*Store, error
 	return open(ctx, path, opts, nil, true)
 }
 
-func open(ctx context.Context, path string, opts Options, lock *fileLock, readOnly bool) (*Store, error) {
+func open(ctx context.Context, path string, opts Config, lock *fileLock, readOnly bool) (*Store, error) {
 	// A read-only open tidies after a refused file only while no writer
 	// runs: a writer starting up may have just created the -wal file.
 	version, err := probe(ctx, path, lock != nil || !writerActive(path))

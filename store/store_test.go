@@ -24,7 +24,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 func openAt(t *testing.T, path string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path, Options{Logger: quietLogger()})
+	s, err := Open(context.Background(), path, Config{Logger: quietLogger()})
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
@@ -219,7 +219,7 @@ func assertUnchanged(t *testing.T, dir string, before map[string][32]byte) {
 func filledDatabase(t *testing.T, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "full.db")
-	s, err := Open(context.Background(), path, Options{Logger: quietLogger()})
+	s, err := Open(context.Background(), path, Config{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestRefusesNewerSchemaWithoutTouchingIt(t *testing.T) {
 	raw.Close()
 	before := snapshotDir(t, dir)
 
-	_, err = Open(context.Background(), path, Options{Logger: quietLogger()})
+	_, err = Open(context.Background(), path, Config{Logger: quietLogger()})
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("Open: err %v, want ErrNewerSchema", err)
 	}
@@ -261,7 +261,7 @@ func TestRefusesNewerSchemaWithoutTouchingIt(t *testing.T) {
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %q", err, want)
 	}
-	if _, err := OpenReadOnly(context.Background(), path, Options{Logger: quietLogger()}); !errors.Is(err, ErrNewerSchema) {
+	if _, err := OpenReadOnly(context.Background(), path, Config{Logger: quietLogger()}); !errors.Is(err, ErrNewerSchema) {
 		t.Errorf("OpenReadOnly: err %v, want ErrNewerSchema", err)
 	}
 	assertUnchanged(t, dir, before)
@@ -326,7 +326,7 @@ func TestRefusesCorruptFilesWithoutTouchingThem(t *testing.T) {
 			dir := t.TempDir()
 			path := tc.make(t, dir)
 			before := snapshotDir(t, dir)
-			s, err := Open(context.Background(), path, Options{Logger: quietLogger()})
+			s, err := Open(context.Background(), path, Config{Logger: quietLogger()})
 			if err == nil {
 				s.Close()
 				t.Fatalf("Open accepted a damaged database")
@@ -374,10 +374,10 @@ func TestOneWriterProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locked.db")
 	s := openAt(t, path)
 	mustCreateGame(t, s, "g1")
-	if _, err := Open(context.Background(), path, Options{Logger: quietLogger()}); !errors.Is(err, ErrLocked) {
+	if _, err := Open(context.Background(), path, Config{Logger: quietLogger()}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Open: err %v, want ErrLocked", err)
 	}
-	ro, err := OpenReadOnly(context.Background(), path, Options{Logger: quietLogger()})
+	ro, err := OpenReadOnly(context.Background(), path, Config{Logger: quietLogger()})
 	if err != nil {
 		t.Fatalf("OpenReadOnly while locked: %v", err)
 	}
@@ -1088,7 +1088,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		if err := s.Backup(context.Background(), dest); err != nil {
 			t.Fatalf("Backup %d: %v", i, err)
 		}
-		b, err := OpenReadOnly(context.Background(), dest, Options{Logger: quietLogger()})
+		b, err := OpenReadOnly(context.Background(), dest, Config{Logger: quietLogger()})
 		if err != nil {
 			t.Fatalf("open backup %d: %v", i, err)
 		}
@@ -1209,7 +1209,7 @@ func TestWriterActive(t *testing.T) {
 	if writerActive(path) {
 		t.Fatal("a writer is active before any open")
 	}
-	s, err := Open(context.Background(), path, Options{Logger: quietLogger()})
+	s, err := Open(context.Background(), path, Config{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1229,7 +1229,7 @@ func TestFilesArePrivate(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "games")
 	path := filepath.Join(dir, "games.db")
-	s, err := Open(ctx, path, Options{})
+	s, err := Open(ctx, path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1257,7 +1257,7 @@ func TestFilesArePrivate(t *testing.T) {
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(ctx, path, Options{})
+	s, err = Open(ctx, path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

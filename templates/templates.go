@@ -146,9 +146,9 @@ func Known(kind string) bool {
 // carries the message's main news: its subject becomes the first line
 // unless the message sets a Headline. data is the *Message.
 func Render(kind string, data any) (Rendered, error) {
-	src, ok := data.(*Message)
+	src, ok := data.(*View)
 	if !ok || src == nil {
-		return Rendered{}, fmt.Errorf("templates: render %s: data is %T, not *templates.Message", kind, data)
+		return Rendered{}, fmt.Errorf("templates: render %s: data is %T, not *templates.View", kind, data)
 	}
 	if !Known(kind) {
 		return Rendered{}, fmt.Errorf("templates: no templates for kind %q", kind)
@@ -202,7 +202,7 @@ func Render(kind string, data any) (Rendered, error) {
 
 // attach ties a section, and the sections a reply nests, to the message
 // they are rendered in.
-func attach(m *Message, s *Section) error {
+func attach(m *View, s *Section) error {
 	if !Known(s.Kind) {
 		return fmt.Errorf("no templates for section kind %q", s.Kind)
 	}
@@ -222,7 +222,7 @@ func attach(m *Message, s *Section) error {
 // SelfFirst reports whether the reader's own line comes right below the
 // headline. After a post it comes below the news instead: the first lines
 // of a relay are the author's words, which is what the inbox list shows.
-func (m *Message) SelfFirst() bool {
+func (m *View) SelfFirst() bool {
 	switch m.main.Kind {
 	case "post", "mafia", "digest", "announce":
 		return false
@@ -232,13 +232,13 @@ func (m *Message) SelfFirst() bool {
 
 // attached reports whether the message opens with a post under its
 // author's name as the headline.
-func (m *Message) attached() bool {
+func (m *View) attached() bool {
 	return (m.main.Kind == "post" || m.main.Kind == "mafia") && m.Main(m.main)
 }
 
 // Ended reports whether the message announces the game's end: news in
 // it no longer needs to keep roles for later.
-func (m *Message) Ended() bool {
+func (m *View) Ended() bool {
 	for _, s := range m.Sections {
 		if s.Kind == "end" {
 			return true
@@ -249,7 +249,7 @@ func (m *Message) Ended() bool {
 
 // Main reports whether s is the section whose subject is the headline and
 // comes first: its subject is then not repeated above it.
-func (m *Message) Main(s *Section) bool {
+func (m *View) Main(s *Section) bool {
 	return !m.headlineSet && s == m.main && len(m.Sections) > 0 && s == m.Sections[0]
 }
 

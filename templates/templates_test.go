@@ -122,10 +122,10 @@ func TestList(t *testing.T) {
 }
 
 // message builds a small thread message around sections.
-func message(t testing.TB, secs ...*Section) *Message {
+func message(t testing.TB, secs ...*Section) *View {
 	z := zone(t)
 	now := time.Date(2026, 12, 3, 13, 40, 0, 0, time.UTC)
-	return &Message{Game: "dec26", Channel: Thread, Reader: Reader{Name: "Alice", Slot: 1},
+	return &View{Game: "dec26", Channel: Thread, Reader: Reader{Name: "Alice", Slot: 1},
 		Now: Moment{T: now, Now: now, Zone: z}, Sections: secs,
 		Footer: Footer{Channel: Thread, Thread: "host+dec26-t-abcdefghij@example.org",
 			Private: "host+dec26-p-abcdefghij@example.org", Commands: ThreadCommands}}

@@ -18,9 +18,9 @@ const (
 	Host    Channel = "host"    // mail about no game in particular
 )
 
-// Message is everything one copy of one message shows. Compose fills it in
+// View is everything one copy of one message shows. Compose fills it in
 // for one reader; the templates only lay it out.
-type Message struct {
+type View struct {
 	// Kind is the message's kind: the template pair that frames it and the
 	// value of its X-Mafiamail-Kind field.
 	Kind    string
@@ -127,7 +127,7 @@ type Section struct {
 	// "locked" for a LOCK, "referee" for the referee's copy, ...
 	Variant string
 	// Msg is the message the section is part of (set by Render).
-	Msg *Message
+	Msg *View
 
 	// Self: the reader is the player the section is about.
 	Self   bool
@@ -156,7 +156,7 @@ type Section struct {
 	Status  *Status
 	Help    *Help
 	End     *End
-	Reply   *Reply
+	Reply   *Answer
 	Failure *Failure
 	Hold    *SendingHold
 	// Address is an address the section names (never a player's own
@@ -342,19 +342,19 @@ type Seat struct {
 	Cause string
 }
 
-// Reply is the answer to a message that held commands.
-type Reply struct {
+// Answer is the answer to a message that held commands.
+type Answer struct {
 	Received Moment
 	Subject  string
 	Where    string // where the message arrived, in words
-	Lines    []ReplyLine
+	Lines    []AnswerLine
 	Accepted int
 	Refused  int
 }
 
-// ReplyLine is one command line and what became of it: its effects, as
+// AnswerLine is one command line and what became of it: its effects, as
 // sections the sender may see.
-type ReplyLine struct {
+type AnswerLine struct {
 	Text     string
 	Accepted bool
 	Error    string

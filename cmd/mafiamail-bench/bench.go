@@ -630,7 +630,7 @@ func awaitChannels(ctx context.Context, e *benchEnv, child *benchChild) error {
 // the commands against the tail of the set-up (at a thousand games through
 // Postfix, minutes of it).
 func settle(ctx context.Context, e *benchEnv, db string, child *benchChild) error {
-	st, err := store.OpenReadOnly(ctx, db, store.Options{Logger: slog.New(slog.DiscardHandler)})
+	st, err := store.OpenReadOnly(ctx, db, store.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return fmt.Errorf("settle: %w", err)
 	}

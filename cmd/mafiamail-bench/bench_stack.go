@@ -80,7 +80,7 @@ func startStack(kind string, arrived arrivedFunc, logTo io.Writer) (benchStack, 
 type embeddedStack struct{ srv *mailserver.Server }
 
 func startEmbeddedStack(arrived arrivedFunc, logTo io.Writer) (*embeddedStack, error) {
-	srv, err := mailserver.Start(mailserver.Options{
+	srv, err := mailserver.Start(mailserver.Config{
 		Domain: "example.org",
 		Users:  map[string]string{"host": benchPassword, "relay": benchPassword, "players": benchPassword},
 		// The players' mail is seen by the hook and needed no further: kept,
@@ -89,7 +89,7 @@ func startEmbeddedStack(arrived arrivedFunc, logTo io.Writer) (*embeddedStack, e
 		// the machine at a thousand games.
 		Sinks:  []string{"players"},
 		Logger: slog.New(slog.NewTextHandler(logTo, nil)),
-		OnMessage: func(m mailserver.Message) {
+		OnMessage: func(m mailserver.Delivery) {
 			if !m.Delivered {
 				return
 			}
@@ -137,7 +137,7 @@ type postfixStack struct {
 }
 
 func startPostfixStack(arrived arrivedFunc, logTo io.Writer) (_ *postfixStack, err error) {
-	st, err := mailstack.Launch(mailstack.Options{})
+	st, err := mailstack.Launch(mailstack.Config{})
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func TestCheckNamesTheSendingLimit(t *testing.T) {
 func TestShowSending(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "host.db")
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := store.Open(ctx, db, store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // TestCheck logs in to the embedded servers, and reports a wrong password
 // and a refused connection with the step that failed.
 func TestCheck(t *testing.T) {
-	srv, err := mailserver.Start(mailserver.Options{Users: map[string]string{"host": "pw"}})
+	srv, err := mailserver.Start(mailserver.Config{Users: map[string]string{"host": "pw"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +95,12 @@ func TestParseCommand(t *testing.T) {
 func TestGamesCommands(t *testing.T) {
 	ctx := t.Context()
 	db := filepath.Join(t.TempDir(), "games.db")
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := store.Open(ctx, db, store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	h, err := host.New(ctx, host.Options{Address: "host@example.org", Referees: []string{"ref@example.org"}, Store: st})
+	h, err := host.New(ctx, host.Config{Address: "host@example.org", Referees: []string{"ref@example.org"}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ type demoOptions struct {
 type demoResult struct {
 	state    *engine.State
 	sent     int
-	received map[string][]mailserver.Message
+	received map[string][]mailserver.Delivery
 	// outbox is every message the host queued, as the game ended.
 	outbox []store.OutMessage
 }
@@ -100,14 +100,14 @@ type demoResult struct {
 func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	res := &demoResult{received: map[string][]mailserver.Message{}}
+	res := &demoResult{received: map[string][]mailserver.Delivery{}}
 	var mu sync.Mutex
-	srv, err := mailserver.Start(mailserver.Options{
+	srv, err := mailserver.Start(mailserver.Config{
 		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: demoPassword,
 		Users:     map[string]string{"host": demoPassword, "referee": demoPassword},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		SendLimit: o.sendLimit,
-		OnMessage: func(m mailserver.Message) {
+		OnMessage: func(m mailserver.Delivery) {
 			if !m.Delivered {
 				return
 			}
@@ -143,7 +143,7 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	// Games start on a Monday morning: a demo should not wait out a weekend (D7).
 	start := service.WeekendEndAfter(time.Now())
 	clock := host.Clock{Anchor: time.Now(), Start: start, Speed: o.speed}
-	rt, err := service.Start(ctx, &cfg, service.Options{Clock: clock, Log: log, Draw: seededReader(o.seed)})
+	rt, err := service.Start(ctx, &cfg, service.Config{Clock: clock, Log: log, Draw: seededReader(o.seed)})
 	if err != nil {
 		return nil, err
 	}

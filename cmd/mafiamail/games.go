@@ -31,7 +31,7 @@ func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return usageError{err}
 	}
-	st, err := store.OpenReadOnly(ctx, *db, store.Options{})
+	st, err := store.OpenReadOnly(ctx, *db, store.Config{})
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func startInline(t *testing.T, speed float64) *inlineRun {
 	t.Cleanup(func() { srv.Close() })
 	log := testlog.New(t, slog.LevelWarn)
 	clock := host.Clock{Anchor: time.Now(), Start: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Speed: speed}
-	rt := hostrun.Start(t, cfg, service.Options{Clock: clock, Log: log})
+	rt := hostrun.Start(t, cfg, service.Config{Clock: clock, Log: log})
 	return &inlineRun{t: t, imap: srv.IMAPAddr(), smtp: srv.SMTPAddr(), host: rt}
 }
 

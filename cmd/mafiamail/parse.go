@@ -54,7 +54,7 @@ func cmdParse(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	}
 	var dir inbound.Directory = noDirectory{}
 	if *dbPath != "" {
-		st, err := store.OpenReadOnly(ctx, *dbPath, store.Options{})
+		st, err := store.OpenReadOnly(ctx, *dbPath, store.Config{})
 		if err != nil {
 			return err
 		}

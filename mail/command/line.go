@@ -13,7 +13,6 @@ import (
 	"github.com/emersion/go-message/charset"
 
 	"github.com/mafiamail/mafiamail/engine"
-
 	"github.com/mafiamail/mafiamail/mail/address"
 )
 

@@ -34,7 +34,7 @@ type Batch struct {
 
 // Event composes one event: the messages it causes, one per reader. after
 // is the game's state just after the event.
-func (c *Composer) Event(l Logged, after *engine.State, dir Directory) ([]Message, error) {
+func (c *Composer) Event(l Logged, after *engine.State, dir Directory) ([]Outgoing, error) {
 	if after == nil {
 		return nil, fmt.Errorf("compose: event %d (%s): no state", l.Seq, l.Event.Type)
 	}
@@ -42,7 +42,7 @@ func (c *Composer) Event(l Logged, after *engine.State, dir Directory) ([]Messag
 }
 
 // Batch composes a run of events.
-func (c *Composer) Batch(b Batch) ([]Message, error) {
+func (c *Composer) Batch(b Batch) ([]Outgoing, error) {
 	states, err := foldEach(b.Before, b.Events)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ type group struct {
 	items []item
 }
 
-func (c *Composer) compose(events []Logged, states []*engine.State, dir Directory, sender *engine.Actor, hold bool) ([]Message, error) {
+func (c *Composer) compose(events []Logged, states []*engine.State, dir Directory, sender *engine.Actor, hold bool) ([]Outgoing, error) {
 	var order []*group
 	groups := map[string]*group{}
 	for i, l := range events {
@@ -112,7 +112,7 @@ func (c *Composer) compose(events []Logged, states []*engine.State, dir Director
 			g.items = append(g.items, item{l, s, sec})
 		}
 	}
-	var out []Message
+	var out []Outgoing
 	for _, g := range order {
 		m, err := c.groupMessage(g, dir)
 		if err != nil {
@@ -124,7 +124,7 @@ func (c *Composer) compose(events []Logged, states []*engine.State, dir Director
 }
 
 // groupMessage writes one reader's message for a group of sections.
-func (c *Composer) groupMessage(g *group, dir Directory) (Message, error) {
+func (c *Composer) groupMessage(g *group, dir Directory) (Outgoing, error) {
 	items := dropRedundant(g.items)
 	last := items[len(items)-1]
 	s := last.s

@@ -25,7 +25,7 @@ func BenchmarkRoundClose(b *testing.B) {
 	before := h.s.Clone()
 	evs := engine.Tick(h.s, h.s.Deadline)
 	batch := compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir}
-	var msgs []compose.Message
+	var msgs []compose.Outgoing
 	var bytes int
 	for b.Loop() {
 		var err error

@@ -88,9 +88,9 @@ const (
 	hashDigits = 12
 )
 
-// Message is one outgoing message: complete RFC 5322 bytes with their SMTP
+// Outgoing is one outgoing message: complete RFC 5322 bytes with their SMTP
 // envelope.
-type Message struct {
+type Outgoing struct {
 	// MessageID is the Message-ID the bytes carry, with angle brackets.
 	MessageID string
 	Game      string

@@ -108,7 +108,7 @@ func TestAudiences(t *testing.T) {
 	}
 }
 
-func recipients(msgs []compose.Message) []string {
+func recipients(msgs []compose.Outgoing) []string {
 	var out []string
 	for _, m := range msgs {
 		out = append(out, m.Recipient)
@@ -179,7 +179,7 @@ func TestReplyToSeveralLines(t *testing.T) {
 	if len(msgs) != 13 {
 		t.Errorf("the vote and lock made %d messages, want one per reader (13)", len(msgs))
 	}
-	rep, err := h.c.Reply(compose.Reply{State: h.s, Dir: h.dir, Sender: sender, Channel: engine.Thread,
+	rep, err := h.c.Reply(compose.Answer{State: h.s, Dir: h.dir, Sender: sender, Channel: engine.Thread,
 		Cause: "<multi@players.example.net>", Received: h.now, Now: h.now, Lines: lines})
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestReplyToSeveralLines(t *testing.T) {
 	if irt := p.header.Get("In-Reply-To"); irt != "<dec26.p."+h.key(town[0])+"@example.org>" {
 		t.Errorf("the reply is threaded under %s, not the sender's private channel", irt)
 	}
-	if _, err := h.c.Reply(compose.Reply{State: h.s, Sender: sender}); err == nil {
+	if _, err := h.c.Reply(compose.Answer{State: h.s, Sender: sender}); err == nil {
 		t.Error("a reply without lines was composed")
 	}
 }
@@ -290,7 +290,7 @@ func TestReplyAboutNoGame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := c.Reply(compose.Reply{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
+	rep, err := c.Reply(compose.Answer{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
 		Cause: "<hello@example.net>", Subject: "how does this work?", Received: t0, Now: t0,
 		Lines: []compose.Line{{Text: "help"}}})
 	if err != nil {

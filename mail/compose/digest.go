@@ -25,7 +25,7 @@ type Digest struct {
 // Digest composes one digest for every reader of the thread: the posts
 // and votes in order, ending with the official tally while a vote runs
 // (D15).
-func (c *Composer) Digest(dg Digest) ([]Message, error) {
+func (c *Composer) Digest(dg Digest) ([]Outgoing, error) {
 	s := dg.State
 	if s == nil {
 		return nil, errors.New("compose: a digest needs the game's state")
@@ -51,7 +51,7 @@ func (c *Composer) Digest(dg Digest) ([]Message, error) {
 	if since.IsZero() || dg.Events[0].Event.At.Before(since) {
 		since = dg.Events[0].Event.At
 	}
-	var out []Message
+	var out []Outgoing
 	for _, d := range deliveries(engine.Event{To: engine.Audience{Public: true}}, s, dg.Dir) {
 		intro := &templates.Section{Kind: digestKind, Count: posts, Total: votes,
 			At: moment(s, since, dg.Now), When: moment(s, dg.Now, dg.Now)}

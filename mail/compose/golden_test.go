@@ -118,14 +118,14 @@ func (p parsed) goldenText() string {
 type goldens struct {
 	t     *testing.T
 	setup string
-	msgs  map[string]compose.Message
+	msgs  map[string]compose.Outgoing
 }
 
 func newGoldens(t *testing.T, setup string) *goldens {
-	return &goldens{t: t, setup: setup, msgs: map[string]compose.Message{}}
+	return &goldens{t: t, setup: setup, msgs: map[string]compose.Outgoing{}}
 }
 
-func (g *goldens) add(name string, m compose.Message) {
+func (g *goldens) add(name string, m compose.Outgoing) {
 	g.t.Helper()
 	if _, dup := g.msgs[name]; dup {
 		g.t.Fatalf("golden %s named twice", name)

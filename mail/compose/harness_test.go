@@ -64,7 +64,7 @@ func seeded(seed uint64) *rand.ChaCha8 {
 
 // sent is one composed message with what caused it.
 type sent struct {
-	compose.Message
+	compose.Outgoing
 	step string
 	// batch tells which call of record the message came in.
 	batch int
@@ -134,7 +134,7 @@ func (h *harness) logged(evs []engine.Event) []compose.Logged {
 	return out
 }
 
-func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine.Actor) []compose.Message {
+func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine.Actor) []compose.Outgoing {
 	h.t.Helper()
 	if len(evs) == 0 {
 		return nil
@@ -150,10 +150,10 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 	return msgs
 }
 
-func (h *harness) record(msgs []compose.Message) {
+func (h *harness) record(msgs []compose.Outgoing) {
 	h.batches++
 	for _, m := range msgs {
-		sm := sent{Message: m, step: h.step, batch: h.batches, ended: h.s != nil && h.s.Phase == engine.EndedPhase}
+		sm := sent{Outgoing: m, step: h.step, batch: h.batches, ended: h.s != nil && h.s.Phase == engine.EndedPhase}
 		if h.s != nil {
 			sm.phase = h.s.Phase
 			var slot int
@@ -173,8 +173,8 @@ func (h *harness) record(msgs []compose.Message) {
 type result struct {
 	events []engine.Event
 	err    error
-	msgs   []compose.Message
-	reply  compose.Message
+	msgs   []compose.Outgoing
+	reply  compose.Outgoing
 }
 
 // run applies one command line, composing its events and the reply.
@@ -205,7 +205,7 @@ func (h *harness) run(by engine.Actor, ch engine.Channel, line string, cmd engin
 	sender := by
 	r.msgs = h.batch(before, evs, &sender)
 	h.inbox++
-	rep, rerr := h.c.Reply(compose.Reply{
+	rep, rerr := h.c.Reply(compose.Answer{
 		State: h.s, Dir: h.dir, Sender: by, Channel: ch,
 		Cause:    fmt.Sprintf("<in%d@players.example.net>", h.inbox),
 		Subject:  subjectFor(h.s, by, ch),
@@ -215,7 +215,7 @@ func (h *harness) run(by engine.Actor, ch engine.Channel, line string, cmd engin
 	if rerr != nil {
 		h.t.Fatalf("%s: Reply: %v", h.step, rerr)
 	}
-	h.record([]compose.Message{rep})
+	h.record([]compose.Outgoing{rep})
 	r.reply = rep
 	return r
 }
@@ -241,7 +241,7 @@ func (h *harness) refused(by engine.Actor, ch engine.Channel, line string, cmd e
 }
 
 // tick moves the clock to t and composes what it made due.
-func (h *harness) tick(t time.Time) ([]compose.Message, []engine.Event) {
+func (h *harness) tick(t time.Time) ([]compose.Outgoing, []engine.Event) {
 	h.t.Helper()
 	h.now = t
 	h.step = "tick " + t.Format(time.RFC3339)
@@ -253,7 +253,7 @@ func (h *harness) tick(t time.Time) ([]compose.Message, []engine.Event) {
 
 // untilClose runs the clock to the next round close, tie extension or
 // dawn, and returns the messages of that step.
-func (h *harness) untilClose() []compose.Message {
+func (h *harness) untilClose() []compose.Outgoing {
 	h.t.Helper()
 	for range 10 {
 		d, ok := engine.NextDeadline(h.s)
@@ -325,7 +325,7 @@ func (h *harness) town() []string {
 func (h *harness) key(name string) string { return fmt.Sprintf("s%d", h.slot(name)) }
 
 // to picks the message of a step that went to reader key.
-func to(t *testing.T, msgs []compose.Message, key string) compose.Message {
+func to(t *testing.T, msgs []compose.Outgoing, key string) compose.Outgoing {
 	t.Helper()
 	for _, m := range msgs {
 		if m.Recipient == key {
@@ -337,11 +337,11 @@ func to(t *testing.T, msgs []compose.Message, key string) compose.Message {
 		keys = append(keys, m.Recipient+"/"+m.Kind)
 	}
 	t.Fatalf("no message to %s among %v", key, keys)
-	return compose.Message{}
+	return compose.Outgoing{}
 }
 
 // toAddr picks the message of a step that went to an address.
-func toAddr(t *testing.T, msgs []compose.Message, addr string) compose.Message {
+func toAddr(t *testing.T, msgs []compose.Outgoing, addr string) compose.Outgoing {
 	t.Helper()
 	for _, m := range msgs {
 		if len(m.To) == 1 && m.To[0] == addr {
@@ -349,11 +349,11 @@ func toAddr(t *testing.T, msgs []compose.Message, addr string) compose.Message {
 		}
 	}
 	t.Fatalf("no message to %s", addr)
-	return compose.Message{}
+	return compose.Outgoing{}
 }
 
 // toKind picks the message of a step that went to reader key with a kind.
-func toKind(t *testing.T, msgs []compose.Message, key, kind string) compose.Message {
+func toKind(t *testing.T, msgs []compose.Outgoing, key, kind string) compose.Outgoing {
 	t.Helper()
 	for _, m := range msgs {
 		if m.Recipient == key && m.Kind == kind {
@@ -365,7 +365,7 @@ func toKind(t *testing.T, msgs []compose.Message, key, kind string) compose.Mess
 		keys = append(keys, m.Recipient+"/"+m.Kind)
 	}
 	t.Fatalf("no %s message to %s among %v", kind, key, keys)
-	return compose.Message{}
+	return compose.Outgoing{}
 }
 
 // Shorthands for commands.

@@ -37,10 +37,10 @@ type MailboxNotice struct {
 }
 
 // Mailbox composes a notice about the host's mailbox for the referee.
-func (c *Composer) Mailbox(n MailboxNotice) (Message, error) {
+func (c *Composer) Mailbox(n MailboxNotice) (Outgoing, error) {
 	s := n.State
 	if s == nil {
-		return Message{}, errors.New("compose: a mailbox notice needs its game")
+		return Outgoing{}, errors.New("compose: a mailbox notice needs its game")
 	}
 	ref := refereeRecipient(s, n.Dir)
 	sec := &templates.Section{Kind: "mailbox", Variant: n.Variant, Count: n.Messages,

@@ -42,9 +42,9 @@ type draft struct {
 }
 
 // finish lays out a draft and encodes it.
-func (c *Composer) finish(dr draft) (Message, error) {
+func (c *Composer) finish(dr draft) (Outgoing, error) {
 	s := dr.state
-	m := &templates.Message{
+	m := &templates.View{
 		Game:     dr.game,
 		Channel:  dr.d.ch,
 		Reader:   dr.d.r.reader(),
@@ -72,7 +72,7 @@ func (c *Composer) finish(dr draft) (Message, error) {
 	m.Kind = kind
 	rendered, err := templates.Render(dr.main.Kind, m)
 	if err != nil {
-		return Message{}, fmt.Errorf("compose: %s for %s: %w", dr.main.Kind, dr.d.r.key, err)
+		return Outgoing{}, fmt.Errorf("compose: %s for %s: %w", dr.main.Kind, dr.d.r.key, err)
 	}
 	var cv conversation
 	if dr.game != "" {
@@ -91,7 +91,7 @@ func (c *Composer) finish(dr draft) (Message, error) {
 		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv,
 	}, rendered)
 	if err != nil {
-		return Message{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
+		return Outgoing{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
 	}
 	var contents []string
 	for _, sec := range dr.sections {
@@ -104,7 +104,7 @@ func (c *Composer) finish(dr draft) (Message, error) {
 			}
 		}
 	}
-	return Message{
+	return Outgoing{
 		MessageID: dr.id, Game: dr.game, Kind: kind, From: c.host, To: []string{dr.d.r.addr},
 		Raw: raw, Recipient: dr.d.r.key, Date: dr.now, Contents: contents,
 	}, nil

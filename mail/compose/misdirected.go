@@ -35,14 +35,14 @@ type Misdirected struct {
 }
 
 // Misdirected composes the answer to a misdirected message.
-func (c *Composer) Misdirected(md Misdirected) (Message, error) {
+func (c *Composer) Misdirected(md Misdirected) (Outgoing, error) {
 	s := md.State
 	if s == nil {
-		return Message{}, errors.New("compose: a misdirected message needs its game")
+		return Outgoing{}, errors.New("compose: a misdirected message needs its game")
 	}
 	p := s.Player(md.Slot)
 	if p == nil || p.Token == "" {
-		return Message{}, fmt.Errorf("compose: misdirected message: no player in seat %d", md.Slot)
+		return Outgoing{}, fmt.Errorf("compose: misdirected message: no player in seat %d", md.Slot)
 	}
 	var addr, where, name string
 	switch md.Channel {

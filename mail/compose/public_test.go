@@ -119,7 +119,7 @@ func TestPostCannotSpeakInTheHostsVoice(t *testing.T) {
 	author := h.town()[0]
 	// The same reader's copy of a plain post shows how often the host
 	// writes such lines itself (the official tally ends every copy).
-	baseline := map[string]compose.Message{}
+	baseline := map[string]compose.Outgoing{}
 	for _, m := range h.ok(h.player(author), engine.Thread, "", post("Hello.")).msgs {
 		baseline[m.Recipient] = m
 	}

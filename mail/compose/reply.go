@@ -11,9 +11,9 @@ import (
 	"github.com/mafiamail/mafiamail/templates"
 )
 
-// Reply is the one private answer to a message that held commands
+// Answer is the one private answer to a message that held commands
 // (docs/design.md "Commands"): what was accepted, and for each line refused, why.
-type Reply struct {
+type Answer struct {
 	// State is the game after the message's commands; nil for mail to the
 	// host's own address that concerns no game.
 	State *engine.State
@@ -53,9 +53,9 @@ type Line struct {
 // private copies of the events (a tally, a status, a night action's receipt)
 // are inside it; compose the events as a Batch with the same Sender so that
 // they are not sent twice.
-func (c *Composer) Reply(rp Reply) (Message, error) {
+func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 	if len(rp.Lines) == 0 {
-		return Message{}, errors.New("compose: a reply needs at least one command line")
+		return Outgoing{}, errors.New("compose: a reply needs at least one command line")
 	}
 	s := rp.State
 	game := ""
@@ -64,19 +64,19 @@ func (c *Composer) Reply(rp Reply) (Message, error) {
 	}
 	to := senderRecipient(s, rp.Dir, rp.Sender)
 	if to.addr == "" {
-		return Message{}, fmt.Errorf("compose: reply to %s: no address to answer", rp.Sender.Kind)
+		return Outgoing{}, fmt.Errorf("compose: reply to %s: no address to answer", rp.Sender.Kind)
 	}
 	d := delivery{r: to, ch: templates.Private}
 	if game == "" {
 		d.ch = templates.Host
 	}
-	view := &templates.Reply{
+	view := &templates.Answer{
 		Received: moment(s, rp.Received, rp.Now),
 		Subject:  strings.TrimSpace(rp.Subject),
 		Where:    where(rp.Channel, game),
 	}
 	for _, ln := range rp.Lines {
-		rl := templates.ReplyLine{Text: strings.TrimSpace(ln.Text), Accepted: ln.Err == nil}
+		rl := templates.AnswerLine{Text: strings.TrimSpace(ln.Text), Accepted: ln.Err == nil}
 		if ln.Err != nil {
 			rl.Error = refusalText(ln.Err)
 			view.Refused++
@@ -98,7 +98,7 @@ func (c *Composer) Reply(rp Reply) (Message, error) {
 					}
 					sec, err := c.section(e, s, ed)
 					if err != nil {
-						return Message{}, fmt.Errorf("compose: reply: %w", err)
+						return Outgoing{}, fmt.Errorf("compose: reply: %w", err)
 					}
 					// The thread has the public news in full; the reply
 					// only names it.
@@ -214,9 +214,9 @@ type Notice struct {
 }
 
 // NotAccepted composes the notice of a refused message.
-func (c *Composer) NotAccepted(n Notice) (Message, error) {
+func (c *Composer) NotAccepted(n Notice) (Outgoing, error) {
 	if strings.TrimSpace(n.To) == "" {
-		return Message{}, errors.New("compose: a notice needs the address to tell")
+		return Outgoing{}, errors.New("compose: a notice needs the address to tell")
 	}
 	s := n.State
 	game := ""
@@ -270,10 +270,10 @@ type Failure struct {
 }
 
 // DeliveryFailure composes the referee's notice of a failed delivery.
-func (c *Composer) DeliveryFailure(f Failure) (Message, error) {
+func (c *Composer) DeliveryFailure(f Failure) (Outgoing, error) {
 	s := f.State
 	if s == nil {
-		return Message{}, errors.New("compose: a delivery failure needs its game")
+		return Outgoing{}, errors.New("compose: a delivery failure needs its game")
 	}
 	ref := refereeRecipient(s, f.Dir)
 	view := &templates.Failure{Recipient: f.Recipient, Kind: f.Kind, MessageID: f.MessageID,
@@ -310,10 +310,10 @@ type Hold struct {
 
 // SendingHold tells a game's referee, once per hold, that mail waits for
 // the provider's sending limit.
-func (c *Composer) SendingHold(h Hold) (Message, error) {
+func (c *Composer) SendingHold(h Hold) (Outgoing, error) {
 	s := h.State
 	if s == nil {
-		return Message{}, errors.New("compose: a sending hold notice needs its game")
+		return Outgoing{}, errors.New("compose: a sending hold notice needs its game")
 	}
 	ref := refereeRecipient(s, h.Dir)
 	view := &templates.SendingHold{Since: moment(s, h.Since, h.Now), Reply: strings.TrimSpace(h.Reply),

@@ -14,7 +14,7 @@ var observerToken = tokenFor("olga observer")
 
 // signup runs the sign-ups of a game: every name JOINs at the sign-up
 // address, except the last, whom the referee ADDs.
-func (h *harness) signup(names []string) (joinReply, refereeJoined []compose.Message, addMsgs []compose.Message) {
+func (h *harness) signup(names []string) (joinReply, refereeJoined []compose.Outgoing, addMsgs []compose.Outgoing) {
 	h.t.Helper()
 	for i, n := range names {
 		if i == len(names)-1 {
@@ -35,9 +35,9 @@ func (h *harness) signup(names []string) (joinReply, refereeJoined []compose.Mes
 
 // single composes events one by one with the one-event API, as a host that
 // does not gather a step's events would.
-func (h *harness) single(evs []engine.Event) []compose.Message {
+func (h *harness) single(evs []engine.Event) []compose.Outgoing {
 	h.t.Helper()
-	var out []compose.Message
+	var out []compose.Outgoing
 	for _, l := range h.logged(evs) {
 		msgs, err := h.c.Event(l, h.s, h.dir)
 		if err != nil {
@@ -54,9 +54,9 @@ func (h *harness) single(evs []engine.Event) []compose.Message {
 func playClassic(t *testing.T) (*harness, *goldens) {
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	g := newGoldens(t, "classic")
-	g.add("created", to(t, []compose.Message{h.all[0].Message}, "ref"))
+	g.add("created", to(t, []compose.Outgoing{h.all[0].Outgoing}, "ref"))
 	// Mail to the host's own address, before any game.
-	hostHelp, err := h.c.Reply(compose.Reply{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
+	hostHelp, err := h.c.Reply(compose.Answer{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
 		Cause: "<hello@example.net>", Subject: "How does this work?", Received: h.now.Add(-time.Minute), Now: h.now,
 		Lines: []compose.Line{{Text: "HELP"}}})
 	if err != nil {
@@ -145,7 +145,7 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.record([]compose.Message{md})
+	h.record([]compose.Outgoing{md})
 	g.add("misdirected", md)
 
 	// Requests: tally, status, help.
@@ -298,7 +298,7 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	if err != nil {
 		t.Fatalf("NotAccepted: %v", err)
 	}
-	h.record([]compose.Message{n})
+	h.record([]compose.Outgoing{n})
 	g.add("refused", n)
 	f, err := h.c.DeliveryFailure(compose.Failure{State: h.s, Dir: h.dir, Recipient: addrFor(b), Kind: "thread",
 		MessageID: "<dec26.120.s2.t.vote@example.org>", Error: "550 5.1.1 <" + addrFor(b) + ">: mailbox unavailable",
@@ -306,28 +306,28 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	if err != nil {
 		t.Fatalf("DeliveryFailure: %v", err)
 	}
-	h.record([]compose.Message{f})
+	h.record([]compose.Outgoing{f})
 	g.add("failure", f)
 	unread, err := h.c.Mailbox(compose.MailboxNotice{State: h.s, Dir: h.dir, Variant: compose.MailboxUnread,
 		Deadline: h.now.Add(-15 * time.Minute), ReadUntil: h.now.Add(-22 * time.Minute), Grace: 15 * time.Minute, Now: h.now})
 	if err != nil {
 		t.Fatalf("Mailbox: %v", err)
 	}
-	h.record([]compose.Message{unread})
+	h.record([]compose.Outgoing{unread})
 	g.add("mailbox-unread", unread)
 	flood, err := h.c.Mailbox(compose.MailboxNotice{State: h.s, Dir: h.dir, Variant: compose.MailboxFlood,
 		Messages: 5000, First: h.now.Add(-3 * time.Minute), Last: h.now.Add(-time.Minute), Now: h.now})
 	if err != nil {
 		t.Fatalf("Mailbox: %v", err)
 	}
-	h.record([]compose.Message{flood})
+	h.record([]compose.Outgoing{flood})
 	g.add("mailbox-flood", flood)
 	hold, err := h.c.SendingHold(compose.Hold{State: h.s, Dir: h.dir, Since: h.now.Add(-10 * time.Minute),
 		Reply: "550 5.4.5 Daily user sending limit exceeded.", Sent: 500, Learned: 500, Waiting: 212, Now: h.now})
 	if err != nil {
 		t.Fatalf("SendingHold: %v", err)
 	}
-	h.record([]compose.Message{hold})
+	h.record([]compose.Outgoing{hold})
 	g.add("sendinghold", hold)
 	return h, g
 }
@@ -349,7 +349,7 @@ func (h *harness) threadEvents(start int64) []compose.Logged {
 func playMafia150(t *testing.T) (*harness, *goldens) {
 	h := newHarness(t, engine.Mafia150(), "m150", 5)
 	g := newGoldens(t, "mafia150")
-	g.add("created", to(t, []compose.Message{h.all[0].Message}, "ref"))
+	g.add("created", to(t, []compose.Outgoing{h.all[0].Outgoing}, "ref"))
 	_, _, add := h.signup(names25)
 	g.add("joined", to(t, add, "s25"))
 	r := h.ok(engine.Referee, engine.Private, "SETUP mafia150 digest_interval=2h",
@@ -445,7 +445,7 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.record([]compose.Message{md})
+	h.record([]compose.Outgoing{md})
 	g.add("misdirected", md)
 	msgs, _ = h.tick(h.s.Night.End.Add(-6 * time.Hour))
 	g.add("reminder-night", to(t, msgs, h.key(insp)))
@@ -519,7 +519,7 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	if err != nil {
 		t.Fatalf("NotAccepted: %v", err)
 	}
-	h.record([]compose.Message{n})
+	h.record([]compose.Outgoing{n})
 	g.add("refused", n)
 	f, err := h.c.DeliveryFailure(compose.Failure{State: h.s, Dir: h.dir, Recipient: addrFor("Zoë"), Kind: "role",
 		MessageID: "<m150.40.s24.p.role@example.org>", Error: "554 5.7.1 Message rejected as spam",
@@ -527,21 +527,21 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	if err != nil {
 		t.Fatalf("DeliveryFailure: %v", err)
 	}
-	h.record([]compose.Message{f})
+	h.record([]compose.Outgoing{f})
 	g.add("failure", f)
 	unread, err := h.c.Mailbox(compose.MailboxNotice{State: h.s, Dir: h.dir, Variant: compose.MailboxUnread,
 		Deadline: h.now.Add(-15 * time.Minute), ReadUntil: h.now.Add(-22 * time.Minute), Grace: 15 * time.Minute, Now: h.now})
 	if err != nil {
 		t.Fatalf("Mailbox: %v", err)
 	}
-	h.record([]compose.Message{unread})
+	h.record([]compose.Outgoing{unread})
 	g.add("mailbox-unread", unread)
 	flood, err := h.c.Mailbox(compose.MailboxNotice{State: h.s, Dir: h.dir, Variant: compose.MailboxFlood,
 		Messages: 5000, First: h.now.Add(-3 * time.Minute), Last: h.now.Add(-time.Minute), Now: h.now})
 	if err != nil {
 		t.Fatalf("Mailbox: %v", err)
 	}
-	h.record([]compose.Message{flood})
+	h.record([]compose.Outgoing{flood})
 	g.add("mailbox-flood", flood)
 	hold, err := h.c.SendingHold(compose.Hold{State: h.s, Dir: h.dir, Since: h.now.Add(-time.Hour),
 		Reply: "550 5.1.90 Your message can't be sent because you've reached your daily limit for message recipients",
@@ -549,7 +549,7 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	if err != nil {
 		t.Fatalf("SendingHold: %v", err)
 	}
-	h.record([]compose.Message{hold})
+	h.record([]compose.Outgoing{hold})
 	g.add("sendinghold", hold)
 	return h, g
 }

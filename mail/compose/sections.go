@@ -56,7 +56,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		if forRef {
 			sec.Address = e.Address
 		}
-	case engine.EvObserverAdmited:
+	case engine.EvObserverAdmitted:
 		sec.Kind = "observer"
 		sec.Variant = variant("", "referee")
 		sec.Address = e.Address

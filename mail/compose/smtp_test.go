@@ -25,7 +25,7 @@ import (
 // player would, with a plain Reply, and checks that the answer reaches the
 // host at the right address and holds only the player's words.
 func TestThroughARealServer(t *testing.T) {
-	srv, err := mailserver.Start(mailserver.Options{
+	srv, err := mailserver.Start(mailserver.Config{
 		Domain:       "example.org",
 		ExtraDomains: []string{"players.example.net", "watchers.example.net"},
 		Users:        map[string]string{"host": "hostpw"},
@@ -49,12 +49,12 @@ func TestThroughARealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	perReader := map[string][]compose.Message{}
+	perReader := map[string][]compose.Outgoing{}
 	for _, m := range h.all {
 		if err := c.SendMail(m.From, m.To, bytes.NewReader(m.Raw)); err != nil {
 			t.Fatalf("SMTP refused %s to %v: %v", m.MessageID, m.To, err)
 		}
-		perReader[m.To[0]] = append(perReader[m.To[0]], m.Message)
+		perReader[m.To[0]] = append(perReader[m.To[0]], m.Outgoing)
 	}
 	if err := c.Quit(); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestThroughARealServer(t *testing.T) {
 	if len(got) != len(perReader[aliceAddr]) {
 		t.Fatalf("Alice's mailbox holds %d messages, %d were sent", len(got), len(perReader[aliceAddr]))
 	}
-	var thread *compose.Message
+	var thread *compose.Outgoing
 	for i, raw := range got {
 		sent := perReader[aliceAddr][i]
 		a, b := readBack(t, raw), readBack(t, sent.Raw)

@@ -34,7 +34,7 @@ var outOfOfficeSubject = regexp.MustCompile(`(?i)^\s*(?:` +
 // only for the reason given: the host's own mail first (a loop), then
 // bounces (which are counted against the address), then other automatic
 // mail.
-func neverAnswer(m *message.Message, cfg Config) *Verdict {
+func neverAnswer(m *message.Parsed, cfg Config) *Verdict {
 	ignore := func(reason, why string) *Verdict {
 		return &Verdict{Kind: Ignored, Reason: reason, Explanation: why}
 	}

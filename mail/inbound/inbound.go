@@ -221,7 +221,7 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 	r := Report{Size: size}
 
 	tooLarge := size > cfg.MaxSize || size > len(raw)
-	var m *message.Message
+	var m *message.Parsed
 	var err error
 	if tooLarge {
 		m, err = message.ParseHeader(raw)
@@ -341,7 +341,7 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 }
 
 // readCommands fills in the text, commands and discussion of the report.
-func (r *Report) readCommands(m *message.Message, set command.Set) command.Result {
+func (r *Report) readCommands(m *message.Parsed, set command.Set) command.Result {
 	parts := reply.Split(m.Text)
 	res := command.Parse(parts.New, set)
 	r.CommandSet = set
@@ -443,7 +443,7 @@ func describe(r Route) string {
 	return "the host"
 }
 
-func fromList(m *message.Message) string {
+func fromList(m *message.Parsed) string {
 	var s []string
 	for _, a := range m.From {
 		s = append(s, a.Address)
@@ -483,7 +483,7 @@ func discussionInContext(text string, parts reply.Parts, set command.Set) (strin
 		// context.
 		return "", false
 	}
-	answers := reply.Answers(text)
+	answers := reply.InlineParts(text)
 	if answers == nil {
 		return "", false
 	}

@@ -48,4 +48,4 @@ func (f Fault) String() string {
 // FaultFunc decides the fate of one SMTP transaction. It sees the message
 // as received (Seq, Delivered and Fault are not yet set). It is called from
 // the connections' goroutines, possibly concurrently.
-type FaultFunc func(m Message) Fault
+type FaultFunc func(m Delivery) Fault

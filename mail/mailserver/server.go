@@ -30,9 +30,9 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// Options configures a Server. The zero value is usable: it serves the domain
+// Config configures a Server. The zero value is usable: it serves the domain
 // "example.org" with no users on random loopback ports.
-type Options struct {
+type Config struct {
 	// Domain is the primary mail domain, also used as the SMTP host name in
 	// greetings. Default "example.org".
 	Domain string
@@ -76,7 +76,7 @@ type Options struct {
 	// OnMessage, when set, is called after every SMTP DATA transaction with
 	// what was received and how it ended. It runs on the connection's
 	// goroutine before the client gets its reply; it must not block long.
-	OnMessage func(Message)
+	OnMessage func(Delivery)
 	// Sinks are users whose mail is accepted and shown to OnMessage, but
 	// neither put into their INBOX nor kept for Messages: a load tool's
 	// recipients, whose mail would otherwise pile up in memory for the
@@ -88,8 +88,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Message is one SMTP DATA transaction as the server saw it.
-type Message struct {
+// Delivery is one SMTP DATA transaction as the server saw it.
+type Delivery struct {
 	// Seq numbers the transactions from 1, in the order their data arrived.
 	Seq int
 	// At is when the data had been received.
@@ -114,7 +114,7 @@ type Message struct {
 // Server is a running IMAP and SMTP server. Its methods are safe for
 // concurrent use.
 type Server struct {
-	opts    Options
+	opts    Config
 	domains map[string]bool
 	log     *slog.Logger
 
@@ -128,7 +128,7 @@ type Server struct {
 	fault FaultFunc
 	// sendLimit, when set, limits what authenticated users may send.
 	sendLimit *SendLimit
-	messages  []Message
+	messages  []Delivery
 	// seq numbers the transactions, kept or not.
 	seq    int
 	closed bool
@@ -178,7 +178,7 @@ func nextUIDBase() uint32 {
 }
 
 // Start listens on both addresses and serves until Close.
-func Start(opts Options) (*Server, error) {
+func Start(opts Config) (*Server, error) {
 	if opts.Domain == "" {
 		opts.Domain = "example.org"
 	}
@@ -414,10 +414,10 @@ func (s *Server) SetFault(f FaultFunc) {
 }
 
 // Messages returns every SMTP DATA transaction so far, in order.
-func (s *Server) Messages() []Message {
+func (s *Server) Messages() []Delivery {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Message(nil), s.messages...)
+	return append([]Delivery(nil), s.messages...)
 }
 
 // DropConnections closes every IMAP connection logged in as the user, with
@@ -589,7 +589,7 @@ func (s *Server) wakeLocked() {
 
 // record stores a finished transaction, unless it went to sinks alone,
 // and hands it to OnMessage.
-func (s *Server) record(m Message, sinksOnly bool) {
+func (s *Server) record(m Delivery, sinksOnly bool) {
 	s.mu.Lock()
 	s.seq++
 	m.Seq = s.seq

@@ -18,7 +18,7 @@ import (
 )
 
 // start runs a server for one test and closes it at the end.
-func start(t *testing.T, opts Options) *Server {
+func start(t *testing.T, opts Config) *Server {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -101,7 +101,7 @@ func smtpCode(err error) int {
 const note = "From: alice@example.org\r\nTo: host+game-t-abc@example.org\r\nSubject: hi\r\nMessage-ID: <1@example.org>\r\n\r\nVOTE Bob\r\n"
 
 func TestPlusAddressingDeliversToUserWithTraceHeaders(t *testing.T) {
-	s := start(t, Options{Users: map[string]string{"host": "hostpw", "alice": "alicepw"}})
+	s := start(t, Config{Users: map[string]string{"host": "hostpw", "alice": "alicepw"}})
 	if err := send(t, s, "alice", "alicepw", "alice@example.org", []string{"host+game-t-abc@example.org"}, note); err != nil {
 		t.Fatalf("SendMail: %v", err)
 	}
@@ -137,7 +137,7 @@ func TestPlusAddressingDeliversToUserWithTraceHeaders(t *testing.T) {
 }
 
 func TestOneCopyPerRecipientAndCaseInsensitiveUsers(t *testing.T) {
-	s := start(t, Options{Domain: "example.org", ExtraDomains: []string{"example.net"},
+	s := start(t, Config{Domain: "example.org", ExtraDomains: []string{"example.net"},
 		Users: map[string]string{"host": "hostpw", "Bob": "bobpw"}})
 	to := []string{"host+g1-t-aaa@example.org", "HOST+g1-p-bbb@Example.NET", "bob@example.org"}
 	if err := send(t, s, "", "", "alice@elsewhere.test", to, note); err != nil {
@@ -165,7 +165,7 @@ func TestOneCopyPerRecipientAndCaseInsensitiveUsers(t *testing.T) {
 }
 
 func TestRefusesUnknownUsersForeignDomainsAndBadLogins(t *testing.T) {
-	s := start(t, Options{Users: map[string]string{"host": "hostpw"}})
+	s := start(t, Config{Users: map[string]string{"host": "hostpw"}})
 	if err := send(t, s, "", "", "a@b.test", []string{"nobody@example.org"}, note); smtpCode(err) != 550 {
 		t.Errorf("unknown user: err %v, want 550", err)
 	}
@@ -189,7 +189,7 @@ func TestRefusesUnknownUsersForeignDomainsAndBadLogins(t *testing.T) {
 }
 
 func TestRequireAuth(t *testing.T) {
-	s := start(t, Options{RequireAuth: true, Users: map[string]string{"host": "hostpw"}})
+	s := start(t, Config{RequireAuth: true, Users: map[string]string{"host": "hostpw"}})
 	if err := send(t, s, "", "", "host@example.org", []string{"host@example.org"}, note); smtpCode(err) != 530 {
 		t.Errorf("MAIL without AUTH: err %v, want 530", err)
 	}
@@ -199,7 +199,7 @@ func TestRequireAuth(t *testing.T) {
 }
 
 func TestAutoCreateUsers(t *testing.T) {
-	s := start(t, Options{AutoCreateUsers: true, AutoCreatePassword: "botpw"})
+	s := start(t, Config{AutoCreateUsers: true, AutoCreatePassword: "botpw"})
 	if err := send(t, s, "", "", "host@example.org", []string{"bot7+x@example.org"}, note); err != nil {
 		t.Fatalf("SendMail to an unknown user: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestAutoCreateUsers(t *testing.T) {
 }
 
 func TestMaxMessageBytes(t *testing.T) {
-	s := start(t, Options{MaxMessageBytes: 1024, Users: map[string]string{"host": "hostpw"}})
+	s := start(t, Config{MaxMessageBytes: 1024, Users: map[string]string{"host": "hostpw"}})
 	big := note + strings.Repeat(strings.Repeat("x", 70)+"\r\n", 30)
 	if err := send(t, s, "", "", "a@b.test", []string{"host@example.org"}, big); smtpCode(err) != 552 {
 		t.Errorf("oversized message: err %v, want 552", err)
@@ -239,12 +239,12 @@ func TestFaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fault.String(), func(t *testing.T) {
-			s := start(t, Options{Users: map[string]string{"host": "hostpw"}})
+			s := start(t, Config{Users: map[string]string{"host": "hostpw"}})
 			var (
 				mu   sync.Mutex
-				seen []Message
+				seen []Delivery
 			)
-			s.SetFault(func(m Message) Fault {
+			s.SetFault(func(m Delivery) Fault {
 				mu.Lock()
 				defer mu.Unlock()
 				seen = append(seen, m)
@@ -298,7 +298,7 @@ func TestFaults(t *testing.T) {
 }
 
 func TestIdleSeesNewMail(t *testing.T) {
-	s := start(t, Options{Users: map[string]string{"host": "hostpw"}})
+	s := start(t, Config{Users: map[string]string{"host": "hostpw"}})
 	exists := make(chan uint32, 16)
 	c := login(t, s, "host", "hostpw", &imapclient.Options{
 		UnilateralDataHandler: &imapclient.UnilateralDataHandler{
@@ -339,7 +339,7 @@ func TestIdleSeesNewMail(t *testing.T) {
 }
 
 func TestResetMailboxChangesUIDValidityAndRedelivers(t *testing.T) {
-	s := start(t, Options{Users: map[string]string{"host": "hostpw"}})
+	s := start(t, Config{Users: map[string]string{"host": "hostpw"}})
 	for i := range 3 {
 		msg := strings.Replace(note, "<1@", fmt.Sprintf("<%d@", i), 1)
 		if err := send(t, s, "", "", "a@b.test", []string{"host@example.org"}, msg); err != nil {
@@ -388,7 +388,7 @@ func TestResetMailboxChangesUIDValidityAndRedelivers(t *testing.T) {
 }
 
 func TestDeliverInjectsRawMail(t *testing.T) {
-	s := start(t, Options{Users: map[string]string{"host": "hostpw"}})
+	s := start(t, Config{Users: map[string]string{"host": "hostpw"}})
 	// Bare LF line ends, as some broken clients send: the IMAP side serves
 	// them with CRLF, as real servers do.
 	raw := []byte("Subject: bare LF\n\nno CRLF here\n")
@@ -411,10 +411,10 @@ func TestDeliverInjectsRawMail(t *testing.T) {
 }
 
 func TestOnMessageHookAndReceiveOnlyUsers(t *testing.T) {
-	hooked := make(chan Message, 4)
-	s := start(t, Options{
+	hooked := make(chan Delivery, 4)
+	s := start(t, Config{
 		AutoCreateUsers: true, // no AutoCreatePassword: receive-only mailboxes
-		OnMessage:       func(m Message) { hooked <- m },
+		OnMessage:       func(m Delivery) { hooked <- m },
 	})
 	if err := send(t, s, "", "", "a@b.test", []string{"carol+x@example.org"}, note); err != nil {
 		t.Fatal(err)
@@ -450,11 +450,11 @@ func TestOnMessageHookAndReceiveOnlyUsers(t *testing.T) {
 // transaction that also goes to a user who is not a sink is kept whole.
 func TestSinksAreReportedNotKept(t *testing.T) {
 	var mu sync.Mutex
-	var hooked []Message
-	s := start(t, Options{
+	var hooked []Delivery
+	s := start(t, Config{
 		Users:     map[string]string{"load": "loadpw", "host": "hostpw"},
 		Sinks:     []string{"Load"},
-		OnMessage: func(m Message) { mu.Lock(); hooked = append(hooked, m); mu.Unlock() },
+		OnMessage: func(m Delivery) { mu.Lock(); hooked = append(hooked, m); mu.Unlock() },
 	})
 	if err := send(t, s, "", "", "a@b.test", []string{"load+p1@example.org"}, note); err != nil {
 		t.Fatal(err)
@@ -481,7 +481,7 @@ func TestSinksAreReportedNotKept(t *testing.T) {
 	if _, msgs := readInbox(t, login(t, s, "host", "hostpw", nil)); len(msgs) != 1 {
 		t.Errorf("host has %d messages, want 1", len(msgs))
 	}
-	if _, err := Start(Options{Sinks: []string{"nobody"}}); err == nil {
+	if _, err := Start(Config{Sinks: []string{"nobody"}}); err == nil {
 		t.Error("a sink that is no user was accepted")
 	}
 }
@@ -492,7 +492,7 @@ func TestSinksAreReportedNotKept(t *testing.T) {
 func TestRestartChangesUIDValidity(t *testing.T) {
 	seen := map[uint32]bool{}
 	for range 3 {
-		srv, err := Start(Options{Users: map[string]string{"host": "pw"}})
+		srv, err := Start(Config{Users: map[string]string{"host": "pw"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -520,7 +520,7 @@ func TestRestartChangesUIDValidity(t *testing.T) {
 // goroutine that had not started when it was called.
 func TestCloseRightAfterStart(t *testing.T) {
 	for range 200 {
-		srv, err := Start(Options{})
+		srv, err := Start(Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -540,7 +540,7 @@ func TestCloseRightAfterStart(t *testing.T) {
 // The mailbox reports each message's arrival as its INTERNALDATE: the
 // moment of delivery, or the one DeliverAt names.
 func TestInternalDateIsTheArrival(t *testing.T) {
-	s := start(t, Options{Users: map[string]string{"host": "hostpw"}})
+	s := start(t, Config{Users: map[string]string{"host": "hostpw"}})
 	before := time.Now().Truncate(time.Second)
 	if err := s.Deliver("", "host@example.org", []byte("Subject: now\r\n\r\nnow\r\n")); err != nil {
 		t.Fatal(err)

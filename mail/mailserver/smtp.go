@@ -112,7 +112,7 @@ func (s *smtpSession) Data(r io.Reader) error {
 		// Too large, or the connection broke: go-smtp answers accordingly.
 		return err
 	}
-	m := Message{
+	m := Delivery{
 		At:   time.Now(),
 		Auth: s.auth,
 		From: s.from,
@@ -164,7 +164,7 @@ func (s *smtpSession) Data(r io.Reader) error {
 
 // record hands the finished transaction to the server, which keeps it
 // unless every recipient is a sink.
-func (s *smtpSession) record(m Message) {
+func (s *smtpSession) record(m Delivery) {
 	sinksOnly := len(s.rcpts) > 0
 	for _, rc := range s.rcpts {
 		sinksOnly = sinksOnly && rc.user.sink

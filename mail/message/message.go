@@ -36,8 +36,8 @@ const (
 	maxDepth = 16
 )
 
-// Message is a parsed incoming mail.
-type Message struct {
+// Parsed is a parsed incoming mail.
+type Parsed struct {
 	// Header is the top-level header, for any field not lifted out below.
 	Header mail.Header
 	// Size is the size of the raw message in bytes.
@@ -72,7 +72,7 @@ type Attachment struct {
 // Message; on a broken body it returns the Message with its header filled in
 // and the error, so that the message can still be routed and answered. Both
 // errors wrap ErrMalformed.
-func Parse(raw []byte) (*Message, error) {
+func Parse(raw []byte) (*Parsed, error) {
 	raw = skipMboxLine(raw)
 	if err := checkBareCR(raw); err != nil {
 		// Bare CRs are how SMTP smuggling hides a second message; no
@@ -83,7 +83,7 @@ func Parse(raw []byte) (*Message, error) {
 	if ent == nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrMalformed, entErr)
 	}
-	m := &Message{Header: mail.Header{Header: ent.Header}, Size: len(raw)}
+	m := &Parsed{Header: mail.Header{Header: ent.Header}, Size: len(raw)}
 	if err := m.readHeader(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
@@ -101,7 +101,7 @@ func Parse(raw []byte) (*Message, error) {
 
 // ParseHeader reads only the header of raw, for a message too large to be
 // read whole. It never reads the body.
-func ParseHeader(raw []byte) (*Message, error) {
+func ParseHeader(raw []byte) (*Parsed, error) {
 	raw = skipMboxLine(raw)
 	end := bytes.Index(raw, []byte("\r\n\r\n"))
 	if i := bytes.Index(raw, []byte("\n\n")); i >= 0 && (end < 0 || i < end) {
@@ -118,14 +118,14 @@ func ParseHeader(raw []byte) (*Message, error) {
 	if ent == nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrMalformed, err)
 	}
-	m := &Message{Header: mail.Header{Header: ent.Header}, Size: len(raw)}
+	m := &Parsed{Header: mail.Header{Header: ent.Header}, Size: len(raw)}
 	if err := m.readHeader(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return m, nil
 }
 
-func (m *Message) readHeader() error {
+func (m *Parsed) readHeader() error {
 	if !m.Header.Has("From") {
 		return errors.New("the message has no From header")
 	}
@@ -188,7 +188,7 @@ type node struct {
 }
 
 type walker struct {
-	msg   *Message
+	msg   *Parsed
 	parts int
 }
 

@@ -12,9 +12,9 @@ const (
 	maxContextRunes = 160
 )
 
-// Answer is one run of the author's own lines in an inline reply, with the
+// InlinePart is one run of the author's own lines in an inline reply, with the
 // quoted lines it answers.
-type Answer struct {
+type InlinePart struct {
 	// Context are the quoted lines just above the author's lines, without
 	// quote marks, nearest last; at most MaxContextLines, each shortened to
 	// a reminder. Empty for a run that follows no quote.
@@ -23,16 +23,16 @@ type Answer struct {
 	Text string
 }
 
-// Answers reads an inline reply: one where the author writes between
+// InlineParts reads an inline reply: one where the author writes between
 // quoted lines. It returns the author's runs of lines in order, each with
 // the quoted lines it follows, so that a relayed post can show what each
 // answer is about. A message that only top-posts or bottom-posts (all its
-// quote on one side of the author's words) is no inline reply: Answers
+// quote on one side of the author's words) is no inline reply: InlineParts
 // returns nil, and the author's text is Split's New alone.
 //
 // Only the author's own lines (Text) are ever read as commands; Context is
 // quoted text and must be shown as such.
-func Answers(text string) []Answer {
+func InlineParts(text string) []InlinePart {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	lines := strings.Split(text, "\n")
@@ -104,13 +104,13 @@ scan:
 	// answered. An answer below a whole quoted message (bottom-posting) is
 	// about the message, not its last lines; one above it (top-posting)
 	// follows no quote.
-	var out []Answer
+	var out []InlinePart
 	withContext := false
 	for k, r := range runs {
 		if r.quoted || !hasWords(r.lines) {
 			continue
 		}
-		a := Answer{Text: trimBlank(trimRight(r.lines))}
+		a := InlinePart{Text: trimBlank(trimRight(r.lines))}
 		if k > 0 && runs[k-1].quoted {
 			above := runs[k-1].lines
 			below := k+1 < len(runs) && hasWords(runs[k+1].lines)

@@ -10,7 +10,7 @@ func TestAnswersKeepWhatTheyAnswer(t *testing.T) {
 	cases := []struct {
 		name string
 		text string
-		want []Answer
+		want []InlinePart
 	}{{
 		name: "mutt, inline under a post",
 		text: `On Tue, Dec 01, 2026 at 10:00:00AM -0500, Erin (dec26) wrote:
@@ -25,7 +25,7 @@ No reason? Alice gave one.
 > -- 
 > This is the town thread of game dec26: a plain Reply posts in it.
 `,
-		want: []Answer{{Context: []string{"Erin writes", "I agree with Bob.", "Alice jumped on Erin with no reason."},
+		want: []InlinePart{{Context: []string{"Erin writes", "I agree with Bob.", "Alice jumped on Erin with no reason."},
 			Text: "No reason? Alice gave one."}},
 	}, {
 		name: "Thunderbird, two answers in a digest",
@@ -45,7 +45,7 @@ VOTE Bob
 
 > ▸ Dave votes Bob
 `,
-		want: []Answer{
+		want: []InlinePart{
 			{Context: []string{"▸ Alice writes", "Day 2. Bob pushed hard on me yesterday."},
 				Text: "He did, and he was right to."},
 			{Context: []string{"▸ Bob writes", "That is a stretch."}, Text: "Is it?\nVOTE Bob"},
@@ -59,20 +59,20 @@ VOTE Bob
 	}, {
 		name: "an answer below a quote trimmed to what it answers",
 		text: "On Tue, 1 Dec 2026 at 10:00, Mafia <m@x.org> wrote:\n> ▸ Dave writes\n> > No reason? Alice gave one.\n>\n\nShe gave one, and it was thin.\nVOTE Alice\n",
-		want: []Answer{{Context: []string{"▸ Dave writes", "No reason? Alice gave one."}, Text: "She gave one, and it was thin.\nVOTE Alice"}},
+		want: []InlinePart{{Context: []string{"▸ Dave writes", "No reason? Alice gave one."}, Text: "She gave one, and it was thin.\nVOTE Alice"}},
 	}, {
 		name: "bottom-posting below a whole message without its footer",
 		text: "On 12/1/26 10:00, Mafia wrote:\n> Digest: 2 posts\n>\n> ▸ Alice writes\n> > Hi.\n>\n> Official tally, Day 1\n> Votes on players:\n> - Alice: 1 (Bob)\n> Who votes whom (1 of 5 have voted):\n> - Bob: Alice\n> Not voted (4): Alice, Carol, Dave, Erin\n\nWhat a quiet day.\n",
 	}, {
 		name: "a long quoted line is cut to a reminder",
 		text: "> " + strings.Repeat("word ", 60) + "\n\nYes.\n\n> more\n",
-		want: []Answer{{Context: []string{strings.TrimSpace(strings.Repeat("word ", 32)) + " …"}, Text: "Yes."}},
+		want: []InlinePart{{Context: []string{strings.TrimSpace(strings.Repeat("word ", 32)) + " …"}, Text: "Yes."}},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Answers(c.text)
+			got := InlineParts(c.text)
 			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("Answers:\n got  %q\n want %q", got, c.want)
+				t.Errorf("InlineParts:\n got  %q\n want %q", got, c.want)
 			}
 			// The author's own text is Split's, line for line.
 			var own []string

@@ -153,10 +153,10 @@ Tally %d.
 // deliveries records what SMTP servers received, across restarts.
 type deliveries struct {
 	mu   sync.Mutex
-	msgs []mailserver.Message
+	msgs []mailserver.Delivery
 }
 
-func (d *deliveries) add(m mailserver.Message) {
+func (d *deliveries) add(m mailserver.Delivery) {
 	d.mu.Lock()
 	d.msgs = append(d.msgs, m)
 	d.mu.Unlock()
@@ -178,10 +178,10 @@ func (d *deliveries) delivered() map[string][][]string {
 	return out
 }
 
-func (d *deliveries) all() []mailserver.Message {
+func (d *deliveries) all() []mailserver.Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]mailserver.Message(nil), d.msgs...)
+	return append([]mailserver.Delivery(nil), d.msgs...)
 }
 
 func headerID(raw []byte) string {
@@ -192,7 +192,7 @@ func headerID(raw []byte) string {
 	return m.Header.Get("Message-Id")
 }
 
-func startServer(t *testing.T, opts mailserver.Options) *mailserver.Server {
+func startServer(t *testing.T, opts mailserver.Config) *mailserver.Server {
 	t.Helper()
 	return mailtest.StartServer(t, opts)
 }

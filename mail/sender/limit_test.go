@@ -66,7 +66,7 @@ func (h *holds) counts() (int, int) {
 
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "host.db"), store.Options{Logger: discard})
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
@@ -100,7 +100,7 @@ func TestSendingLimitIsAWait(t *testing.T) {
 			window := 1500 * time.Millisecond
 			lim := &mailserver.SendLimit{Recipients: perWindow, Window: window, Stage: stage}
 			var got deliveries
-			srv := startServer(t, mailserver.Options{AutoCreateUsers: true, Users: map[string]string{"host": "pw"},
+			srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Users: map[string]string{"host": "pw"},
 				SendLimit: lim, OnMessage: got.add})
 			st := openStore(t)
 			enqueueN(t, st, 1, 13)
@@ -157,7 +157,7 @@ func TestBudgetIsKeptAcrossRestarts(t *testing.T) {
 	window := 1500 * time.Millisecond
 	lim := &mailserver.SendLimit{Recipients: perWindow, Window: window, Stage: mailserver.LimitAtMail}
 	var got deliveries
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, Users: map[string]string{"host": "pw"},
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Users: map[string]string{"host": "pw"},
 		SendLimit: lim, OnMessage: got.add})
 	st := openStore(t)
 	enqueueN(t, st, 1, 3)
@@ -218,7 +218,7 @@ func TestSameRefusalOfManyIsABlock(t *testing.T) {
 	var mu sync.Mutex
 	blocked := true
 	var got deliveries
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add, Fault: func(mailserver.Message) mailserver.Fault {
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add, Fault: func(mailserver.Delivery) mailserver.Fault {
 		mu.Lock()
 		defer mu.Unlock()
 		if blocked {
@@ -276,7 +276,7 @@ func TestForecast(t *testing.T) {
 // telling the referees again.
 func TestHoldSurvivesRestart(t *testing.T) {
 	var got deliveries
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add})
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
 	st := openStore(t)
 	if _, err := st.BeginHold(context.Background(), time.Now().Add(-time.Hour), "550 5.4.5 Daily user sending limit exceeded"); err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestHoldSurvivesRestart(t *testing.T) {
 // messages_per_minute: never more messages in any rolling minute.
 func TestMessagesPerMinute(t *testing.T) {
 	var got deliveries
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add})
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
 	st := openStore(t)
 	enqueueN(t, st, 1, 6)
 	minute := 400 * time.Millisecond

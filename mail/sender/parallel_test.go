@@ -49,7 +49,7 @@ type sentTwice struct {
 	seen []string
 }
 
-func (w *sentTwice) check(m mailserver.Message) {
+func (w *sentTwice) check(m mailserver.Delivery) {
 	id := headerID(m.Data)
 	for _, o := range w.ob.snapshot() {
 		if o.MessageID == id && o.Status == store.OutSent {
@@ -74,7 +74,7 @@ func TestSendsOverSeveralConnectionsAtOnce(t *testing.T) {
 	conc := &concurrency{linger: 2 * time.Millisecond}
 	ob := &memOutbox{}
 	after := &sentTwice{ob: ob}
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add, Fault: func(m mailserver.Message) mailserver.Fault {
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add, Fault: func(m mailserver.Delivery) mailserver.Fault {
 		after.check(m)
 		conc.enter()
 		return mailserver.FaultNone
@@ -132,7 +132,7 @@ func TestSeveralConnectionsSurviveFaults(t *testing.T) {
 	ob := &memOutbox{}
 	after := &sentTwice{ob: ob}
 	conc := &concurrency{linger: time.Millisecond}
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add, Fault: func(m mailserver.Message) mailserver.Fault {
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add, Fault: func(m mailserver.Delivery) mailserver.Fault {
 		after.check(m)
 		conc.enter()
 		k := transactions.Add(1)
@@ -191,7 +191,7 @@ func TestServerStoppedMidDrain(t *testing.T) {
 	ob := &memOutbox{}
 	after := &sentTwice{ob: ob}
 	conc := &concurrency{linger: 5 * time.Millisecond}
-	opts := mailserver.Options{AutoCreateUsers: true, OnMessage: got.add, Logger: discard, Fault: func(m mailserver.Message) mailserver.Fault {
+	opts := mailserver.Config{AutoCreateUsers: true, OnMessage: got.add, Logger: discard, Fault: func(m mailserver.Delivery) mailserver.Fault {
 		after.check(m)
 		conc.enter()
 		return mailserver.FaultNone
@@ -358,7 +358,7 @@ func TestServerLimitsConnections(t *testing.T) {
 	const n = 80
 	var got deliveries
 	conc := &concurrency{linger: 2 * time.Millisecond}
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add, Fault: func(mailserver.Message) mailserver.Fault {
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add, Fault: func(mailserver.Delivery) mailserver.Fault {
 		conc.enter()
 		return mailserver.FaultNone
 	}})
@@ -402,12 +402,12 @@ func TestServerLimitsConnections(t *testing.T) {
 // to it), and with each transaction held 2ms before the answer, as a
 // server that writes the message to disk first holds it.
 func BenchmarkDrain(b *testing.B) {
-	srv, err := mailserver.Start(mailserver.Options{AutoCreateUsers: true, Logger: discard})
+	srv, err := mailserver.Start(mailserver.Config{AutoCreateUsers: true, Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	slow, err := mailserver.Start(mailserver.Options{AutoCreateUsers: true, Logger: discard, Fault: func(mailserver.Message) mailserver.Fault {
+	slow, err := mailserver.Start(mailserver.Config{AutoCreateUsers: true, Logger: discard, Fault: func(mailserver.Delivery) mailserver.Fault {
 		time.Sleep(2 * time.Millisecond)
 		return mailserver.FaultNone
 	}})
@@ -431,7 +431,7 @@ func BenchmarkDrain(b *testing.B) {
 // BenchmarkDrainPostfix is BenchmarkDrain through a real Postfix, which
 // writes every message to its queue on disk before it answers.
 func BenchmarkDrainPostfix(b *testing.B) {
-	stack := mailstack.Start(b, mailstack.Options{})
+	stack := mailstack.Start(b, mailstack.Config{})
 	if err := stack.AddUser("p", "pw"); err != nil {
 		b.Fatal(err)
 	}

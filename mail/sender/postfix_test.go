@@ -23,7 +23,7 @@ import (
 // message nobody can receive is failed. Skipped where the servers are not
 // installed (failed instead under CI).
 func TestAgainstPostfix(t *testing.T) {
-	s := mailstack.Start(t, mailstack.Options{})
+	s := mailstack.Start(t, mailstack.Config{})
 	if err := s.AddUser("alice", "alice-pw"); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 // and envelope.
 func TestSendsDueMessagesOverOneConnection(t *testing.T) {
 	var got deliveries
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add})
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
 	ob := &memOutbox{}
 	var want []string
 	for i := 1; i <= 10; i++ {
@@ -74,15 +74,15 @@ func TestDeliversEverythingAfterAnOutage(t *testing.T) {
 		mailserver.FaultTempFail, mailserver.FaultShutdown, mailserver.FaultDropBeforeDelivery,
 		mailserver.FaultTempFail, mailserver.FaultDropAfterDelivery, mailserver.FaultShutdown,
 	}
-	fault := func(mailserver.Message) mailserver.Fault {
+	fault := func(mailserver.Delivery) mailserver.Fault {
 		n := transactions.Add(1)
 		if !outage.Load() {
 			return mailserver.FaultNone
 		}
 		return faults[int(n)%len(faults)]
 	}
-	opts := mailserver.Options{AutoCreateUsers: true, OnMessage: got.add, Fault: fault}
-	srv, err := mailserver.Start(func() mailserver.Options { o := opts; o.Logger = discard; return o }())
+	opts := mailserver.Config{AutoCreateUsers: true, OnMessage: got.add, Fault: fault}
+	srv, err := mailserver.Start(func() mailserver.Config { o := opts; o.Logger = discard; return o }())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestDeliversEverythingAfterAnOutage(t *testing.T) {
 // one here, to see that the 5xx does not end it).
 func TestPermanentFailureIsReported(t *testing.T) {
 	rejected := outMsg(2, "bob@example.org").MessageID
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, Fault: func(m mailserver.Message) mailserver.Fault {
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Fault: func(m mailserver.Delivery) mailserver.Fault {
 		if headerID(m.Data) == rejected {
 			return mailserver.FaultReject
 		}
@@ -182,7 +182,7 @@ func TestPermanentFailureIsReported(t *testing.T) {
 // recipient refuses is failed.
 func TestRefusedRecipientsAreReported(t *testing.T) {
 	var got deliveries
-	srv := startServer(t, mailserver.Options{
+	srv := startServer(t, mailserver.Config{
 		Users:     map[string]string{"alice": "", "bob": ""},
 		OnMessage: got.add,
 	})
@@ -232,7 +232,7 @@ func TestRefusedRecipientsAreReported(t *testing.T) {
 // several.
 func TestSplitsRecipientsAtTheServersLimit(t *testing.T) {
 	var got deliveries
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, MaxRecipients: 3, OnMessage: got.add})
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, MaxRecipients: 3, OnMessage: got.add})
 	var to []string
 	for i := range 7 {
 		to = append(to, fmt.Sprintf("p%d@example.org", i))
@@ -257,7 +257,7 @@ func TestSplitsRecipientsAtTheServersLimit(t *testing.T) {
 // With a username, the sender authenticates; with a wrong password it
 // keeps trying, with backoff, and claims nothing meanwhile.
 func TestAuthenticatesAndWaitsOutWrongPassword(t *testing.T) {
-	srv := startServer(t, mailserver.Options{RequireAuth: true, AutoCreateUsers: true, Users: map[string]string{"host": "other"}})
+	srv := startServer(t, mailserver.Config{RequireAuth: true, AutoCreateUsers: true, Users: map[string]string{"host": "other"}})
 	ob := &memOutbox{}
 	ob.add(outMsg(1, "alice@example.org"))
 	cfg := testConfig(t, srv.SMTPAddr())
@@ -282,7 +282,7 @@ func TestAuthenticatesAndWaitsOutWrongPassword(t *testing.T) {
 // Without AUTH, a server that demands it is a configuration error: the
 // message is retried, never failed.
 func TestMissingAuthIsNotTheMessagesFault(t *testing.T) {
-	srv := startServer(t, mailserver.Options{RequireAuth: true, AutoCreateUsers: true})
+	srv := startServer(t, mailserver.Config{RequireAuth: true, AutoCreateUsers: true})
 	ob := &memOutbox{}
 	ob.add(outMsg(1, "alice@example.org"))
 	s := runSender(t, testConfig(t, srv.SMTPAddr()), ob)
@@ -294,7 +294,7 @@ func TestMissingAuthIsNotTheMessagesFault(t *testing.T) {
 
 // Kick wakes a sender that has nothing due.
 func TestKickWakesTheSender(t *testing.T) {
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true})
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true})
 	ob := &memOutbox{}
 	s := runSender(t, testConfig(t, srv.SMTPAddr()), ob)
 	waitFor(t, "a first pass", func() bool { return s.Stats().Drains >= 1 })
@@ -312,7 +312,7 @@ func TestKickWakesTheSender(t *testing.T) {
 // The sender waits for a message's next attempt time and sends it then.
 func TestSendsRetriedMessageWhenDue(t *testing.T) {
 	var tempFails atomic.Int32
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, Fault: func(mailserver.Message) mailserver.Fault {
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Fault: func(mailserver.Delivery) mailserver.Fault {
 		if tempFails.Add(1) <= 3 {
 			return mailserver.FaultTempFail
 		}
@@ -330,7 +330,7 @@ func TestSendsRetriedMessageWhenDue(t *testing.T) {
 // Run returns promptly once its context ends, whether it waits for work or
 // for a server that is down.
 func TestRunReturnsWhenContextEnds(t *testing.T) {
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true})
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true})
 	for _, addr := range []string{srv.SMTPAddr(), "127.0.0.1:1"} {
 		ob := &memOutbox{}
 		ob.add(outMsg(1, "alice@example.org"))
@@ -395,7 +395,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // seat's mail to the victim's mailbox on a real server.
 func TestEnvelopeTakesOnlyPlainAddresses(t *testing.T) {
 	var got deliveries
-	srv := startServer(t, mailserver.Options{
+	srv := startServer(t, mailserver.Config{
 		Users:     map[string]string{"alice": "", "victim": ""},
 		OnMessage: got.add,
 	})

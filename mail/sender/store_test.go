@@ -21,7 +21,7 @@ import (
 // that fails for a while; a rejected one ends failed, with OnFailed.
 func TestDrainsTheStoresOutbox(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Options{Logger: discard})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
@@ -31,7 +31,7 @@ func TestDrainsTheStoresOutbox(t *testing.T) {
 	var got deliveries
 	var transactions atomic.Int64
 	faults := []mailserver.Fault{mailserver.FaultTempFail, mailserver.FaultShutdown, mailserver.FaultDropAfterDelivery, mailserver.FaultDropBeforeDelivery}
-	srv := startServer(t, mailserver.Options{AutoCreateUsers: true, OnMessage: got.add, Fault: func(m mailserver.Message) mailserver.Fault {
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add, Fault: func(m mailserver.Delivery) mailserver.Fault {
 		if headerID(m.Data) == rejected {
 			return mailserver.FaultReject
 		}

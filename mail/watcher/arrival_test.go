@@ -25,7 +25,7 @@ func isGameMail(header []byte) bool { return bytes.Contains(header, []byte("host
 // Each message comes with its arrival: INTERNALDATE, never later than the
 // moment it was read.
 func TestMessagesComeWithTheirArrival(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	then := time.Now().Add(-time.Hour).Truncate(time.Second)
 	if err := srv.DeliverAt("player1@players.example.net", hostAddr, mailText(1), then); err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestMessagesComeWithTheirArrival(t *testing.T) {
 // it lies in the mailbox, and comes marked as set aside; a flood of it is
 // reported once, with its size.
 func TestSetAsideMailGoesLastAndIsReportedOnce(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	for n := range 120 {
 		if err := srv.Deliver(fmt.Sprintf("forged%d@junk.example.net", n), hostAddr, junkText(n)); err != nil {
 			t.Fatal(err)
@@ -103,7 +103,7 @@ func TestSetAsideMailGoesLastAndIsReportedOnce(t *testing.T) {
 // mail that arrived before it has been handled and the watermark has
 // passed it, whatever their order in the mailbox.
 func TestMailAfterTheBarrierWaitsForTheWatermark(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	barrier := time.Now().Add(-time.Minute).Truncate(time.Second)
 	for i, at := range []time.Duration{time.Second, -time.Second, -2 * time.Second} {
 		if err := srv.DeliverAt(fmt.Sprintf("player%d@players.example.net", i+1), hostAddr, mailText(i+1), barrier.Add(at)); err != nil {
@@ -131,7 +131,7 @@ func TestMailAfterTheBarrierWaitsForTheWatermark(t *testing.T) {
 		}
 	}
 	rec := &recorder{}
-	runWatcher(t, cfg, func(ctx context.Context, m watcher.Message) error {
+	runWatcher(t, cfg, func(ctx context.Context, m watcher.Fetched) error {
 		mu.Lock()
 		order = append(order, messageID(m.Raw))
 		mu.Unlock()

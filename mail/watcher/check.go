@@ -18,7 +18,7 @@ type CheckResult struct {
 // Check connects, logs in and selects the mailbox as Run does, then logs
 // out; it changes nothing on the server. The error says which step failed.
 func Check(ctx context.Context, cfg Config) (CheckResult, error) {
-	w, err := New(cfg, func(context.Context, Message) error { return nil })
+	w, err := New(cfg, func(context.Context, Fetched) error { return nil })
 	if err != nil {
 		return CheckResult{}, err
 	}

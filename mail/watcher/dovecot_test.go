@@ -19,7 +19,7 @@ import (
 // into a folder the watcher creates. Skipped where the servers are not
 // installed (failed instead under CI).
 func TestAgainstDovecot(t *testing.T) {
-	s := mailstack.Start(t, mailstack.Options{})
+	s := mailstack.Start(t, mailstack.Config{})
 	if err := s.AddUser(hostUser, hostPass); err != nil {
 		t.Fatal(err)
 	}

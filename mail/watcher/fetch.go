@@ -222,8 +222,8 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 
 // message is the Message for uid with the given content, with what look
 // learnt of it.
-func (s *session) message(uid imap.UID, raw []byte) Message {
-	m := Message{Mailbox: s.w.cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(uid), Raw: raw, Size: int64(len(raw))}
+func (s *session) message(uid imap.UID, raw []byte) Fetched {
+	m := Fetched{Mailbox: s.w.cfg.Mailbox, UIDValidity: s.w.uidValidity, UID: uint32(uid), Raw: raw, Size: int64(len(raw))}
 	if p, ok := s.unseen[uid]; ok {
 		m.Arrived, m.SetAside = p.arrived, p.setAside
 		m.Flood = p.setAside && s.w.flooding()

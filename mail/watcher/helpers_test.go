@@ -36,7 +36,7 @@ const (
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // startServer runs an embedded mail server with the host's account.
-func startServer(t *testing.T, opts mailserver.Options) *mailserver.Server {
+func startServer(t *testing.T, opts mailserver.Config) *mailserver.Server {
 	t.Helper()
 	if opts.Users == nil {
 		opts.Users = map[string]string{hostUser: hostPass}
@@ -77,13 +77,13 @@ func runWatcher(t *testing.T, cfg watcher.Config, h watcher.Handler) *watcher.Wa
 // recorder is a handler that remembers what it was given; fail, if set,
 // decides whether a call fails.
 type recorder struct {
-	fail func(m watcher.Message) error
+	fail func(m watcher.Fetched) error
 
 	mu   sync.Mutex
-	msgs []watcher.Message
+	msgs []watcher.Fetched
 }
 
-func (r *recorder) handle(_ context.Context, m watcher.Message) error {
+func (r *recorder) handle(_ context.Context, m watcher.Fetched) error {
 	if r.fail != nil {
 		if err := r.fail(m); err != nil {
 			return err
@@ -95,10 +95,10 @@ func (r *recorder) handle(_ context.Context, m watcher.Message) error {
 	return nil
 }
 
-func (r *recorder) handled() []watcher.Message {
+func (r *recorder) handled() []watcher.Fetched {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]watcher.Message(nil), r.msgs...)
+	return append([]watcher.Fetched(nil), r.msgs...)
 }
 
 // ids returns the Message-IDs of the handled messages, in handling order.

@@ -102,10 +102,10 @@ func runUntilHandled(t *testing.T, w *Watcher, got *handledLog, n int) {
 
 type handledLog struct {
 	mu   sync.Mutex
-	msgs []Message
+	msgs []Fetched
 }
 
-func (h *handledLog) handle(_ context.Context, m Message) error {
+func (h *handledLog) handle(_ context.Context, m Fetched) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.msgs = append(h.msgs, m)

@@ -16,8 +16,8 @@ import (
 	"github.com/mafiamail/mafiamail/mail/mailurl"
 )
 
-// Message is one message read from the mailbox.
-type Message struct {
+// Fetched is one message read from the mailbox.
+type Fetched struct {
 	// Mailbox, UIDValidity and UID identify the message on the server.
 	// After a change of UIDVALIDITY the same message comes again under
 	// new numbers.
@@ -53,7 +53,7 @@ type Message struct {
 //
 // The handler runs on Run's goroutine, one message at a time. ctx ends when
 // Run's context does.
-type Handler func(ctx context.Context, m Message) error
+type Handler func(ctx context.Context, m Fetched) error
 
 // Stats describe what a watcher has done so far.
 type Stats struct {
@@ -247,7 +247,7 @@ func (w *Watcher) nextRetry() time.Time {
 // handle offers one message to the handler and reports whether it returned
 // nil. A handler error defers the message; a panic counts as an error, so
 // that one bad message cannot stop the host.
-func (w *Watcher) handle(ctx context.Context, m Message) (ok bool) {
+func (w *Watcher) handle(ctx context.Context, m Fetched) (ok bool) {
 	err := w.call(ctx, m)
 	uid := imap.UID(m.UID)
 	if err == nil {
@@ -270,7 +270,7 @@ func (w *Watcher) handle(ctx context.Context, m Message) (ok bool) {
 	return false
 }
 
-func (w *Watcher) call(ctx context.Context, m Message) (err error) {
+func (w *Watcher) call(ctx context.Context, m Fetched) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			w.log.Error("handler panicked", "uid", m.UID, "panic", v, "stack", string(debug.Stack()))

@@ -22,7 +22,7 @@ import (
 // Mail that is waiting when the watcher starts is processed in UID order,
 // through several batches, and ends up \Seen.
 func TestProcessesMailWaitingAtStart(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	const n = 12
 	var want []string
 	for i := 1; i <= n; i++ {
@@ -63,7 +63,7 @@ func TestProcessesMailWaitingAtStart(t *testing.T) {
 // refresh interval is an hour and there is no polling, so only the
 // server's push can have woken the watcher.
 func TestProcessesMailArrivingDuringIdle(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	rec := &recorder{}
 	cfg := testConfig(t, srv.IMAPAddr())
 	cfg.IdleRefresh = time.Hour
@@ -86,7 +86,7 @@ func TestProcessesMailArrivingDuringIdle(t *testing.T) {
 
 // Where IDLE is not used, the watcher polls.
 func TestPollsWithoutIdle(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	rec := &recorder{}
 	cfg := testConfig(t, srv.IMAPAddr())
 	cfg.DisableIdle = true
@@ -104,11 +104,11 @@ func TestPollsWithoutIdle(t *testing.T) {
 // backoff) until the handler succeeds, and the messages after it are not
 // held up meanwhile.
 func TestHandlerErrorLeavesMessageUnseenAndRetries(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	var failing atomic.Bool
 	failing.Store(true)
 	var attempts atomic.Int32
-	rec := &recorder{fail: func(m watcher.Message) error {
+	rec := &recorder{fail: func(m watcher.Fetched) error {
 		if messageID(m.Raw) != msgID(1) {
 			return nil
 		}
@@ -148,9 +148,9 @@ func TestHandlerErrorLeavesMessageUnseenAndRetries(t *testing.T) {
 // A panicking handler is an error like any other: the watcher survives and
 // offers the message again.
 func TestHandlerPanicIsRetried(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	var calls atomic.Int32
-	rec := &recorder{fail: func(watcher.Message) error {
+	rec := &recorder{fail: func(watcher.Fetched) error {
 		if calls.Add(1) == 1 {
 			panic("bug in the rules")
 		}
@@ -168,10 +168,10 @@ func TestHandlerPanicIsRetried(t *testing.T) {
 // \Seen is set only after the handler has returned nil: while the handler
 // is still working, another client sees the message unseen.
 func TestSeenOnlyAfterHandlerReturns(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	inHandler := make(chan struct{})
 	release := make(chan struct{})
-	rec := &recorder{fail: func(watcher.Message) error {
+	rec := &recorder{fail: func(watcher.Fetched) error {
 		close(inHandler)
 		<-release
 		return nil
@@ -195,7 +195,7 @@ func TestSeenOnlyAfterHandlerReturns(t *testing.T) {
 // When the server goes away, the watcher reconnects with backoff, again
 // and again, and processes mail once a server is back on the same port.
 func TestReconnectsAfterServerRestart(t *testing.T) {
-	srv, err := mailserver.Start(mailserver.Options{Users: map[string]string{hostUser: hostPass}, Logger: discard})
+	srv, err := mailserver.Start(mailserver.Config{Users: map[string]string{hostUser: hostPass}, Logger: discard})
 	if err != nil {
 		t.Fatalf("mailserver.Start: %v", err)
 	}
@@ -219,7 +219,7 @@ func TestReconnectsAfterServerRestart(t *testing.T) {
 
 	// The new server lost everything (it keeps mail in memory): a new
 	// mailbox with mail of its own.
-	srv2 := startServer(t, mailserver.Options{IMAPAddr: addr})
+	srv2 := startServer(t, mailserver.Config{IMAPAddr: addr})
 	deliver(t, srv2, 2, 3)
 	waitFor(t, "mail on the new server handled", func() bool { return rec.count() == 3 })
 	waitFor(t, "mail on the new server \\Seen", func() bool { return allSeen(t, addr, "INBOX", 2) })
@@ -235,7 +235,7 @@ func TestReconnectsAfterServerRestart(t *testing.T) {
 // reconnected to at once, and mail delivered meanwhile is processed
 // before the watcher goes back to IDLE.
 func TestReconnectsAfterBye(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	rec := &recorder{}
 	cfg := testConfig(t, srv.IMAPAddr())
 	w := runWatcher(t, cfg, rec.handle)
@@ -256,7 +256,7 @@ func TestReconnectsAfterBye(t *testing.T) {
 // leaves IDLE for its periodic check: DONE or NOOP gets no answer within
 // the command timeout, and the watcher reconnects.
 func TestNoticesDeadConnection(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	px := startProxy(t, srv.IMAPAddr())
 	rec := &recorder{}
 	cfg := testConfig(t, px.addr())
@@ -279,7 +279,7 @@ func TestNoticesDeadConnection(t *testing.T) {
 // A wrong password is not fatal: the watcher keeps trying, with backoff,
 // until the password works (here: until the server accepts it).
 func TestKeepsTryingAfterLoginFailure(t *testing.T) {
-	srv := startServer(t, mailserver.Options{Users: map[string]string{hostUser: "another password"}})
+	srv := startServer(t, mailserver.Config{Users: map[string]string{hostUser: "another password"}})
 	rec := &recorder{}
 	w := runWatcher(t, testConfig(t, srv.IMAPAddr()), rec.handle)
 	waitFor(t, "failed logins", func() bool { return w.Stats().Disconnects >= 3 })
@@ -297,7 +297,7 @@ func TestKeepsTryingAfterLoginFailure(t *testing.T) {
 func TestAuthMethods(t *testing.T) {
 	for _, method := range []string{"plain", "login", ""} {
 		t.Run("auth="+method, func(t *testing.T) {
-			srv := startServer(t, mailserver.Options{})
+			srv := startServer(t, mailserver.Config{})
 			deliver(t, srv, 1)
 			rec := &recorder{}
 			cfg := testConfig(t, srv.IMAPAddr())
@@ -311,7 +311,7 @@ func TestAuthMethods(t *testing.T) {
 // With MoveTo, processed mail leaves the INBOX for that folder, \Seen; the
 // folder is created when missing.
 func TestMovesProcessedMail(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	// Message 0 was processed, but its MOVE was cut off after \Seen.
 	deliver(t, srv, 0)
 	markAllSeen(t, srv.IMAPAddr())
@@ -345,16 +345,16 @@ func TestMovesProcessedMail(t *testing.T) {
 // and unseen), the watcher offers the old mail again and a handler built on
 // the store's Message-ID dedupe applies none of it twice.
 func TestUIDValidityChangeDoesNotReapply(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Options{Logger: discard})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
 
 	var applied, duplicates atomic.Int32
-	handler := func(ctx context.Context, m watcher.Message) error {
+	handler := func(ctx context.Context, m watcher.Fetched) error {
 		dup := store.NotDuplicate
 		hdr, err := mail.ReadMessage(bytes.NewReader(m.Raw))
 		if err != nil {
@@ -419,7 +419,7 @@ func TestUIDValidityChangeDoesNotReapply(t *testing.T) {
 
 // OnCaughtUp is called on every pass that leaves nothing unprocessed.
 func TestOnCaughtUp(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	deliver(t, srv, 1, 2)
 	rec := &recorder{}
 	caught := make(chan watcher.Stats, 16)
@@ -455,7 +455,7 @@ func TestOnCaughtUp(t *testing.T) {
 // Run returns promptly once its context ends, in IDLE and while the
 // server is unreachable.
 func TestRunReturnsWhenContextEnds(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	for _, addr := range []string{srv.IMAPAddr(), "127.0.0.1:1"} {
 		cfg := testConfig(t, addr)
 		cfg.MinBackoff, cfg.MaxBackoff = time.Hour, time.Hour
@@ -519,7 +519,7 @@ func BenchmarkBacklog(b *testing.B) {
 	const backlog = 200
 	for range b.N {
 		b.StopTimer()
-		srv, err := mailserver.Start(mailserver.Options{Users: map[string]string{hostUser: hostPass}, Logger: discard})
+		srv, err := mailserver.Start(mailserver.Config{Users: map[string]string{hostUser: hostPass}, Logger: discard})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -541,7 +541,7 @@ func BenchmarkBacklog(b *testing.B) {
 					}
 				}
 			},
-		}, func(context.Context, watcher.Message) error { handled.Add(1); return nil })
+		}, func(context.Context, watcher.Fetched) error { handled.Add(1); return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -566,7 +566,7 @@ func BenchmarkBacklog(b *testing.B) {
 // handled in the first batch, not after the flood, and each sender's own
 // mail keeps its order.
 func TestFloodDoesNotHoldUpOthers(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	const flood = 200
 	flooder := "flood@players.example.net"
 	for i := 1; i <= flood; i++ {
@@ -603,7 +603,7 @@ func TestFloodDoesNotHoldUpOthers(t *testing.T) {
 // not keep a sender who has just written waiting: they share the handler
 // in fair turns, and the newcomer goes ahead of all of them.
 func TestNewSenderGoesAheadOfBacklogs(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	const senders, each = 15, 20
 	for i := range senders * each {
 		deliverFrom(t, srv, fmt.Sprintf("busy%d@players.example.net", i%senders), 1000+i)
@@ -613,7 +613,7 @@ func TestNewSenderGoesAheadOfBacklogs(t *testing.T) {
 	var once sync.Once
 	wrote := make(chan int, 1)
 	rec := &recorder{}
-	rec.fail = func(watcher.Message) error {
+	rec.fail = func(watcher.Fetched) error {
 		if len(rec.handled()) == writesAt {
 			once.Do(func() {
 				if err := srv.Deliver("player1@players.example.net", hostAddr, mailText(1)); err != nil {
@@ -669,7 +669,7 @@ func senderOf(raw []byte) string {
 // However many people write, a sender working off a backlog keeps one
 // place in each batch: it is held back, never stopped.
 func TestBacklogKeepsMovingAmongNewcomers(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	const flood, others = 60, 90
 	flooder := "flood@players.example.net"
 	for i := 1; i <= flood; i++ {
@@ -700,7 +700,7 @@ func TestBacklogKeepsMovingAmongNewcomers(t *testing.T) {
 // with its size, in its place among the others, and is flagged \Seen once
 // handled like any other.
 func TestOversizedMessageHandedOverAsHeader(t *testing.T) {
-	srv := startServer(t, mailserver.Options{})
+	srv := startServer(t, mailserver.Config{})
 	deliver(t, srv, 1)
 	big := strings.Replace(string(mailText(2)), "VOTE Alice", "VOTE Alice\r\n\r\n"+strings.Repeat("x", 200<<10), 1)
 	if err := srv.Deliver("player2@players.example.net", hostAddr, []byte(big)); err != nil {

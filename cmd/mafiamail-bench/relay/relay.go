@@ -54,7 +54,7 @@ func Open(ctx context.Context, cfg Config) (*Relay, error) {
 	if cfg.Address == "" {
 		return nil, errors.New("relay: an address is required")
 	}
-	st, err := store.Open(ctx, cfg.Database, store.Options{Logger: cfg.Logger})
+	st, err := store.Open(ctx, cfg.Database, store.Config{Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("relay: open store: %w", err)
 	}
@@ -84,7 +84,7 @@ func (r *Relay) Store() *store.Store { return r.st }
 // Handle records one message and queues its acknowledgement in one
 // transaction, as the host does with its answer; a message recorded before
 // is left alone.
-func (r *Relay) Handle(ctx context.Context, m watcher.Message) error {
+func (r *Relay) Handle(ctx context.Context, m watcher.Fetched) error {
 	// The transaction in flight finishes even when the relay is stopping,
 	// as the host's does.
 	ctx = context.WithoutCancel(ctx)

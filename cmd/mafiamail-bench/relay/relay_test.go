@@ -22,10 +22,10 @@ import (
 // and records it in the inbox; mail delivered again is not answered twice.
 func TestRelayAnswersEachMessageOnce(t *testing.T) {
 	var mu sync.Mutex
-	answers := map[string][]mailserver.Message{}
-	srv, err := mailserver.Start(mailserver.Options{AutoCreateUsers: true, AutoCreatePassword: "pw",
+	answers := map[string][]mailserver.Delivery{}
+	srv, err := mailserver.Start(mailserver.Config{AutoCreateUsers: true, AutoCreatePassword: "pw",
 		Users: map[string]string{"relay": "pw"}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnMessage: func(m mailserver.Message) {
+		OnMessage: func(m mailserver.Delivery) {
 			if !m.Delivered || len(m.To) != 1 || strings.HasPrefix(m.To[0], "relay") {
 				return
 			}

@@ -18,7 +18,7 @@ import (
 
 // Against a real Postfix: what each fault leaves in the recipient's INBOX.
 func TestFaultsAgainstPostfix(t *testing.T) {
-	s := mailstack.Start(t, mailstack.Options{})
+	s := mailstack.Start(t, mailstack.Config{})
 	if err := s.AddUser("bob", "pw"); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type Runtime struct {
 
 // Start starts the host of cfg with o and runs it until Stop or the end of
 // the test, whichever comes first.
-func Start(t testing.TB, cfg *config.Config, o service.Options) *Runtime {
+func Start(t testing.TB, cfg *config.Config, o service.Config) *Runtime {
 	t.Helper()
 	svc, err := service.Start(context.Background(), cfg, o)
 	if err != nil {

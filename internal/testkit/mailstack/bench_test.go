@@ -10,7 +10,7 @@ import (
 // BenchmarkStartStop measures what a test pays for its own stack.
 func BenchmarkStartStop(b *testing.B) {
 	for b.Loop() {
-		s := Start(b, Options{})
+		s := Start(b, Config{})
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}
@@ -20,7 +20,7 @@ func BenchmarkStartStop(b *testing.B) {
 // BenchmarkSubmitToIMAP measures one message's way from SMTP submission
 // through Postfix's queue and LMTP into the INBOX, as seen over IMAP.
 func BenchmarkSubmitToIMAP(b *testing.B) {
-	s := Start(b, Options{})
+	s := Start(b, Config{})
 	if err := s.AddUser("host", "pw"); err != nil {
 		b.Fatal(err)
 	}

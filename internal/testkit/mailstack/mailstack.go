@@ -51,7 +51,7 @@ func Available() error {
 }
 
 // Launch starts Postfix and Dovecot; the caller must Close the stack.
-func Launch(opts Options) (*Stack, error) {
+func Launch(opts Config) (*Stack, error) {
 	progs, err := programsFinder()
 	if err != nil {
 		return nil, fmt.Errorf("mailstack: no real mail servers: %w", err)
@@ -63,7 +63,7 @@ func Launch(opts Options) (*Stack, error) {
 	return s, nil
 }
 
-func launch(progs programs, opts Options) (_ *Stack, err error) {
+func launch(progs programs, opts Config) (_ *Stack, err error) {
 	domain := strings.ToLower(opts.Domain)
 	if domain == "" {
 		domain = DefaultDomain

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestTaggedMailReachesTheMailboxThroughPostfixAndDovecot(t *testing.T) {
-	s := Start(t, Options{})
+	s := Start(t, Config{})
 	if err := s.AddUser("host", "host-secret"); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestTaggedMailReachesTheMailboxThroughPostfixAndDovecot(t *testing.T) {
 }
 
 func TestLoginAndRefusals(t *testing.T) {
-	s := Start(t, Options{Domain: "Mafia.Example.Test"})
+	s := Start(t, Config{Domain: "Mafia.Example.Test"})
 	if got, want := s.Domain(), "mafia.example.test"; got != want {
 		t.Fatalf("Domain() = %q, want %q", got, want)
 	}
@@ -147,7 +147,7 @@ func TestLoginAndRefusals(t *testing.T) {
 }
 
 func TestRestartDovecotKeepsMailAndDropsSessions(t *testing.T) {
-	s := Start(t, Options{})
+	s := Start(t, Config{})
 	if err := s.AddUser("host", "pw"); err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +213,8 @@ func TestRestartDovecotKeepsMailAndDropsSessions(t *testing.T) {
 }
 
 func TestParallelStacksAreSeparateAndStopCompletely(t *testing.T) {
-	a := Start(t, Options{Domain: "a.test"})
-	b := Start(t, Options{Domain: "b.test"})
+	a := Start(t, Config{Domain: "a.test"})
+	b := Start(t, Config{Domain: "b.test"})
 	ports := map[string]bool{}
 	for _, addr := range []string{a.SMTPAddr(), a.IMAPAddr(), a.LMTPAddr(), b.SMTPAddr(), b.IMAPAddr(), b.LMTPAddr()} {
 		if ports[addr] {
@@ -287,7 +287,7 @@ func TestParallelStacksAreSeparateAndStopCompletely(t *testing.T) {
 // other process binds a port between its choice and the daemon's bind.
 func TestStartTriesOtherPortsWhenOneIsTaken(t *testing.T) {
 	if _, err := findPrograms(); err != nil {
-		Start(t, Options{}) // skips or fails with the same explanation as everywhere
+		Start(t, Config{}) // skips or fails with the same explanation as everywhere
 	}
 	stranger, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -319,7 +319,7 @@ func TestStartTriesOtherPortsWhenOneIsTaken(t *testing.T) {
 	}
 	defer func() { pickPorts = freePorts }()
 
-	s := Start(t, Options{})
+	s := Start(t, Config{})
 	if calls != 3 {
 		t.Errorf("Start picked ports %d times, want 3", calls)
 	}
@@ -344,7 +344,7 @@ func TestStartTriesOtherPortsWhenOneIsTaken(t *testing.T) {
 // signal takes both servers down with it.
 func TestKilledTestBinaryLeavesNoDaemons(t *testing.T) {
 	if _, err := findPrograms(); err != nil {
-		Start(t, Options{}) // skips or fails with the same explanation as everywhere
+		Start(t, Config{}) // skips or fails with the same explanation as everywhere
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -405,7 +405,7 @@ func crashHelper() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	s, err := launch(progs, Options{})
+	s, err := launch(progs, Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -1,7 +1,7 @@
 package mailstack
 
-// Options configure a stack. The zero value is ready to use.
-type Options struct {
+// Config configures a stack. The zero value is ready to use.
+type Config struct {
 	// Domain is the mail domain the stack receives mail for; every user's
 	// address is name@Domain. Default: DefaultDomain.
 	Domain string

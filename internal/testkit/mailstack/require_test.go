@@ -33,7 +33,7 @@ func TestWithoutServersCIFailsAndOthersSkip(t *testing.T) {
 	}{{"true", true}, {"1", true}, {"", false}, {"false", false}, {"0", false}} {
 		t.Setenv("CI", tc.ci)
 		v := &verdict{TB: t}
-		if s := Start(v, Options{}); s != nil {
+		if s := Start(v, Config{}); s != nil {
 			t.Fatalf("CI=%q: Start returned a stack", tc.ci)
 		}
 		got := v.skip

@@ -25,7 +25,7 @@ type TB interface {
 // the servers are not installed, or the test does not run as root, Start
 // skips the test, unless the environment variable CI is set: then it fails
 // the test, because CI must run these tests rather than skip them.
-func Start(tb TB, opts Options) *Stack {
+func Start(tb TB, opts Config) *Stack {
 	tb.Helper()
 	if !require(tb) {
 		return nil // not reached with a real testing.TB

@@ -136,7 +136,7 @@ func RunDuringTest(t testing.TB, limit time.Duration, loop func(context.Context)
 
 // StartServer runs the embedded mail servers for the test, quiet unless
 // opts names a logger, and closes them when it ends.
-func StartServer(t testing.TB, opts mailserver.Options) *mailserver.Server {
+func StartServer(t testing.TB, opts mailserver.Config) *mailserver.Server {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
