@@ -21,6 +21,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -31,7 +32,7 @@ import (
 // memory of the host's process, and the time to work off a backlog of
 // unseen mail.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("mafiamail-bench", stderr)
+	fs := cli.Flags("mafiamail-bench", stderr)
 	games := fs.String("games", "1,10,100", "the scales: how many concurrent games, comma-separated")
 	players := fs.Int("players", 25, "players per game (25: the mafia150 setup, 11: classic)")
 	commands := fs.Int("commands", 500, "commands measured per scale")
@@ -43,7 +44,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	verbose := fs.Bool("v", false, "log what the host does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's process over its measured commands at the last scale to this file")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	o := benchOptions{players: *players, commands: *commands, backlog: *backlog, inFlight: *inFlight,
 		runs: *runs, stack: *stack, exe: *exe, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile}
@@ -53,20 +54,20 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, f := range strings.Split(*games, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			return usageError{fmt.Errorf("--games: %q is not a number of games", f)}
+			return cli.Usagef("--games: %q is not a number of games", f)
 		}
 		o.games = append(o.games, n)
 	}
 	if o.players < 3 || o.commands < 1 || o.inFlight < 1 || o.backlog < 0 || o.runs < 1 {
-		return usageError{errors.New("--players must be at least 3, --commands, --concurrency and --runs at least 1")}
+		return cli.Usagef("--players must be at least 3, --commands, --concurrency and --runs at least 1")
 	}
 	if o.stack != stackEmbedded && o.stack != stackPostfix {
-		return usageError{fmt.Errorf("--stack: %q is neither embedded nor postfix", o.stack)}
+		return cli.Usagef("--stack: %q is neither embedded nor postfix", o.stack)
 	}
 	if o.cpuProfile != "" {
 		abs, err := filepath.Abs(o.cpuProfile)
 		if err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 		o.cpuProfile = abs
 	}

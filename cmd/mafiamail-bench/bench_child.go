@@ -19,6 +19,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/cmd/mafiamail-bench/relay"
 	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/service"
 )
 
@@ -37,15 +38,15 @@ import (
 // command, and the reporting costs nothing between requests but a read of
 // runtime/metrics every 20 ms for the peak of the heap in use.
 func cmdChild(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flags("child", stderr)
+	fs := cli.Flags("child", stderr)
 	statsPath := fs.String("stats", "", "write the heap figures to this file on SIGUSR1")
 	cpuProfile := fs.String("cpuprofile", "", "on SIGUSR2 start a CPU profile into this file, on the next stop it")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	rest := fs.Args()
 	if len(rest) == 0 || *statsPath == "" {
-		return usageError{errors.New("want --stats FILE and then serve or relay with its flags")}
+		return cli.Usagef("want --stats FILE and then serve or relay with its flags")
 	}
 	rep := startHeapReporter(*statsPath, *cpuProfile)
 	defer rep.stop()
@@ -55,37 +56,37 @@ func cmdChild(ctx context.Context, args []string, stderr io.Writer) error {
 	case "relay":
 		return cmdRelay(ctx, rest[1:], stderr)
 	default:
-		return usageError{fmt.Errorf("%q is neither serve nor relay", rest[0])}
+		return cli.Usagef("%q is neither serve nor relay", rest[0])
 	}
 }
 
 // cmdServe runs the host on a configuration file exactly as `mafiamail
 // serve --config FILE` does: both call service.Serve.
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flags("serve", stderr)
+	fs := cli.Flags("serve", stderr)
 	cfgPath := fs.String("config", "mafiamail.toml", "configuration file")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err
 	}
-	return service.Serve(ctx, cfg, newLogger(stderr, cfg.Log.Format, cfg.Log.Level))
+	return service.Serve(ctx, cfg, cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level))
 }
 
 // cmdRelay runs the bare relay on the accounts of a host's configuration.
 func cmdRelay(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flags("relay", stderr)
+	fs := cli.Flags("relay", stderr)
 	cfgPath := fs.String("config", "mafiamail.toml", "configuration file (address, database, imap, smtp, log)")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, cfg.Log.Format, cfg.Log.Level)
+	log := cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level)
 	r, err := relay.Open(ctx, relay.Config{Address: cfg.Address, Database: cfg.Database,
 		IMAPURL: cfg.IMAP.URL, IMAPUser: cfg.IMAP.Username, IMAPPassword: cfg.IMAP.Password,
 		SMTPURL: cfg.SMTP.URL, SMTPUser: cfg.SMTP.Username, SMTPPassword: cfg.SMTP.Password, Logger: log})

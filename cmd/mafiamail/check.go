@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
 	"github.com/mafiamail/mafiamail/service"
@@ -16,10 +17,10 @@ import (
 // cmdCheck validates the configuration and logs in to IMAP and SMTP,
 // saying exactly what fails.
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("check", stderr)
+	fs := cli.Flags("check", stderr)
 	cfgPath := fs.String("config", "mafiamail.toml", "configuration file")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
@@ -34,7 +35,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func checkAccounts(ctx context.Context, cfg *config.Config, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	quiet := newLogger(io.Discard, "text", "error")
+	quiet := cli.NewLogger(io.Discard, "text", "error")
 	var errs []error
 	res, err := watcher.Check(ctx, watcher.Config{URL: cfg.IMAP.URL, Username: cfg.IMAP.Username,
 		Password: cfg.IMAP.Password, Mailbox: cfg.IMAP.Mailbox, TLSConfig: service.TLSConfig(cfg.IMAP.Account),

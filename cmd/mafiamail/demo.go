@@ -17,6 +17,7 @@ import (
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/service"
@@ -33,7 +34,7 @@ const demoPassword = "demo"
 // cmdDemo plays a whole game with bot players through real mail on the
 // embedded servers and prints how it goes.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("demo", stderr)
+	fs := cli.Flags("demo", stderr)
 	setupName := fs.String("setup", "classic", "the setup: classic (11 players) or mafia150 (25)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "makes the role draw and the bots' choices repeatable")
 	out := fs.String("out", "", "write every participant's mailbox as an mbox file into this folder")
@@ -42,11 +43,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	digest := fs.Duration("digest", -1, "gather the thread into digests at this game-time interval (0: relay each post; default: 2h for mafia150, 0 for classic)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	setup, ok := engine.BuiltinSetup(*setupName)
 	if !ok {
-		return usageError{fmt.Errorf("unknown setup %q: classic or mafia150", *setupName)}
+		return cli.Usagef("unknown setup %q: classic or mafia150", *setupName)
 	}
 	switch {
 	case *digest >= 0:

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
@@ -23,13 +24,13 @@ import (
 // serve runs; backup too, through VACUUM INTO.
 func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("games list|show|export|backup")}
+		return cli.Usagef("games list|show|export|backup")
 	}
-	fs := flags("games "+args[0], os.Stderr)
+	fs := cli.Flags("games "+args[0], os.Stderr)
 	db := fs.String("db", "mafiamail.db", "the host's database")
 	out := fs.String("out", "", "export: the folder to write to")
 	if err := fs.Parse(args[1:]); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	st, err := store.OpenReadOnly(ctx, *db, store.Config{})
 	if err != nil {
@@ -41,7 +42,7 @@ func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 		return listGames(ctx, st, stdout)
 	case "show":
 		if fs.NArg() != 1 {
-			return usageError{fmt.Errorf("games show GAME")}
+			return cli.Usagef("games show GAME")
 		}
 		if err := showGame(ctx, st, fs.Arg(0), stdout); err != nil {
 			return err
@@ -49,12 +50,12 @@ func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 		return showSending(ctx, st, *db, stdout)
 	case "export":
 		if fs.NArg() != 1 || *out == "" {
-			return usageError{fmt.Errorf("games export GAME --out DIR")}
+			return cli.Usagef("games export GAME --out DIR")
 		}
 		return exportGame(ctx, st, fs.Arg(0), *out, stdout)
 	case "backup":
 		if fs.NArg() != 1 {
-			return usageError{fmt.Errorf("games backup DEST")}
+			return cli.Usagef("games backup DEST")
 		}
 		if err := st.Backup(ctx, fs.Arg(0)); err != nil {
 			return err
@@ -62,7 +63,7 @@ func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "backed up %s to %s\n", *db, fs.Arg(0))
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown games command %q", args[0])}
+	return cli.Usagef("unknown games command %q", args[0])
 }
 
 // loadGame rebuilds one game's state from its log.

@@ -9,14 +9,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/mafiamail/mafiamail/internal/cli"
 )
 
 const usage = `mafiamail hosts games of Mafia played by e-mail.
@@ -47,15 +44,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	// The first SIGINT or SIGTERM stops taking mail and lets the transaction
-	// in flight finish; after it the signals get their default effect back,
-	// so a second one ends the process at once (safe too: see the store).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cli.SignalContext(context.Background())
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
 	var err error
 	switch args[0] {
 	case "demo":
@@ -75,37 +65,5 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mafiamail: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
-	if err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "mafiamail %s: %v\n", args[0], err)
-			return 2
-		}
-		if errors.Is(err, context.Canceled) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "mafiamail %s: %v\n", args[0], err)
-		return 1
-	}
-	return 0
-}
-
-// usageError is a mistake in the command line.
-type usageError struct{ error }
-
-func flags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// newLogger makes the process's logger: text or JSON on stderr.
-func newLogger(w io.Writer, format, level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	opts := &slog.HandlerOptions{Level: l}
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return cli.ExitStatus("mafiamail "+args[0], err, stderr)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/mail/inbound"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -16,13 +17,13 @@ import (
 // the sender, the verdict and the commands and discussion found. With a
 // database it knows the game's tokens, as the running host does.
 func cmdParse(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	fs := flags("parse", os.Stderr)
+	fs := cli.Flags("parse", os.Stderr)
 	cfgPath := fs.String("config", "", "configuration file (host address, authserv-id, database)")
 	dbPath := fs.String("db", "", "database to look tokens up in (default: the configuration's)")
 	address := fs.String("address", "", "the host's address, if there is no configuration")
 	authserv := fs.String("authserv-id", "", "trusted authserv-id, if there is no configuration")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	cfg := inbound.Config{HostAddress: *address, AuthServID: *authserv}
 	if *cfgPath != "" {
@@ -37,7 +38,7 @@ func cmdParse(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		}
 	}
 	if cfg.HostAddress == "" {
-		return usageError{fmt.Errorf("give --config or --address")}
+		return cli.Usagef("give --config or --address")
 	}
 	var raw []byte
 	var err error
@@ -47,7 +48,7 @@ func cmdParse(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	case 1:
 		raw, err = os.ReadFile(fs.Arg(0))
 	default:
-		return usageError{fmt.Errorf("one message at a time")}
+		return cli.Usagef("one message at a time")
 	}
 	if err != nil {
 		return fmt.Errorf("read message: %w", err)

@@ -6,19 +6,20 @@ import (
 	"io"
 
 	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/service"
 )
 
 // cmdServe hosts games on the configured account, or on the embedded servers.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("serve", stderr)
+	fs := cli.Flags("serve", stderr)
 	cfgPath := fs.String("config", "mafiamail.toml", "configuration file")
 	embedded := fs.Bool("embedded", false, "run the embedded IMAP and SMTP servers on loopback and host games on them")
 	dbPath := fs.String("db", "", "with --embedded: the database (default mafiamail.db)")
 	speed := fs.Float64("speed", 1, "with --embedded: how much faster than real time game time runs")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	var cfg *config.Config
 	if *embedded {
@@ -41,7 +42,7 @@ the password %q. The referee is %s: send "NEW GAME name" to %s.
 		}
 		cfg = c
 	}
-	return service.Serve(ctx, cfg, newLogger(stderr, cfg.Log.Format, cfg.Log.Level))
+	return service.Serve(ctx, cfg, cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level))
 }
 
 const embeddedPassword = "mafia"

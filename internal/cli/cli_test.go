@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		said   string
+	}{
+		{"success", nil, 0, ""},
+		{"stopped by a signal", fmt.Errorf("serve: %w", context.Canceled), 0, ""},
+		{"usage", Usagef("--games: %q is not a number of games", "x"), 2, `mafiamail-bench: --games: "x" is not a number of games` + "\n"},
+		{"wrapped usage", fmt.Errorf("parse flags: %w", Usage(errors.New("flag provided but not defined: -x"))), 2,
+			"mafiamail-bench: parse flags: flag provided but not defined: -x\n"},
+		{"failure", errors.New("open games.db: permission denied"), 1, "mafiamail-bench: open games.db: permission denied\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if got := ExitStatus("mafiamail-bench", tc.err, &stderr); got != tc.status {
+				t.Errorf("status %d, want %d", got, tc.status)
+			}
+			if stderr.String() != tc.said {
+				t.Errorf("said %q, want %q", stderr.String(), tc.said)
+			}
+		})
+	}
+}
+
+func TestNewLoggerFormatAndLevel(t *testing.T) {
+	var out bytes.Buffer
+	log := NewLogger(&out, "json", "warn")
+	log.Info("hidden")
+	log.Warn("shown", "game", "friday")
+	if s := out.String(); strings.Contains(s, "hidden") || !strings.Contains(s, `"msg":"shown"`) || !strings.Contains(s, `"game":"friday"`) {
+		t.Errorf("json logger at warn wrote %q", s)
+	}
+	out.Reset()
+	NewLogger(&out, "text", "nonsense").Info("at info")
+	if s := out.String(); !strings.Contains(s, "msg=\"at info\"") {
+		t.Errorf("text logger with an unknown level wrote %q, want info and up", s)
+	}
+}
+
+func TestFlagsReturnErrors(t *testing.T) {
+	var stderr bytes.Buffer
+	fs := Flags("mafiamail check", &stderr)
+	fs.String("config", "", "")
+	if err := fs.Parse([]string{"--nope"}); err == nil {
+		t.Fatal("an unknown flag was accepted")
+	}
+	if !strings.Contains(stderr.String(), "flag provided but not defined: -nope") {
+		t.Errorf("stderr %q does not name the unknown flag", stderr.String())
+	}
+}
