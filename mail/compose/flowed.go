@@ -103,7 +103,9 @@ func needsWordBreak(content string, room int) bool {
 	if content == "-- " || width(content) <= room {
 		return false
 	}
-	for _, w := range strings.Fields(content) {
+	// Only a space is a break (a tab is part of its word), as softLines
+	// breaks.
+	for _, w := range strings.Split(content, " ") {
 		// A soft line holds the word and its break space.
 		if width(w)+1 > room && !unbreakable(w) {
 			return true
@@ -177,6 +179,12 @@ func softLines(content string, room int, delSp, stuff bool) []string {
 			}
 			after := strings.TrimLeft(rest[len(word):], " ")
 			line := rest[:len(rest)-len(after)]
+			if keep := max(1, limit+1-width(word)); len(line)-len(word) > keep {
+				// A run of spaces after the word would push the line past
+				// its room: the line keeps what fits, the next one starts
+				// with the rest (space-stuffed where that is needed).
+				line, after = rest[:len(word)+keep], rest[len(word)+keep:]
+			}
 			if delSp {
 				line += " "
 			}

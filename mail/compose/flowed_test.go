@@ -80,7 +80,9 @@ func FuzzFlowed(f *testing.F) {
 				continue
 			}
 			long := false
-			for _, w := range strings.Fields(l) {
+			// Words as format=flowed knows them: between spaces (a tab
+			// or a form feed is part of its word).
+			for _, w := range strings.Split(l, " ") {
 				if utf8.RuneCountInString(w) > flowedWidth-8 && (unbreakable(w) || !enc.delSp) {
 					long = true
 				}
