@@ -117,6 +117,14 @@ func (t *step) command(c Command, env Env) error {
 		return refuse(NotInGame, "unknown sender")
 	}
 	if c.Verb == CmdJoin {
+		// A JOIN in one's own private channel, which only the player can
+		// write to, changes the name they signed up with, until the start.
+		switch {
+		case c.Channel == Private && s.Phase == SignupPhase:
+			return t.rename(c)
+		case c.Channel == Private:
+			return refuse(WrongPhase, "your name is fixed now that game %s has started", s.Game)
+		}
 		return refuse(Duplicate, "you have already joined game %s", s.Game)
 	}
 	if s.Paused {
@@ -154,6 +162,12 @@ func (t *step) join(c Command) error {
 	if addr == "" {
 		return refuse(BadArgument, "a player needs an address")
 	}
+	if p := s.playerAt(addr); p != nil && c.By.Kind == ByOutsider {
+		// Their own sign-up again, perhaps to change the name: that is
+		// done where only they can write.
+		return refuse(Duplicate, "%s already plays as %s; to play under another name, reply to the mail that confirmed "+
+			"the sign-up with JOIN and that name, before the game starts", addr, p.Name)
+	}
 	if r := s.canSeat(addr, c.Suspension); r != nil {
 		return r
 	}
@@ -166,6 +180,32 @@ func (t *step) join(c Command) error {
 	}
 	t.emit(Event{Type: EvPlayerJoined, To: Audience{Slot: len(s.Players) + 1, Referee: true},
 		Slot: len(s.Players) + 1, Name: name, Address: addr, Token: c.Token, Count: s.Setup.Players})
+	return nil
+}
+
+// rename gives a player who has signed up another name before the start
+// (S4): the same checks as a sign-up's, against everyone but themselves.
+func (t *step) rename(c Command) error {
+	s := t.s
+	p := s.Player(c.By.Slot)
+	name := strings.TrimSpace(c.Name)
+	if name == p.Name {
+		return refuse(Duplicate, "you are signed up as %q already", name)
+	}
+	if r := s.validNameFor(name, p.Slot); r != nil {
+		return r
+	}
+	t.emit(Event{Type: EvPlayerRenamed, To: toPlayerRef(p.Slot), Slot: p.Slot, Name: name, Text: p.Name})
+	return nil
+}
+
+// playerAt is the player who signed up with addr, or nil.
+func (s *State) playerAt(addr string) *Player {
+	for i := range s.Players {
+		if strings.EqualFold(s.Players[i].Address, addr) {
+			return &s.Players[i]
+		}
+	}
 	return nil
 }
 

@@ -18,6 +18,7 @@ const (
 	EvGameCreated      EventType = "game_created"
 	EvSetupChanged     EventType = "setup_changed"
 	EvPlayerJoined     EventType = "player_joined"
+	EvPlayerRenamed    EventType = "player_renamed" // before the start (S4): Name the new name, Text the old
 	EvObserverAdmitted EventType = "observer_admitted"
 	EvDrawCommitted    EventType = "draw_committed" // public: the commitment (S2)
 	EvRolesDrawn       EventType = "roles_drawn"    // referee: the draw and its salt

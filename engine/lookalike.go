@@ -124,8 +124,8 @@ func reservedWord(name, game string) (word string, lookalike, found bool) {
 }
 
 // impersonates refuses a name that could pass for the host, the referee or
-// a seated player.
-func (s *State) impersonates(name string) *Refusal {
+// a seated player other than the one in slot self (0: anyone).
+func (s *State) impersonates(name string, self int) *Refusal {
 	if r := nameCharacters(name); r != nil {
 		return r
 	}
@@ -145,7 +145,7 @@ func (s *State) impersonates(name string) *Refusal {
 			"Pick another name", name, what, why)
 	}
 	for _, p := range s.Players {
-		if looksLike(name, p.Name) {
+		if p.Slot != self && looksLike(name, p.Name) {
 			if NormalizeName(name) == NormalizeName(p.Name) {
 				return refuse(Duplicate, "the name %q is taken", p.Name)
 			}

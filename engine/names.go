@@ -240,5 +240,14 @@ func (s *State) validName(name string) *Refusal {
 	case len([]rune(name)) > 30:
 		return refuse(BadArgument, "a name may have at most 30 characters")
 	}
-	return s.impersonates(name)
+	return s.impersonates(name, 0)
+}
+
+// validNameFor checks the name a seated player wants instead of their own:
+// as validName, with their current name out of the way.
+func (s *State) validNameFor(name string, slot int) *Refusal {
+	if NormalizeName(name) == "" || len([]rune(name)) > 30 {
+		return s.validName(name)
+	}
+	return s.impersonates(name, slot)
 }

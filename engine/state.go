@@ -241,6 +241,12 @@ func (s *State) Fold(e Event) error {
 	case EvPlayerJoined:
 		s.Players = append(s.Players, Player{Slot: len(s.Players) + 1, Name: e.Name,
 			Address: e.Address, Token: e.Token, Alive: true})
+	case EvPlayerRenamed:
+		p := s.Player(e.Slot)
+		if p == nil {
+			return fmt.Errorf("rename of unknown player %d", e.Slot)
+		}
+		p.Name = e.Name
 	case EvObserverAdmitted:
 		s.Observers = append(s.Observers, e.Address)
 	case EvRolesDrawn:

@@ -478,6 +478,13 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 		}
 		evs, err := engine.Apply(g.state, cmd, env)
 		w.record(id, evs)
+		for _, e := range evs {
+			if e.Type == engine.EvPlayerRenamed {
+				if err := w.tx.SetParticipantName(ctx, id, p.Token, e.Name); err != nil {
+					return err
+				}
+			}
+		}
 		if err == nil && c.Verb == command.Admit {
 			op, aerr := w.tx.AddParticipant(ctx, id, "Observer", c.Address, store.KindObserver, w.now)
 			if aerr != nil {

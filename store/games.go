@@ -215,6 +215,15 @@ func (tx *Tx) SetRole(ctx context.Context, game, token, role string) error {
 	return tx.updateParticipant(ctx, game, token, "role = ?", nullString(role))
 }
 
+// SetParticipantName records the name a player chose instead of the one
+// they signed up with (allowed until the game starts).
+func (tx *Tx) SetParticipantName(ctx context.Context, game, token, name string) error {
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("store: rename participant of %s: a name is required", game)
+	}
+	return tx.updateParticipant(ctx, game, token, "name = ?", name)
+}
+
 // SetParticipantStatus marks a participant active, replaced or removed. A
 // replaced or removed participant's token stops working (see
 // ActiveParticipantByToken).

@@ -90,6 +90,9 @@ var SignupCommands = []Command{
 	{"HELP", "how to play"},
 }
 
+// RenameCommand works in a player's private channel until the game starts.
+var RenameCommand = Command{"JOIN Name", "before the start: play under another name"}
+
 // RoleCommands returns a role's night commands (none for a Townsperson).
 func RoleCommands(role string) []Command { return roleCommands[role] }
 
@@ -131,6 +134,9 @@ func Suggest(s Situation) []Command {
 	switch {
 	case s.Phase == "ended":
 		return nil
+	case s.Phase == "signup" && s.Channel == Private && s.Role == "":
+		// Signed up, roles not yet drawn: the name can still change.
+		return []Command{RenameCommand}
 	case s.Phase == "signup" || s.Paused || !s.Alive:
 		if s.Channel == Thread || s.Channel == Mafia {
 			return nil

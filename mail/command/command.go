@@ -238,6 +238,11 @@ func misplaced(line string, set Set) (Misplaced, bool) {
 		if chatty(set) && !commandLike(cmd) {
 			continue
 		}
+		if home == Private && cmd.Verb == Join {
+			// A JOIN in a private channel only renames the player who
+			// signed up already; to sign up is the sign-up address's job.
+			continue
+		}
 		if m.Verb == "" {
 			m.Raw, m.Verb = cmd.Raw, cmd.Verb
 		}

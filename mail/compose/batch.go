@@ -198,7 +198,7 @@ var rank = map[string]int{
 	"death": 65, "start": 60, "role": 58, "inspection": 55, "draw": 54, "cleared": 52,
 	"deadline": 50, "pause": 48, "announce": 47, "missed": 46, "substitute": 45,
 	"post": 40, "mafia": 40, "action": 35, "held": 34, "extension": 33,
-	"tally": 30, "status": 30, "help": 30, "joined": 28, "observer": 28,
+	"tally": 30, "status": 30, "help": 30, "joined": 28, "renamed": 28, "observer": 28,
 	"created": 28, "setup": 27, "replaced": 26, "suspended": 25, "note": 24,
 	"reminder": 22, "vote": 20,
 }

@@ -136,7 +136,7 @@ func headerKind(main string, d delivery) string {
 		return KindReferee
 	}
 	switch main {
-	case "joined", "observer", "action", "extension", "held", "status", "help":
+	case "joined", "renamed", "observer", "action", "extension", "held", "status", "help":
 		return KindConfirm
 	}
 	return KindPrivate

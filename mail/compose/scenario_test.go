@@ -74,7 +74,13 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 			g.add("joined-referee", to(t, r.msgs, "ref"))
 		}
 	}
-	r := h.ok(engine.Referee, engine.Private, "SETUP classic", engine.Command{Verb: engine.CmdSetup, Text: "classic"})
+	// A player changes the name they signed up with, and back.
+	r := h.ok(engine.PlayerActor(4), engine.Private, "JOIN "+names[3]+" the Baker",
+		engine.Command{Verb: engine.CmdJoin, Name: names[3] + " the Baker"})
+	g.add("reply-rename", r.reply) // the player's news of it comes in the answer
+	g.add("renamed-referee", to(t, r.msgs, "ref"))
+	h.ok(engine.PlayerActor(4), engine.Private, "JOIN "+names[3], engine.Command{Verb: engine.CmdJoin, Name: names[3]})
+	r = h.ok(engine.Referee, engine.Private, "SETUP classic", engine.Command{Verb: engine.CmdSetup, Text: "classic"})
 	g.add("setup", to(t, r.msgs, "s1"))
 	r = h.run(engine.Actor{Kind: engine.ByOutsider, Address: "eve@outside.example.com"}, engine.Signup, "HELP", verb(engine.CmdHelp))
 	g.add("reply-help-outsider", r.reply)
@@ -352,6 +358,9 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("created", to(t, []compose.Outgoing{h.all[0].Outgoing}, "ref"))
 	_, _, add := h.signup(names25)
 	g.add("joined", to(t, add, "s25"))
+	r0 := h.ok(engine.PlayerActor(25), engine.Private, "JOIN Zack Z", engine.Command{Verb: engine.CmdJoin, Name: "Zack Z"})
+	g.add("reply-rename", r0.reply)
+	h.ok(engine.PlayerActor(25), engine.Private, "JOIN "+names25[24], engine.Command{Verb: engine.CmdJoin, Name: names25[24]})
 	r := h.ok(engine.Referee, engine.Private, "SETUP mafia150 digest_interval=2h",
 		engine.Command{Verb: engine.CmdSetup, Text: "mafia150 digest_interval=2h"})
 	g.add("setup", to(t, r.msgs, h.key("Zoë")))

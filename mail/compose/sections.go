@@ -56,6 +56,15 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		if forRef {
 			sec.Address = e.Address
 		}
+	case engine.EvPlayerRenamed:
+		sec.Kind = "renamed"
+		sec.Variant = variant("", "referee")
+		sec.Text = e.Text // the name they had
+		if forRef {
+			if p := s.Player(e.Slot); p != nil {
+				sec.Address = p.Address
+			}
+		}
 	case engine.EvObserverAdmitted:
 		sec.Kind = "observer"
 		sec.Variant = variant("", "referee")
@@ -465,6 +474,9 @@ func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
 	case r.slot > 0:
 		h.Thread = templates.ThreadCommands
 		h.Commands = templates.PrivateCommands(string(e.Role))
+		if s.Phase == engine.SignupPhase {
+			h.Commands = append([]templates.Command{templates.RenameCommand}, h.Commands...)
+		}
 	default:
 		h.Outsider = true
 		h.Commands = templates.SignupCommands
