@@ -1246,6 +1246,9 @@ func checkEventLog(t *testing.T, st *store.Store, h *killHarness, byRow map[int6
 		t.Fatalf("rebuild: %v", err)
 	}
 	for _, rb := range rebuilt {
+		if rb.Stale {
+			errorf("%s: the snapshot at %d does not match the fold of the log up to it", rb.Game, rb.FromSnapshot)
+		}
 		if !bytes.Equal(rb.State, replayed[rb.Game]) {
 			errorf("%s: the state rebuilt from the store (snapshot at %d) differs from the replay", rb.Game, rb.FromSnapshot)
 		}

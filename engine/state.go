@@ -46,6 +46,10 @@ type Player struct {
 	Shots         int `json:"shots"`
 	LastShotNight int `json:"last_shot_night"`
 	LastShotDay   int `json:"last_shot_day"`
+
+	// Sent counts the events sent to this player alone or to the mafia
+	// list while they were in it (see State.PublicSent).
+	Sent int `json:"sent,omitempty"`
 }
 
 // HeldPost is a thread post waiting for the referee (C1, C2).
@@ -97,6 +101,12 @@ type State struct {
 
 	Players   []Player `json:"players"`
 	Observers []string `json:"observers"`
+	// PublicSent counts the events sent to the whole thread, and each
+	// Player.Sent those sent to that player alone or to the mafia list:
+	// together what a player has been sent. A player's mail is named
+	// (Message-IDs) by these counts, so that nothing in its name changes
+	// with events the player was not sent.
+	PublicSent int `json:"public_sent,omitempty"`
 
 	// Day is the current day (Day 1 opens the game); night N follows day N.
 	Day   int       `json:"day"`
@@ -211,6 +221,34 @@ func Replay(events []Event) (*State, error) {
 // Fold applies one event to the state. It is the only place the state
 // changes, so that a replayed log rebuilds exactly the state that was live.
 func (s *State) Fold(e Event) error {
+	if err := s.fold(e); err != nil {
+		return err
+	}
+	s.countSent(e)
+	return nil
+}
+
+// countSent counts an event for the players it goes to (see PublicSent):
+// the whole thread, one player, or the living Mafia as the state after the
+// event has them, as the mail layer delivers it.
+func (s *State) countSent(e Event) {
+	if e.To.Public {
+		s.PublicSent++
+		return
+	}
+	if p := s.Player(e.To.Slot); p != nil {
+		p.Sent++
+	}
+	if e.To.Mafia {
+		for i := range s.Players {
+			if p := &s.Players[i]; p.Alive && p.Role == Mafia && p.Slot != e.To.Slot {
+				p.Sent++
+			}
+		}
+	}
+}
+
+func (s *State) fold(e Event) error {
 	if e.V != EventVersion {
 		return fmt.Errorf("event version %d is not %d", e.V, EventVersion)
 	}

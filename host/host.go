@@ -157,6 +157,12 @@ func (h *Host) load(ctx context.Context) error {
 		return fmt.Errorf("host: rebuild games: %w", err)
 	}
 	for _, rb := range rebuilt {
+		if rb.Stale {
+			// Written by a program that kept less in a game's state: the
+			// state is folded afresh from the log, and the next snapshot
+			// replaces it.
+			h.log.Warn("a game's snapshot does not match its log; rebuilt from the log", "game", rb.Game, "snapshot_seq", rb.FromSnapshot)
+		}
 		s := &engine.State{}
 		if err := json.Unmarshal(rb.State, s); err != nil {
 			return fmt.Errorf("host: decode game %s: %w", rb.Game, err)

@@ -202,11 +202,17 @@ type Rebuilt struct {
 	// Verified is true when the snapshot was checked against a fold of the
 	// log up to it.
 	Verified bool
+	// Stale is true when that check failed: the snapshot was passed over
+	// and State is the fold of the whole log. The log is the record; a
+	// snapshot is only a shortcut, which a newer fold (a program that
+	// keeps more in its state) makes stale.
+	Stale bool
 }
 
 // Rebuild returns a game's current state: its snapshot, if any, with the
-// rest of the log folded onto it. With verify, the snapshot must also equal
-// a fold of the log from the start, or the error is ErrSnapshotMismatch.
+// rest of the log folded onto it. With verify, the snapshot is checked
+// against a fold of the log from the start; if they differ, the fold is
+// used and the result is marked Stale.
 // Everything is read in one transaction, so concurrent writes do not tear
 // the result.
 func (s *Store) Rebuild(ctx context.Context, game string, fold FoldFunc, verify bool) (Rebuilt, error) {
@@ -259,10 +265,11 @@ func (r reader) rebuild(ctx context.Context, game string, fold FoldFunc, verify 
 			if err != nil {
 				return Rebuilt{}, fmt.Errorf("store: rebuild %s: fold events 1..%d: %w", game, snap.Seq, err)
 			}
-			if !bytes.Equal(full, snap.State) {
-				return Rebuilt{}, fmt.Errorf("store: %w: game %s at event %d", ErrSnapshotMismatch, game, snap.Seq)
-			}
 			out.Verified = true
+			if !bytes.Equal(full, snap.State) {
+				out.Stale = true
+				snap.State = full
+			}
 		}
 		state, out.Seq, out.FromSnapshot = snap.State, snap.Seq, snap.Seq
 	}

@@ -146,6 +146,9 @@ func killChild(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
+	if rb.Stale {
+		return fmt.Errorf("rebuild: the snapshot at %d does not match the log", rb.FromSnapshot)
+	}
 	c.state, c.seq = rb.State, rb.Seq
 
 	for ctx.Err() == nil {
@@ -735,6 +738,9 @@ func verifyKillRun(t *testing.T, srv *mailserver.Server, dbPath string, commands
 	rb, err := s.Rebuild(ctx, killGame, killFold, true)
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
+	}
+	if rb.Stale {
+		t.Errorf("the snapshot at %d does not match the log", rb.FromSnapshot)
 	}
 	var st killState
 	json.Unmarshal(rb.State, &st)

@@ -33,8 +33,6 @@ var (
 	// ErrSeqConflict: events were appended after a state the caller
 	// believed current.
 	ErrSeqConflict = errors.New("event sequence conflict")
-	// ErrSnapshotMismatch: a snapshot does not match the fold of the log.
-	ErrSnapshotMismatch = errors.New("snapshot does not match the event log")
 )
 
 // busyTimeout is how long a connection waits for a lock before SQLITE_BUSY.

@@ -681,8 +681,11 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 	if _, err := s.Rebuild(ctx, "g1", counterFold, false); err != nil {
 		t.Errorf("unverified rebuild: %v", err)
 	}
-	if _, err := s.Rebuild(ctx, "g1", counterFold, true); !errors.Is(err, ErrSnapshotMismatch) {
-		t.Errorf("verified rebuild of a wrong snapshot: %v, want ErrSnapshotMismatch", err)
+	// Verified, it is passed over: the state is the fold of the whole log.
+	rb, err := s.Rebuild(ctx, "g1", counterFold, true)
+	if err != nil || !rb.Stale || string(rb.State) != string(want) || rb.Seq != 9 {
+		t.Errorf("verified rebuild of a wrong snapshot: %+v (state %s), %v; want it marked stale and the state %s from the log",
+			rb, rb.State, err, want)
 	}
 	// A snapshot damaged on disk fails its hash.
 	update(t, s, func(ctx context.Context, tx *Tx) error {

@@ -141,7 +141,7 @@ func (c *Composer) groupMessage(g *group, dir Directory) (Outgoing, error) {
 		now:      now,
 		sections: secs,
 		main:     main,
-		id: c.opaqueID(idKey(dir, s.Game), s.Game, eventsPart(items[0].l.Seq, last.l.Seq), g.d.r.key,
+		id: c.opaqueID(idKey(dir, s.Game), s.Game, namePart(s, g.d.r, items[0].l.Seq, last.l.Seq), g.d.r.key,
 			channelLetter(g.d.ch), main.Kind),
 		fromName: relayAuthor(secs, main),
 	}

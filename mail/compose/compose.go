@@ -228,6 +228,20 @@ func (c *Composer) opaqueID(key []byte, game string, parts ...string) string {
 	return c.msgID(game, hex.EncodeToString(mac.Sum(nil))[:opaqueDigits])
 }
 
+// namePart names, for opaqueID, the message to reader r whose last event
+// left the game in state s. A player's mail is named by what they have been
+// sent (engine.State.PublicSent and Player.Sent), so that no part of its
+// name depends on an event they were not sent: their Message-IDs are the
+// same whatever happened in secret between two of their mails. Anyone
+// else's (the referee sees every event; observers and outsiders are no
+// players) by the log's numbers of its events, first and last.
+func namePart(s *engine.State, r recipient, first, last int64) string {
+	if p := s.Player(r.slot); p != nil && !r.referee {
+		return "sent-" + strconv.Itoa(s.PublicSent) + "-" + strconv.Itoa(p.Sent)
+	}
+	return eventsPart(first, last)
+}
+
 // eventsPart names the events a message carries, for opaqueID: "41", or
 // "41-45".
 func eventsPart(first, last int64) string {

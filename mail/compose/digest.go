@@ -1,6 +1,8 @@
 package compose
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -20,6 +22,21 @@ type Digest struct {
 	// Since is when the interval began (zero: not shown).
 	Since time.Time
 	Now   time.Time
+}
+
+// eventsDigest is a digest of events' contents (not their numbers in the
+// log), for a Message-ID.
+func eventsDigest(evs []Logged) (string, error) {
+	h := sha256.New()
+	for _, l := range evs {
+		b, err := engine.MarshalEvent(l.Event)
+		if err != nil {
+			return "", fmt.Errorf("compose: digest: event %d: %w", l.Seq, err)
+		}
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Digest composes one digest for every reader of the thread: the posts
@@ -51,6 +68,12 @@ func (c *Composer) Digest(dg Digest) ([]Outgoing, error) {
 	if since.IsZero() || dg.Events[0].Event.At.Before(since) {
 		since = dg.Events[0].Event.At
 	}
+	// What the digest holds, which every reader of it sees, tells two
+	// digests composed at the same count apart.
+	contents, err := eventsDigest(dg.Events)
+	if err != nil {
+		return nil, err
+	}
 	var out []Outgoing
 	for _, d := range deliveries(engine.Event{To: engine.Audience{Public: true}}, s, dg.Dir) {
 		intro := &templates.Section{Kind: digestKind, Count: posts, Total: votes,
@@ -66,7 +89,7 @@ func (c *Composer) Digest(dg Digest) ([]Outgoing, error) {
 		m, err := c.finish(draft{
 			game: s.Game, d: d, state: s, now: dg.Now, sections: secs, main: intro,
 			self: selfView(s, d.r, dg.Now), tally: runningTally(s, dg.Now),
-			id: c.opaqueID(idKey(dg.Dir, s.Game), s.Game, eventsPart(first, last), d.r.key, "t", digestKind),
+			id: c.opaqueID(idKey(dg.Dir, s.Game), s.Game, namePart(s, d.r, first, last), contents, d.r.key, "t", digestKind),
 		})
 		if err != nil {
 			return nil, err
