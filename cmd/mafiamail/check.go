@@ -19,7 +19,7 @@ import (
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.Flags("check", stderr)
 	cfgPath := fs.String("config", "mafiamail.toml", "configuration file")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cli.Usage(err)
 	}
 	cfg, err := config.Load(*cfgPath)

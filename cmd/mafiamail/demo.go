@@ -42,7 +42,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	verbose := fs.Bool("v", false, "log what the host does")
 	digest := fs.Duration("digest", -1, "gather the thread into digests at this game-time interval (0: relay each post; default: 2h for mafia150, 0 for classic)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up after this long")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cli.Usage(err)
 	}
 	setup, ok := engine.BuiltinSetup(*setupName)

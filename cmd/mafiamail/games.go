@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,13 +27,19 @@ func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return cli.Usagef("games list|show|export|backup")
 	}
+	switch args[0] {
+	case "list", "show", "export", "backup":
+	default:
+		// Before the database is opened: a mistyped command is told as such.
+		return cli.Usagef("unknown games command %q: list, show, export or backup", args[0])
+	}
 	fs := cli.Flags("games "+args[0], os.Stderr)
 	db := fs.String("db", "mafiamail.db", "the host's database")
 	out := fs.String("out", "", "export: the folder to write to")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return cli.Usage(err)
 	}
-	st, err := store.OpenReadOnly(ctx, *db, store.Config{})
+	st, err := openDatabase(ctx, *db)
 	if err != nil {
 		return err
 	}
@@ -64,6 +71,22 @@ func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	return cli.Usagef("unknown games command %q", args[0])
+}
+
+// openDatabase opens the host's database at path for reading, as the games
+// and parse commands do while serve may run. A missing database is said to
+// be missing, and none is created.
+func openDatabase(ctx context.Context, path string) (*store.Store, error) {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("no database at %s: give the host's database with --db, or start `mafiamail serve` first to create it", path)
+	case err != nil:
+		return nil, err
+	case info.IsDir():
+		return nil, fmt.Errorf("%s is a folder, not a database: give the host's database with --db", path)
+	}
+	return store.OpenReadOnly(ctx, path, store.Config{})
 }
 
 // loadGame rebuilds one game's state from its log.

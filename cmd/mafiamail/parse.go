@@ -10,7 +10,6 @@ import (
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/mail/inbound"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // cmdParse prints what the host makes of one message, as JSON: the route,
@@ -22,7 +21,7 @@ func cmdParse(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	dbPath := fs.String("db", "", "database to look tokens up in (default: the configuration's)")
 	address := fs.String("address", "", "the host's address, if there is no configuration")
 	authserv := fs.String("authserv-id", "", "trusted authserv-id, if there is no configuration")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cli.Usage(err)
 	}
 	cfg := inbound.Config{HostAddress: *address, AuthServID: *authserv}
@@ -55,7 +54,7 @@ func cmdParse(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	}
 	var dir inbound.Directory = noDirectory{}
 	if *dbPath != "" {
-		st, err := store.OpenReadOnly(ctx, *dbPath, store.Config{})
+		st, err := openDatabase(ctx, *dbPath)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	embedded := fs.Bool("embedded", false, "run the embedded IMAP and SMTP servers on loopback and host games on them")
 	dbPath := fs.String("db", "", "with --embedded: the database (default mafiamail.db)")
 	speed := fs.Float64("speed", 1, "with --embedded: how much faster than real time game time runs")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cli.Usage(err)
 	}
 	var cfg *config.Config
