@@ -122,10 +122,13 @@ func (l *SendLimit) takeAtData(user string, n int) error {
 	}
 	l.lock()
 	defer l.mu.Unlock()
+	// The transaction's own recipients are open until now: they pass from
+	// open to sent in this one step, never counted twice.
 	if l.used(user)+n > l.Recipients {
 		l.refused++
 		return l.reply()
 	}
+	l.open[user] -= n
 	now := l.now()
 	for range n {
 		l.sent[user] = append(l.sent[user], now)
@@ -133,7 +136,10 @@ func (l *SendLimit) takeAtData(user string, n int) error {
 	return nil
 }
 
-// count records that n recipients of user were delivered; after DATA,
+// count records that n open recipients of user were delivered: they pass
+// from open to sent in one step, before the client hears of it, so that no
+// other connection ever sees them counted twice (the session gives up its
+// open recipients only after the reply is written). After DATA,
 // takeAtData counted them already.
 func (l *SendLimit) count(user string, n int) {
 	if l == nil || user == "" || l.Stage == LimitAtData {
@@ -141,6 +147,7 @@ func (l *SendLimit) count(user string, n int) {
 	}
 	l.lock()
 	defer l.mu.Unlock()
+	l.open[user] -= n
 	now := l.now()
 	for range n {
 		l.sent[user] = append(l.sent[user], now)

@@ -126,6 +126,9 @@ func (s *smtpSession) Data(r io.Reader) error {
 		s.record(m)
 		return err
 	}
+	if limit != nil && limit.Stage == LimitAtData {
+		s.limit = nil // counted as sent: nothing of it is open any more
+	}
 	if f := s.srv.currentFault(); f != nil {
 		m.Fault = f(m)
 	}
@@ -153,7 +156,10 @@ func (s *smtpSession) Data(r io.Reader) error {
 		return errTempFail
 	}
 	m.Delivered = true
-	limit.count(s.auth, len(s.rcpts))
+	if limit != nil && limit.Stage != LimitAtData {
+		limit.count(s.auth, len(s.rcpts))
+		s.limit = nil // counted as sent: nothing of it is open any more
+	}
 	s.record(m)
 	if m.Fault == FaultDropAfterDelivery {
 		s.conn.Conn().Close()
