@@ -48,9 +48,8 @@ func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResul
 		res.Detail = fmt.Sprintf("no Authentication-Results field from %s", authservID)
 		return res
 	}
-	// A result the library cannot read ends the list: a pass must be
-	// stated in full to count, so an unreadable one can only make a
-	// message fail.
+	// A field that cannot be read in full counts as a failure: a pass must
+	// be stated in full to count, and nothing unreadable may hide a fail.
 	clean, readable := sanitizeAuthResults(field)
 	res.Result = "fail"
 	if !readable {
@@ -60,7 +59,14 @@ func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResul
 		res.Detail = fmt.Sprintf("the Authentication-Results field of %s cannot be read: a comment or quoted string in it is not closed", authservID)
 		return res
 	}
-	_, results, _ := authres.Parse(clean)
+	_, results, err := authres.Parse(clean)
+	if err != nil {
+		// The library stops at a result it cannot read, and what came
+		// after it (a dmarc=fail among them) would be lost: no result of
+		// such a field counts.
+		res.Detail = fmt.Sprintf("the Authentication-Results field of %s cannot be read: %v", authservID, err)
+		return res
+	}
 
 	var dmarc *authres.DMARCResult
 	var seen []string
