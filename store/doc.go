@@ -37,8 +37,9 @@
 // is the fold of its events, which the caller supplies (FoldFunc): the store
 // does not know the rules. Snapshots (SaveSnapshot) let a restart fold only
 // the tail of the log; Rebuild and RebuildAll check each snapshot against
-// its hash and, when asked, against a fold of the whole log, so a restarted
-// host provably has the state it had before it stopped.
+// its hash and, when asked, against a fold of the whole log, which wins
+// where the two differ (Rebuilt.Stale: a snapshot of an earlier version),
+// so a restarted host provably has the state its log gives.
 //
 // Schema. Migrations are embedded in the binary (migrations/NNNN_name.sql)
 // and applied by Open, each in its own transaction with the new
