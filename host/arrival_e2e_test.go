@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -74,8 +75,11 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A fixed draw, in which Dave, whom the tests vote for, is not the
+	// Mafioso: voting him out does not end the game, which still has a
+	// referee to tell of a flood.
 	h, err := New(context.Background(), Config{Address: rigHost, Referees: []string{rigRef},
-		Clock: Clock{Real: func() time.Time { return setupAt }}, Store: st, Log: r.log})
+		Clock: Clock{Real: func() time.Time { return setupAt }}, Rand: rand.NewChaCha8([32]byte{1}), Store: st, Log: r.log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +100,11 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	s, _ := h.Game("g1")
 	if s.Phase != engine.DayPhase {
 		t.Fatalf("phase %s after START", s.Phase)
+	}
+	for _, p := range s.Players {
+		if p.Name == "Dave" && p.Role == engine.Mafia {
+			t.Fatalf("the draw made Dave the Mafioso")
+		}
 	}
 	r.deadline, _ = engine.NextDeadline(s)
 	if err := st.Close(); err != nil {
