@@ -175,7 +175,7 @@ func (t *step) join(c Command) error {
 		return refuse(GameFull, "game %s is full (%d players)", s.Game, s.Setup.Players)
 	}
 	name := strings.TrimSpace(c.Name)
-	if r := s.validName(name); r != nil {
+	if r := s.validName(name, 0); r != nil {
 		return r
 	}
 	t.emit(Event{Type: EvPlayerJoined, To: Audience{Slot: len(s.Players) + 1, Referee: true},
@@ -192,7 +192,7 @@ func (t *step) rename(c Command) error {
 	if name == p.Name {
 		return refuse(Duplicate, "you are signed up as %q already", name)
 	}
-	if r := s.validNameFor(name, p.Slot); r != nil {
+	if r := s.validName(name, p.Slot); r != nil {
 		return r
 	}
 	t.emit(Event{Type: EvPlayerRenamed, To: toPlayerRef(p.Slot), Slot: p.Slot, Name: name, Text: p.Name})

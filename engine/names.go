@@ -230,9 +230,10 @@ func editDistance(a, b string) int {
 	return prev[len(rb)]
 }
 
-// validName checks a sign-up name: something to call a player by that no
+// validName checks a sign-up name, or the new name of the player in slot
+// self (0 for a sign-up): something to call a player by that no
 // other player's name can be confused with.
-func (s *State) validName(name string) *Refusal {
+func (s *State) validName(name string, self int) *Refusal {
 	n := NormalizeName(name)
 	switch {
 	case n == "":
@@ -240,14 +241,5 @@ func (s *State) validName(name string) *Refusal {
 	case len([]rune(name)) > 30:
 		return refuse(BadArgument, "a name may have at most 30 characters")
 	}
-	return s.impersonates(name, 0)
-}
-
-// validNameFor checks the name a seated player wants instead of their own:
-// as validName, with their current name out of the way.
-func (s *State) validNameFor(name string, slot int) *Refusal {
-	if NormalizeName(name) == "" || len([]rune(name)) > 30 {
-		return s.validName(name)
-	}
-	return s.impersonates(name, slot)
+	return s.impersonates(name, self)
 }
