@@ -1,13 +1,13 @@
-package host
+package host_test
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,16 +17,20 @@ import (
 	gomail "github.com/emersion/go-message/mail"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/hostrun"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
 
-// The tests here run the host as serve wires it for arrival order (watcher
-// with Triage, Barrier and OnWatermark; the clock; the host's Handle) on the
-// embedded mail server, whose mailbox can record when a message arrived.
-// No sender runs: what the host would send is read from the outbox.
+// The tests here run the host as serve runs it (service.Start, through
+// hostrun) on the embedded mail server, whose mailbox can record when a
+// message arrived. Its SMTP server is out of reach: what the host would
+// send waits in the outbox, where the tests read it, and the sender's work
+// stays out of the watcher's timings.
 
 const (
 	rigPass = "rig-secret"
@@ -36,6 +40,11 @@ const (
 	rigWait = 30 * time.Second
 )
 
+// players are the five players of game g1, who write from addr.
+var players = []string{"Alice", "Bob", "Carol", "Dave", "Erin"}
+
+func addr(name string) string { return strings.ToLower(name) + "@players.test" }
+
 // rig is one test's mail server and, while it runs, its host.
 type rig struct {
 	t     *testing.T
@@ -43,23 +52,25 @@ type rig struct {
 	db    string
 	log   *slog.Logger
 	grace time.Duration
+	// noSMTP is the host's SMTP server, which refuses every connection.
+	noSMTP string
 	// deadline is the first round's deadline, game time.
 	deadline time.Time
 
-	st     *store.Store
-	h      *Host
-	w      *watcher.Watcher
-	clock  Clock
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// While the host runs: its runtime, store, rules, watcher and clock.
+	rt    *hostrun.Runtime
+	st    *store.Store
+	h     *host.Host
+	w     *watcher.Watcher
+	clock host.Clock
 
 	mu     sync.Mutex
 	floods []watcher.Flood
 }
 
 // newRig starts the mail server and sets up game g1 (five players, one
-// Mafioso, one Inspector, Day 1 running) by handing the host its mail
-// directly, at a fixed game time.
+// Mafioso, one Inspector, Day 1 running) by handing the rules their mail
+// directly, at a fixed game time; no host runs yet.
 func newRig(t *testing.T, grace time.Duration) *rig {
 	t.Helper()
 	srv, err := mailserver.Start(mailserver.Config{Domain: "example.org", Users: map[string]string{"host": rigPass},
@@ -69,6 +80,14 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	}
 	t.Cleanup(func() { srv.Close() })
 	r := &rig{t: t, srv: srv, db: filepath.Join(t.TempDir(), "host.db"), log: testlog.New(t, slog.LevelWarn), grace: grace}
+	// An address no server listens on: the sender's connections are
+	// refused, and it waits longer after each.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.noSMTP = ln.Addr().String()
+	ln.Close()
 
 	setupAt := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 	st, err := store.Open(context.Background(), r.db, store.Config{Logger: r.log})
@@ -78,8 +97,9 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 	// A fixed draw, in which Dave, whom the tests vote for, is not the
 	// Mafioso: voting him out does not end the game, which still has a
 	// referee to tell of a flood.
-	h, err := New(context.Background(), Config{Address: rigHost, Referees: []string{rigRef},
-		Clock: Clock{Real: func() time.Time { return setupAt }}, Rand: rand.NewChaCha8([32]byte{1}), Store: st, Log: r.log})
+	h, err := host.New(context.Background(), host.Config{Address: rigHost, Referees: []string{rigRef},
+		Clock: host.Clock{Real: func() time.Time { return setupAt }}, Rand: rand.NewChaCha8([32]byte{1}),
+		Store: st, Log: r.log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,68 +173,44 @@ func (r *rig) thread(name string) string {
 	return "host+g1-t-" + r.participant(name).Token + "@example.org"
 }
 
-// start runs the host on the store with clock, its watcher on the mail
-// server, as serve wires them.
-func (r *rig) start(clock Clock) {
-	t := r.t
-	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, r.db, store.Config{Logger: r.log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := New(ctx, Config{Address: rigHost, Referees: []string{rigRef}, Clock: clock, Store: st, Log: r.log,
-		ArrivalOrder: true, MailGrace: r.grace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := watcher.New(watcher.Config{URL: "imap://" + r.srv.IMAPAddr(), Username: "host", Password: rigPass,
-		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Logger: r.log, FloodQuiet: time.Second,
-		Triage: h.Triage, Barrier: h.Barrier,
-		OnWatermark: func(at time.Time) { h.Advance(ctx, at) },
-		OnFlood: func(f watcher.Flood) {
-			r.mu.Lock()
-			r.floods = append(r.floods, f)
-			r.mu.Unlock()
-			if err := h.ReportFlood(ctx, f.Messages, f.First, f.Last); err != nil {
-				t.Errorf("report the flood: %v", err)
+// start runs the host on the store with clock, as serve runs it, tuned
+// for a test: the rig's mail grace, quick reconnections, a flood that ends
+// after a quiet second, and every flood the watcher reports recorded on its
+// way to the referees.
+func (r *rig) start(clock host.Clock) {
+	r.t.Helper()
+	cfg := service.Embedded(r.srv, rigPass, r.db)
+	cfg.SMTP.URL = "smtp://" + r.noSMTP
+	// No limit per sender: the flood test's yardstick is a thousand posts
+	// from each player within the hour.
+	cfg.Limits.PerSenderPerHour = 0
+	r.rt = hostrun.Start(r.t, &cfg, service.Config{Clock: clock, Log: r.log,
+		TuneHost: func(c *host.Config) { c.MailGrace = r.grace },
+		TuneWatcher: func(c *watcher.Config) {
+			c.MinBackoff, c.MaxBackoff, c.FloodQuiet = 20*time.Millisecond, 200*time.Millisecond, time.Second
+			report := c.OnFlood
+			c.OnFlood = func(f watcher.Flood) {
+				r.mu.Lock()
+				r.floods = append(r.floods, f)
+				r.mu.Unlock()
+				report(f)
 			}
-		},
-	}, func(ctx context.Context, m watcher.Fetched) error {
-		return h.Handle(context.WithoutCancel(ctx), Mail{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID,
-			Raw: m.Raw, Size: int(m.Size), Arrived: m.Arrived, Quiet: m.Flood})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	r.st, r.h, r.w, r.clock, r.cancel = st, h, w, clock, cancel
-	for _, run := range []func(context.Context) error{w.Run, h.RunClock} {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			if err := run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("run: %v", err)
-			}
-		}()
-	}
-	t.Cleanup(r.stop)
+		}})
+	r.st, r.h, r.w, r.clock = r.rt.Store(), r.rt.Host(), r.rt.Watcher(), clock
 }
 
 // stop ends the host and closes its store.
 func (r *rig) stop() {
-	if r.cancel == nil {
+	if r.rt == nil {
 		return
 	}
-	r.cancel()
-	r.wg.Wait()
-	r.st.Close()
-	r.cancel, r.st, r.h, r.w = nil, nil, nil, nil
+	r.rt.Stop(r.t)
+	r.rt, r.st, r.h, r.w = nil, nil, nil, nil
 }
 
 // clockAt is a real-time clock at which game time is now game.
-func clockAt(game time.Time) Clock {
-	return Clock{Anchor: time.Now(), Start: game}
+func clockAt(game time.Time) host.Clock {
+	return host.Clock{Anchor: time.Now(), Start: game}
 }
 
 // deliver puts a message into the host's mailbox as arriving at the real

@@ -1,11 +1,11 @@
-package host
+package host_test
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,21 +15,22 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/hostrun"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
-	"github.com/mafiamail/mafiamail/mail/sender"
-	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/service"
 	"github.com/mafiamail/mafiamail/store"
 )
 
-// embeddedGame is a host with its watcher and sender on the embedded mail
-// servers, a game clock the test moves, and participants who read their
-// mail over IMAP and write over SMTP.
+// embeddedGame is a host run as `mafiamail serve --embedded` runs it, on
+// the embedded mail servers, with a game clock the test moves, and
+// participants who read their mail over IMAP and write over SMTP.
 type embeddedGame struct {
 	t   *testing.T
 	srv *mailserver.Server
 	st  *store.Store
-	h   *Host
+	h   *host.Host
 
 	mu  sync.Mutex
 	now time.Time
@@ -44,59 +45,30 @@ func startEmbedded(t *testing.T) *embeddedGame {
 		t.Fatalf("mailserver.Start: %v", err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	g := &embeddedGame{t: t, srv: srv, now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
-	log := testlog.New(t, slog.LevelWarn)
-	ctx, cancel := context.WithCancel(context.Background())
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The game starts at 15:00 a month ago and the test moves it on by
+	// days, never past real time: the host stamps the mail it queues with
+	// its clock, and the sender, which keeps real time, sends what is due.
+	start := time.Now().UTC().AddDate(0, -1, 0)
+	g := &embeddedGame{t: t, srv: srv, now: time.Date(start.Year(), start.Month(), start.Day(), 15, 0, 0, 0, time.UTC)}
+	cfg := service.Embedded(srv, e2ePass, filepath.Join(t.TempDir(), "host.db"))
 	// The host trusts its receiving server's authentication, as a real
 	// one does with authserv_id set: then every answer quotes what it
 	// answers (without it, answers to mail at the sign-up and host
 	// addresses are cut short, as adversary_test.go checks).
-	h, err := New(ctx, Config{Address: "host@example.org", Referees: []string{"referee@example.org"},
-		AuthServID: "mx.example.org", Clock: Clock{Real: g.clock}, Rand: drawSeed(7), Store: st, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.st, g.h = st, h
-	w, err := watcher.New(watcher.Config{URL: "imap://" + srv.IMAPAddr(), Username: hostUser, Password: e2ePass,
-		Mailbox: "INBOX", MinBackoff: 50 * time.Millisecond, Logger: log},
-		func(ctx context.Context, m watcher.Fetched) error {
-			return h.HandleMessage(context.WithoutCancel(ctx), m.Mailbox, m.UIDValidity, m.UID, m.Raw)
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snd, err := sender.New(sender.Config{URL: "smtp://" + srv.SMTPAddr(), Helo: "example.org", Logger: log}, h.Outbox(), g.clock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for _, run := range []func(context.Context) error{w.Run, snd.Run, func(ctx context.Context) error {
-		for {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-st.OutboxSignal():
-				snd.Kick()
-			}
-		}
-	}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("host runtime: %v", err)
-			}
-		}()
-	}
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		st.Close()
-	})
+	cfg.Auth.AuthservID = "mx.example.org"
+	rt := hostrun.Start(t, &cfg, service.Config{Clock: host.Clock{Real: g.clock},
+		// drawSeed(7) of channels_test.go: the same draw every run.
+		Draw: rand.NewChaCha8([32]byte{7}), Log: testlog.New(t, slog.LevelWarn),
+		// Arrival order maps the instant mail reached the mailbox, real
+		// time, onto game time. Here game time is a clock the test moves a
+		// day at a time, with no tie to real time: commands would count at
+		// an arrival instant that means nothing to the game, and deadlines
+		// would wait for the watermark to pass their game time on the real
+		// clock. Without it, as for a host no watcher feeds, commands count
+		// when they are handled and a deadline applies once advance has
+		// moved the clock past it.
+		TuneHost: func(c *host.Config) { c.ArrivalOrder = false }})
+	g.st, g.h = rt.Store(), rt.Host()
 	return g
 }
 
@@ -107,7 +79,7 @@ func (g *embeddedGame) clock() time.Time {
 }
 
 // advance moves game time on and applies what fell due, as the clock loop
-// would.
+// would if it were woken.
 func (g *embeddedGame) advance(d time.Duration) {
 	g.t.Helper()
 	g.mu.Lock()
@@ -227,6 +199,8 @@ func TestWrongPlaceWrongTime(t *testing.T) {
 	}
 	g.send(ref, refChannel, "START")
 	g.answerTo(ref, "START")
+	// The answer to NEW GAME also says START; the draw is in once Day 1 is.
+	waitFor(t, "Day 1", func() bool { return g.state().Phase == engine.DayPhase })
 	s := g.state()
 	var mafioso, doctor, town []int
 	for _, p := range s.Players {

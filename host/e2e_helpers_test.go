@@ -31,7 +31,6 @@ import (
 // mail client would.
 
 const (
-	e2ePass  = "e2e-secret"
 	e2eGame  = "g1"
 	hostUser = "host"
 )
@@ -307,11 +306,4 @@ func (p *person) await(what string, cond func(letter) bool) letter {
 func (p *person) awaitAll(what string, cond func([]letter) bool) {
 	p.e.t.Helper()
 	waitFor(p.e.t, p.name+": "+what, func() bool { return cond(p.mailbox()) })
-}
-
-// readMailbox fetches every message of user's INBOX on the stack without
-// changing flags.
-func readMailbox(t *testing.T, imapAddr, user string) []letter {
-	t.Helper()
-	return readMailboxAs(t, imapAddr, user, e2ePass)
 }

@@ -13,6 +13,9 @@ import (
 // second, but the machine may be loaded.
 const e2eWait = 90 * time.Second
 
+// e2ePass is the password of every mailbox the end-to-end tests read.
+const e2ePass = "e2e-secret"
+
 type letter = mailbox.Letter
 
 var (
@@ -24,4 +27,11 @@ var (
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	mailtest.WaitFor(t, what, e2eWait, 50*time.Millisecond, cond)
+}
+
+// readMailbox fetches every message of user's INBOX on the IMAP server at
+// imapAddr without changing flags.
+func readMailbox(t *testing.T, imapAddr, user string) []letter {
+	t.Helper()
+	return readMailboxAs(t, imapAddr, user, e2ePass)
 }

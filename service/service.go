@@ -34,6 +34,13 @@ type Config struct {
 	// Draw is the random source of the role draw; nil means crypto/rand.
 	// Demos and tests pass a seeded one to repeat a game.
 	Draw io.Reader
+	// TuneHost and TuneWatcher, when set, may change the host's and the
+	// watcher's settings that Start has made from the configuration, just
+	// before it builds them. They are for tests that need a shorter wait
+	// than the product's (a mail grace, a backoff) or to watch what the
+	// host is told; serve and demo leave them nil.
+	TuneHost    func(*host.Config)
+	TuneWatcher func(*watcher.Config)
 }
 
 // Service is a started host: its store, the rules, the watcher that feeds
@@ -58,7 +65,7 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 	if err != nil {
 		return nil, err
 	}
-	h, err := host.New(ctx, host.Config{
+	hc := host.Config{
 		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
 		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
 		PerSenderPerHour: cfg.Limits.PerSenderPerHour, MaxPostBytes: cfg.Limits.MaxPostBytes,
@@ -66,13 +73,17 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 		Clock:       o.Clock, Rand: o.Draw, Store: st, Log: log,
 		ArrivalOrder:     true,
 		RecipientsPerDay: cfg.SMTP.RecipientsPerDay, SendingDay: SendingBudget(cfg).Day,
-	})
+	}
+	if o.TuneHost != nil {
+		o.TuneHost(&hc)
+	}
+	h, err := host.New(ctx, hc)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
 	s := &Service{st: st, host: h, log: log}
-	s.watch, err = watcher.New(watcher.Config{
+	wc := watcher.Config{
 		URL: cfg.IMAP.URL, Username: cfg.IMAP.Username, Password: cfg.IMAP.Password,
 		Mailbox: cfg.IMAP.Mailbox, MoveTo: cfg.IMAP.MoveTo, TLSConfig: TLSConfig(cfg.IMAP.Account),
 		MinBackoff: 100 * time.Millisecond, Logger: log,
@@ -87,7 +98,11 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 				log.Error("cannot tell the referees of a flood", "messages", f.Messages, "err", err)
 			}
 		},
-	}, func(ctx context.Context, m watcher.Fetched) error {
+	}
+	if o.TuneWatcher != nil {
+		o.TuneWatcher(&wc)
+	}
+	s.watch, err = watcher.New(wc, func(ctx context.Context, m watcher.Fetched) error {
 		// The transaction in flight finishes even when a signal stops the
 		// host: its mail is then flagged \Seen, or left for the next start.
 		return h.Handle(context.WithoutCancel(ctx), host.Mail{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID,

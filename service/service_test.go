@@ -17,6 +17,7 @@ import (
 	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/mail/watcher"
 	"github.com/mafiamail/mafiamail/service"
 )
 
@@ -110,5 +111,58 @@ func TestStartedHostAnswersMail(t *testing.T) {
 	}
 	if err := svc.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestStartAppliesTheTuning checks that Start hands the settings it made
+// from the configuration to TuneHost and TuneWatcher before it builds the
+// host and the watcher, and builds them with what the hooks changed.
+func TestStartAppliesTheTuning(t *testing.T) {
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", Users: map[string]string{"host": "pw"}})
+	cfg := service.Embedded(srv, "pw", filepath.Join(t.TempDir(), "games.db"))
+	gameNow := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	var tunedHost, tunedWatcher string
+	caughtUp := make(chan struct{}, 1)
+	svc, err := service.Start(t.Context(), &cfg, service.Config{Log: testlog.New(t, slog.LevelInfo),
+		TuneHost: func(c *host.Config) {
+			if !c.ArrivalOrder || c.Address != cfg.Address {
+				t.Errorf("TuneHost got ArrivalOrder %v and address %q, not what Start makes from the configuration", c.ArrivalOrder, c.Address)
+			}
+			tunedHost = c.Address
+			c.Clock = host.Clock{Real: func() time.Time { return gameNow }}
+		},
+		TuneWatcher: func(c *watcher.Config) {
+			if c.Triage == nil || c.OnWatermark == nil {
+				t.Error("TuneWatcher got a watcher without the host's arrival order")
+			}
+			tunedWatcher = c.URL
+			c.OnCaughtUp = func(watcher.Stats) {
+				select {
+				case caughtUp <- struct{}{}:
+				default:
+				}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if tunedHost != cfg.Address || tunedWatcher != cfg.IMAP.URL {
+		t.Fatalf("the hooks saw host %q and watcher %q, want %q and %q", tunedHost, tunedWatcher, cfg.Address, cfg.IMAP.URL)
+	}
+	if now := svc.Host().Now(); !now.Equal(gameNow) {
+		t.Errorf("the host's game time is %v, not the tuned clock's %v", now, gameNow)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	select {
+	case <-caughtUp:
+	case <-time.After(30 * time.Second):
+		t.Error("the running watcher never called the OnCaughtUp the tuning set")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
 	}
 }
