@@ -229,5 +229,9 @@ func Embedded(srv *mailserver.Server, password, db string) config.Config {
 	// the mailbox the moment it is delivered.
 	c.IMAP.ArrivalSlack = config.Duration(100 * time.Millisecond)
 	c.SMTP.URL, c.SMTP.Username, c.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", password
+	// The host trusts what the server says of who logged in to send, when
+	// it says anything: mail that claims a From its sender did not log in
+	// as is refused, as behind a provider that signs its mail.
+	c.Auth.AuthservID = srv.AuthServID()
 	return c
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 	gomail "github.com/emersion/go-message/mail"
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -148,6 +149,11 @@ func (b *bot) send(to, body string) error {
 		return err
 	}
 	defer c.Close()
+	// A player logs in to their own mailbox to send, as mail clients do.
+	user, _, _ := strings.Cut(b.addr, "@")
+	if err := c.Auth(sasl.NewPlainClient("", user, demoPassword)); err != nil {
+		return fmt.Errorf("log in as %s: %w", user, err)
+	}
 	if err := c.SendMail(b.addr, []string{to}, strings.NewReader(msg)); err != nil {
 		return err
 	}

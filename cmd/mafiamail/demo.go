@@ -104,7 +104,7 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	res := &demoResult{received: map[string][]mailserver.Delivery{}}
 	var mu sync.Mutex
 	srv, err := mailserver.Start(mailserver.Config{
-		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: demoPassword,
+		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: demoPassword, AuthResults: true,
 		Users:     map[string]string{"host": demoPassword, "referee": demoPassword},
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		SendLimit: o.sendLimit,
@@ -133,6 +133,9 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	cfg.Address, cfg.Referees, cfg.Database = "host@example.org", []string{"referee@example.org"}, filepath.Join(dir, "demo.db")
 	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", demoPassword
 	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", demoPassword
+	// The bots log in to send, and the server says so: the host reads who
+	// sent what as it would behind a provider that signs its mail.
+	cfg.Auth.AuthservID = srv.AuthServID()
 	cfg.Limits.PerSenderPerHour = 100000 // bots at 18000x write a day's mail in a second
 	cfg.Speed = o.speed                  // the sending budget's day is the game's
 	cfg.SMTP.RecipientsPerDay = o.recipientsPerDay

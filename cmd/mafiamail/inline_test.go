@@ -13,6 +13,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 	gomail "github.com/emersion/go-message/mail"
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -84,6 +85,9 @@ func (r *inlineRun) send(user, to, subject, inReplyTo, body, format string) {
 		r.t.Fatal(err)
 	}
 	defer c.Close()
+	if err := c.Auth(sasl.NewPlainClient("", user, embeddedPassword)); err != nil {
+		r.t.Fatalf("log in as %s: %v", user, err)
+	}
 	if err := c.SendMail(inlineAddr(user), []string{to}, strings.NewReader(raw)); err != nil {
 		r.t.Fatalf("send from %s: %v", user, err)
 	}

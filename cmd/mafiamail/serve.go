@@ -49,7 +49,7 @@ const embeddedPassword = "mafia"
 
 // embeddedConfig starts the embedded servers and makes a configuration for them.
 func embeddedConfig(db string, speed float64) (*config.Config, *mailserver.Server, error) {
-	srv, err := mailserver.Start(mailserver.Config{Domain: "example.org", AutoCreateUsers: true,
+	srv, err := mailserver.Start(mailserver.Config{Domain: "example.org", AutoCreateUsers: true, AuthResults: true,
 		AutoCreatePassword: embeddedPassword, Users: map[string]string{"host": embeddedPassword, "referee": embeddedPassword}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start embedded mail servers: %w", err)

@@ -16,7 +16,8 @@ type AuthResult struct {
 	// Result is "pass", "fail", or "none" when no field from AuthServID
 	// is present.
 	Result string `json:"result"`
-	// Method is what passed: "dmarc", or "dkim"/"spf" aligned with the From
+	// Method is what passed: "dmarc"; "auth", the receiving server's own
+	// SMTP AUTH as the From address; or "dkim"/"spf" aligned with the From
 	// domain.
 	Method string `json:"method,omitempty"`
 	Detail string `json:"detail,omitempty"`
@@ -31,9 +32,13 @@ func (a *AuthResult) Passed() bool { return a != nil && a.Result == "pass" }
 // and are ignored). The message passes with DMARC pass for fromDomain, or,
 // when the field has no DMARC verdict, with a DKIM or SPF pass whose domain
 // is aligned with fromDomain (same organisational domain, RFC 7489 relaxed
-// alignment).
-func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResult {
+// alignment). An auth=pass whose smtp.auth is the From address itself
+// passes too: the trusted server logged the sender in as that very
+// mailbox (RFC 8601 section 2.7.4), as a server does that hosts both the
+// players' mailboxes and the host's.
+func CheckAuthentication(h mail.Header, authservID, from string) AuthResult {
 	res := AuthResult{AuthServID: authservID, Result: "none"}
+	fromDomain := domainOf(from)
 	var field string
 	found := false
 	for _, v := range h.Values("Authentication-Results") {
@@ -71,8 +76,14 @@ func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResul
 	var dmarc *authres.DMARCResult
 	var seen []string
 	dkimAligned, spfAligned := "", ""
+	authAs := ""
 	for _, r := range results {
 		switch r := r.(type) {
+		case *authres.AuthResult:
+			seen = append(seen, "auth="+string(r.Value))
+			if r.Value == authres.ResultPass && from != "" && strings.EqualFold(r.Auth, from) {
+				authAs = r.Auth
+			}
 		case *authres.DMARCResult:
 			seen = append(seen, "dmarc="+string(r.Value))
 			if dmarc == nil || r.Value != authres.ResultPass {
@@ -100,7 +111,7 @@ func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResul
 	}
 	summary := strings.Join(seen, " ")
 	if summary == "" {
-		summary = "no dmarc, dkim or spf result"
+		summary = "no dmarc, auth, dkim or spf result"
 	}
 	switch {
 	case dmarc != nil && dmarc.Value == authres.ResultPass &&
@@ -110,6 +121,8 @@ func CheckAuthentication(h mail.Header, authservID, fromDomain string) AuthResul
 		res.Detail = fmt.Sprintf("dmarc=pass is for %s, not for the From domain %s", dmarc.From, fromDomain)
 	case dmarc != nil && (dmarc.Value == authres.ResultFail || dmarc.Value == authres.ResultPolicy):
 		res.Detail = summary
+	case authAs != "":
+		res.Result, res.Method, res.Detail = "pass", "auth", fmt.Sprintf("%s (logged in as %s)", summary, authAs)
 	case dkimAligned != "":
 		res.Result, res.Method, res.Detail = "pass", "dkim", fmt.Sprintf("%s (dkim %s aligned with %s)", summary, dkimAligned, fromDomain)
 	case spfAligned != "":

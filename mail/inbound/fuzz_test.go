@@ -54,7 +54,7 @@ func FuzzAuthenticationResults(f *testing.F) {
 		read := func(value string) AuthResult {
 			var h mail.Header
 			h.Add("Authentication-Results", value)
-			return CheckAuthentication(h, "mx.example.org", "example.net")
+			return CheckAuthentication(h, "mx.example.org", "someone@example.net")
 		}
 		read(v)
 		if got := read(v + "; dmarc=fail header.from=example.net"); got.Passed() {

@@ -296,8 +296,7 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 	}
 
 	if cfg.AuthServID != "" {
-		_, fromDomain, _ := splitAddress(m.From[0].Address)
-		a := CheckAuthentication(m.Header, cfg.AuthServID, fromDomain)
+		a := CheckAuthentication(m.Header, cfg.AuthServID, m.From[0].Address)
 		r.Sender.Authentication = &a
 		if !a.Passed() {
 			reason, why := ReasonAuthFailed, fmt.Sprintf("the mail server could not confirm that it came from %s (%s)", m.From[0].Address, a.Detail)

@@ -91,10 +91,18 @@ func TestCheckAuthentication(t *testing.T) {
 		{"unclosed quote", `Authentication-Results: mx.example.org; spf=pass smtp.mailfrom="a@gmail.com; dmarc=fail header.from=gmail.com`, "gmail.com", "fail", ""},
 		{"escaped paren in a comment", `Authentication-Results: mx.example.org; dmarc=fail (a \) b; dmarc=pass) header.from=gmail.com`, "gmail.com", "fail", ""},
 		{"no results", "Authentication-Results: mx.example.org; none", "example.net", "fail", ""},
+		// The server's own login as the From address; smtp.auth is what
+		// the server wrote, here always someone@ the From domain.
+		{"smtp auth as the From address", "Authentication-Results: mx.example.org; auth=pass smtp.auth=someone@example.net", "example.net", "pass", "auth"},
+		{"smtp auth as the From address, any case", "Authentication-Results: mx.example.org; auth=pass smtp.auth=SomeOne@Example.NET", "example.net", "pass", "auth"},
+		{"smtp auth as another mailbox of the domain", "Authentication-Results: mx.example.org; auth=pass smtp.auth=eve@example.net", "example.net", "fail", ""},
+		{"smtp auth as a bare user name", "Authentication-Results: mx.example.org; auth=pass smtp.auth=someone", "example.net", "fail", ""},
+		{"smtp auth failed", "Authentication-Results: mx.example.org; auth=fail smtp.auth=someone@example.net", "example.net", "fail", ""},
+		{"dmarc fail beats an smtp auth pass", "Authentication-Results: mx.example.org; auth=pass smtp.auth=someone@example.net; dmarc=fail header.from=example.net", "example.net", "fail", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := CheckAuthentication(header(t, tt.fields), "mx.example.org", tt.from)
+			got := CheckAuthentication(header(t, tt.fields), "mx.example.org", "someone@"+tt.from)
 			if got.Result != tt.result || got.Method != tt.method {
 				t.Errorf("got %+v, want result %q method %q", got, tt.result, tt.method)
 			}

@@ -52,6 +52,11 @@ type Config struct {
 	// RequireAuth refuses MAIL FROM before a successful AUTH. By default the
 	// SMTP server also acts as the inbound MX: anyone may send to local users.
 	RequireAuth bool
+	// AuthResults writes an Authentication-Results field with Domain as
+	// authserv-id on every message delivered, saying whether the sender
+	// logged in as the From address (see AuthServID), and removes any such
+	// field the message already carried.
+	AuthResults bool
 
 	// IMAPAddr and SMTPAddr are the listen addresses; default "127.0.0.1:0"
 	// (a random loopback port).
@@ -309,6 +314,15 @@ func (s *Server) SMTPAddr() string { return s.smtpLn.Addr().String() }
 // Domain is the primary mail domain.
 func (s *Server) Domain() string { return s.opts.Domain }
 
+// AuthServID is the authserv-id of the Authentication-Results fields the
+// server writes, "" when it writes none.
+func (s *Server) AuthServID() string {
+	if !s.opts.AuthResults {
+		return ""
+	}
+	return s.opts.Domain
+}
+
 // Close stops both servers and closes every connection.
 func (s *Server) Close() error {
 	s.mu.Lock()
@@ -403,7 +417,7 @@ func (s *Server) DeliverAt(from, rcpt string, data []byte, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	return s.deliverAt(u, from, rcpt, "localhost", "", data, at)
+	return s.deliverAt(u, from, rcpt, "localhost", "", "", data, at)
 }
 
 // SetFault replaces the fault function; nil lets every transaction succeed.
@@ -533,13 +547,14 @@ func (s *Server) authenticate(username, password string) (*user, bool) {
 }
 
 // deliverTo appends one copy of data to the user's INBOX, with the trace
-// headers a delivering MTA adds.
-func (s *Server) deliverTo(u *user, from, rcpt, helo, remote string, data []byte) error {
-	return s.deliverAt(u, from, rcpt, helo, remote, data, time.Time{})
+// headers a delivering MTA adds. login is the user the SMTP session
+// logged in as, "" for none.
+func (s *Server) deliverTo(u *user, from, rcpt, helo, remote, login string, data []byte) error {
+	return s.deliverAt(u, from, rcpt, helo, remote, login, data, time.Time{})
 }
 
 // deliverAt is deliverTo with the arrival time to record; zero means now.
-func (s *Server) deliverAt(u *user, from, rcpt, helo, remote string, data []byte, at time.Time) error {
+func (s *Server) deliverAt(u *user, from, rcpt, helo, remote, login string, data []byte, at time.Time) error {
 	received := at
 	if received.IsZero() {
 		received = time.Now()
@@ -552,6 +567,10 @@ func (s *Server) deliverAt(u *user, from, rcpt, helo, remote string, data []byte
 	fmt.Fprintf(&b, "Delivered-To: %s\r\n", rcpt)
 	fmt.Fprintf(&b, "Received: from %s (%s)\r\n\tby %s (mafiamail mailserver) with ESMTP\r\n\tfor <%s>; %s\r\n",
 		helo, remote, s.opts.Domain, rcpt, received.Format(time.RFC1123Z))
+	if s.opts.AuthResults {
+		fmt.Fprintf(&b, "Authentication-Results: %s\r\n", s.authResults(login, data))
+		data = s.withoutOwnAuthResults(data)
+	}
 	b.Write(data)
 	msg := b.Bytes()
 

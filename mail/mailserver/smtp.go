@@ -185,7 +185,7 @@ func (s *smtpSession) deliver(data []byte) error {
 		remote = a.String()
 	}
 	for _, rc := range s.rcpts {
-		if err := s.srv.deliverTo(rc.user, s.from, rc.addr, s.conn.Hostname(), remote, data); err != nil {
+		if err := s.srv.deliverTo(rc.user, s.from, rc.addr, s.conn.Hostname(), remote, s.auth, data); err != nil {
 			return err
 		}
 	}
