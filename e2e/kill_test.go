@@ -44,6 +44,10 @@ import (
 // the database and the mail server's record and checks the guarantees of
 // docs/design.md: every command applied once, every outgoing message sent with
 // the same bytes each time, every deadline applied once.
+// killAuthserv is the receiving server the host trusts: the players'
+// mail carries its passing Authentication-Results field.
+const killAuthserv = "mx.players.test"
+
 func TestKillServe(t *testing.T) {
 	bin := mafiamail.Path(t)
 	srv, err := mailserver.Start(mailserver.Config{
@@ -84,7 +88,9 @@ username = "host"
 password = %q
 [limits]
 per_sender_per_hour = 1000000
-`, h.db, float64(killSpeed), srv.IMAPAddr(), killPassword, srv.SMTPAddr(), killPassword)
+[auth]
+authserv_id = %q
+`, h.db, float64(killSpeed), srv.IMAPAddr(), killPassword, srv.SMTPAddr(), killPassword, killAuthserv)
 	if err := os.WriteFile(h.cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +106,7 @@ per_sender_per_hour = 1000000
 	}
 	h.view = view
 
-	d := &killDriver{h: h, view: view, smtpAddr: srv.SMTPAddr(), rng: rand.New(rand.NewPCG(h.rng.Uint64(), h.rng.Uint64()))}
+	d := &killDriver{h: h, view: view, smtpAddr: srv.SMTPAddr(), authserv: killAuthserv, rng: rand.New(rand.NewPCG(h.rng.Uint64(), h.rng.Uint64()))}
 	driverErr := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -325,6 +331,16 @@ func (h *killHarness) waitDrained(d *killDriver, timeout time.Duration) {
 func (h *killHarness) terminate() {
 	h.t.Helper()
 	h.alive()
+	// A process that has not yet reached main has no handler for SIGTERM
+	// and would die of it: the clean stop is checked on a started host.
+	end := time.Now().Add(time.Minute)
+	for !h.startedLatest() {
+		if time.Now().After(end) {
+			h.t.Fatalf("serve did not load its games within a minute of its start\n%s", h.logTail())
+		}
+		h.alive()
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err := h.child.Process.Signal(syscall.SIGTERM); err != nil {
 		h.t.Fatal(err)
 	}
@@ -361,6 +377,14 @@ func (h *killHarness) waitLog(s string, timeout time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	h.t.Fatalf("serve did not log %q in %v\n%s", s, timeout, h.logTail())
+}
+
+// startedLatest reports whether the latest host started has loaded its
+// games.
+func (h *killHarness) startedLatest() bool {
+	b, _ := os.ReadFile(h.logPath)
+	i := bytes.LastIndex(b, []byte("=== start "))
+	return i >= 0 && bytes.Contains(b[i:], []byte(`msg="games loaded"`))
 }
 
 func (h *killHarness) logTail() string {
