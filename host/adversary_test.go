@@ -234,7 +234,7 @@ func TestHugePostDoesNotFanOut(t *testing.T) {
 
 	// An attachment is not relayed.
 	before = len(hs.outbox())
-	attached := "From: " + addr("Carol") + "\r\nTo: " + hs.thread("Carol") + "\r\nSubject: evidence\r\nMessage-ID: <att@players.test>\r\n" +
+	attached := hs.authResults(addr("Carol")) + "From: " + addr("Carol") + "\r\nTo: " + hs.thread("Carol") + "\r\nSubject: evidence\r\nMessage-ID: <att@players.test>\r\n" +
 		"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" +
 		"See the picture.\r\n--b\r\nContent-Type: image/png; name=proof.png\r\nContent-Disposition: attachment; filename=proof.png\r\n" +
 		"Content-Transfer-Encoding: base64\r\n\r\n" + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk\r\n", 20000) + "--b--\r\n"
@@ -257,9 +257,9 @@ func TestHugePostDoesNotFanOut(t *testing.T) {
 // sendAs delivers a message under a Message-ID of the test's choosing.
 func (hs *harness) sendAs(id, from, to, body string) {
 	hs.t.Helper()
-	hs.deliver([]byte(fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: game\r\nMessage-ID: %s\r\n"+
+	hs.deliver([]byte(fmt.Sprintf("%sFrom: %s\r\nTo: %s\r\nSubject: game\r\nMessage-ID: %s\r\n"+
 		"Date: Tue, 01 Dec 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
-		from, to, id, body)))
+		hs.authResults(from), from, to, id, body)))
 }
 
 // A forgery sent first under the Message-ID a player's client will give her
@@ -322,8 +322,9 @@ func TestSuspensionKeptUntilItKeepsSomeoneOut(t *testing.T) {
 // to a sign-up address makes the host write to the victim at most once a
 // day, in a short answer that repeats nothing the forger wrote.
 func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
-	hs := newLimitedHarness(t, 120)
+	hs := newUnprovenHarness(t, 120)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
+	hs.confirm("ref@example.org")
 	const victim = "victim@players.test"
 	lure := "URGENT: your account is locked, log in at http://evil.test/login"
 	for i := range 100 {

@@ -34,11 +34,8 @@ func TestEveryLineGetsItsAnswer(t *testing.T) {
 	before := len(hs.outbox())
 	hs.send(addr("Alice"), "host+g1@example.org", "JOIN alice\n\nHello everyone, glad to play!")
 	text := replyText(t, hs, addr("Alice"), before)
-	// Mail to the sign-up address proves nothing of its sender without an
-	// authserv-id, so its answer names each line by its command alone and
-	// echoes nothing else the sender wrote (docs/adversaries.md).
-	for _, want := range []string{"✓ JOIN", `shows your name as "alice", exactly as you wrote it`,
-		"✗ (a line of your message)", "Not posted: the sign-up address reads only JOIN"} {
+	for _, want := range []string{"✓ JOIN alice", `shows your name as "alice", exactly as you wrote it`,
+		"✗ Hello everyone, glad to play!", "Not posted: the sign-up address reads only JOIN"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the sign-up answer lacks %q:\n%s", want, text)
 		}

@@ -30,7 +30,7 @@ func BenchmarkCommandByGames(b *testing.B) {
 		// The host logs a line per message; at a thousand games that
 		// would be most of what the benchmark measures.
 		hs := &harness{t: b, path: filepath.Join(b.TempDir(), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
-			log: slog.New(slog.DiscardHandler)}
+			log: slog.New(slog.DiscardHandler), authserv: harnessAuthServ}
 		hs.open()
 		// Each player writes to its own private channel, round the games,
 		// so that no game's state stays hot by itself.

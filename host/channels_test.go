@@ -129,11 +129,15 @@ func signupWorld(t *testing.T) *chanWorld {
 		log: slog.New(slog.DiscardHandler)}
 	hs.open()
 	t.Cleanup(func() { hs.st.Close() })
+	// The host has no authserv-id: NEW GAME and each JOIN take effect
+	// once confirmed.
 	hs.send(chanRef, "host@example.org", "NEW GAME "+chanGame)
+	hs.confirm(chanRef)
 	ref := hs.refChannel()
 	hs.send(chanRef, ref, "SETUP players=6 mafia=1 inspectors=1 inspector_knows_mafioso=false doctors=1 vigilantes=1")
 	for _, p := range chanPlayers {
 		hs.send(addr(p), "host+"+chanGame+"@example.org", "JOIN "+p)
+		hs.confirm(addr(p))
 	}
 	hs.send(chanRef, ref, "ADMIT "+chanObs)
 	s := hs.game(chanGame)
@@ -305,6 +309,9 @@ func checkCase(t *testing.T, name string, w *chanWorld, s chanSender, ch string,
 	// The same words whoever sends them, so that copies can be compared.
 	chat := fmt.Sprintf("Just chatting about %s %s %s", w.phase, ch, verb)
 	wantApplied := home && acceptedNow(t, hs, before, s, ch, set, line)
+	// Without an authserv-id a NEW GAME or JOIN the rules would take is
+	// held until its sender replies to a one-time address.
+	held := wantApplied && (ch == "signup" || ch == "host") && (verb == command.Join || verb == command.NewGame)
 
 	from := len(hs.outbox())
 	hs.send(s.from, to, chat+"\n\n"+line)
@@ -359,6 +366,15 @@ func checkCase(t *testing.T, name string, w *chanWorld, s chanSender, ch string,
 		if !strings.Contains(answer, "> "+line) || !strings.Contains(answer, "nothing in it was done") {
 			t.Errorf("%s: the misdirected answer does not quote the line as not done:\n%s", name, answer)
 		}
+	case held:
+		if !strings.Contains(answer, "… "+quoted) || !strings.Contains(answer, "Waiting for your reply") ||
+			!strings.Contains(replyTo, "-c-") {
+			t.Errorf("%s: the answer does not hold the line for confirmation (Reply-To %s):\n%s", name, replyTo, answer)
+		}
+		if hs.h.games[chanGame].seq != seqBefore || len(hs.h.games) != gamesBefore {
+			t.Errorf("%s: a line held for confirmation changed a game", name)
+		}
+		wantApplied = false
 	case strings.Contains(answer, "✓ "+quoted):
 		out.applied = true
 	case !strings.Contains(answer, "✗ "+quoted) && !(quoted != line && strings.Contains(answer, "✗ (a line of your message)")):

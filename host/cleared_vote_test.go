@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -34,7 +35,7 @@ type embeddedHost struct {
 func startEmbeddedHost(t *testing.T) *embeddedHost {
 	t.Helper()
 	log := testlog.New(t, slog.LevelInfo)
-	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", AutoCreateUsers: true,
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", AutoCreateUsers: true, AuthResults: true,
 		AutoCreatePassword: embeddedPass, Users: map[string]string{"host": embeddedPass}, Logger: log})
 	cfg := service.Embedded(srv, embeddedPass, filepath.Join(t.TempDir(), "host.db"))
 	rt := hostrun.Start(t, &cfg, service.Config{Log: log})
@@ -58,6 +59,9 @@ func (e *embeddedHost) send(user, to, body string) {
 		e.t.Fatalf("dial SMTP: %v", err)
 	}
 	defer c.Close()
+	if err := c.Auth(sasl.NewPlainClient("", user, embeddedPass)); err != nil {
+		e.t.Fatalf("log in as %s: %v", user, err)
+	}
 	if err := c.SendMail(from, []string{to}, bytes.NewReader([]byte(raw))); err != nil {
 		e.t.Fatalf("send from %s: %v", from, err)
 	}

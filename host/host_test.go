@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,7 +33,15 @@ type harness struct {
 	perHour int
 	// draw is the role draw's random source; nil: crypto/rand.
 	draw io.Reader
+	// authserv is the authserv-id the host trusts, and send writes a
+	// passing Authentication-Results field under it, as a provider that
+	// checks its mail does. Empty: the host has none, and mail to its own
+	// and the sign-up addresses is unproven.
+	authserv string
 }
+
+// harnessAuthServ is the receiving server the harness's host trusts.
+const harnessAuthServ = "mx.players.test"
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
@@ -43,11 +52,39 @@ func newHarness(t testing.TB) *harness {
 // hour per sender.
 func newLimitedHarness(t testing.TB, perHour int) *harness {
 	t.Helper()
+	return startHarness(t, perHour, harnessAuthServ)
+}
+
+// newUnprovenHarness is newLimitedHarness for a host without an
+// authserv-id: it cannot tell who sent mail to its own and the sign-up
+// addresses, and holds NEW GAME and JOIN until confirmed (hs.confirm).
+func newUnprovenHarness(t testing.TB, perHour int) *harness {
+	t.Helper()
+	return startHarness(t, perHour, "")
+}
+
+func startHarness(t testing.TB, perHour int, authserv string) *harness {
+	t.Helper()
 	hs := &harness{t: t, path: filepath.Join(t.TempDir(), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
-		perHour: perHour}
+		perHour: perHour, authserv: authserv}
 	hs.open()
 	t.Cleanup(func() { hs.st.Close() })
 	return hs
+}
+
+// confirm replies, as from, to the newest mail to from that asks for a
+// confirmation, and returns the confirmation address.
+func (hs *harness) confirm(from string) string {
+	hs.t.Helper()
+	sent := hs.mailTo(from, 0)
+	for i := len(sent) - 1; i >= 0; i-- {
+		if l := parseLetter(sent[i].Raw); strings.Contains(l.ReplyTo, "-c-") {
+			hs.send(from, l.ReplyTo, "yes, that was me")
+			return l.ReplyTo
+		}
+	}
+	hs.t.Fatalf("no mail to %s asks for a confirmation", from)
+	return ""
 }
 
 func (hs *harness) open() {
@@ -57,7 +94,7 @@ func (hs *harness) open() {
 		hs.t.Fatal(err)
 	}
 	h, err := New(context.Background(), Config{Address: "host@example.org", Referees: []string{"ref@example.org"},
-		PerSenderPerHour: hs.perHour, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log,
+		PerSenderPerHour: hs.perHour, AuthServID: hs.authserv, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log,
 		Rand: hs.draw})
 	if err != nil {
 		hs.t.Fatal(err)
@@ -78,11 +115,26 @@ func (hs *harness) restart() {
 func (hs *harness) send(from, to, body string) []byte {
 	hs.t.Helper()
 	hs.uid++
-	raw := []byte(fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: game\r\nMessage-ID: <m%d@players.test>\r\n"+
+	raw := []byte(fmt.Sprintf("%sFrom: %s\r\nTo: %s\r\nSubject: game\r\nMessage-ID: <m%d@players.test>\r\n"+
 		"Date: Tue, 01 Dec 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
-		from, to, hs.uid, body))
+		hs.authResults(from), from, to, hs.uid, body))
 	hs.deliver(raw)
 	return raw
+}
+
+// authResults is the Authentication-Results field the harness's
+// receiving server writes on mail from from: a DMARC pass for its domain,
+// nothing for a host without an authserv-id.
+func (hs *harness) authResults(from string) string {
+	if hs.authserv == "" {
+		return ""
+	}
+	domain := from
+	if a, err := mail.ParseAddress(from); err == nil {
+		domain = a.Address
+	}
+	domain = domain[strings.LastIndexByte(domain, '@')+1:]
+	return "Authentication-Results: " + hs.authserv + "; dmarc=pass header.from=" + domain + "\r\n"
 }
 
 func (hs *harness) deliver(raw []byte) {
@@ -345,7 +397,7 @@ func TestDigests(t *testing.T) {
 func TestNoSecretsInLogs(t *testing.T) {
 	var buf bytes.Buffer
 	hs := &harness{t: t, path: t.TempDir() + "/host.db", now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
-		log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), authserv: harnessAuthServ}
 	hs.open()
 	t.Cleanup(func() { hs.st.Close() })
 	hs.setUp()
@@ -537,7 +589,7 @@ func TestOversizedFromHeader(t *testing.T) {
 	ctx := context.Background()
 	hs := newHarness(t)
 	hs.setUp()
-	header := []byte("From: " + addr("Alice") + "\r\nTo: " + hs.thread("Alice") + "\r\nSubject: holiday photos\r\n" +
+	header := []byte(hs.authResults(addr("Alice")) + "From: " + addr("Alice") + "\r\nTo: " + hs.thread("Alice") + "\r\nSubject: holiday photos\r\n" +
 		"Message-ID: <big@players.test>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=x\r\n\r\n")
 	before := len(hs.outbox())
 	hs.uid++

@@ -196,6 +196,8 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 		err = h.hostCommands(ctx, w, r, reply)
 	case inbound.RouteSignup:
 		err = h.signup(ctx, w, r, reply)
+	case inbound.RouteConfirm:
+		err = h.confirm(ctx, w, r, reply)
 	default:
 		err = h.channel(ctx, w, r, reply)
 	}
@@ -286,6 +288,17 @@ func (h *Host) newGame(ctx context.Context, w *work, r inbound.Report, c command
 	if _, exists := h.games[id]; exists || w.games[id] != nil {
 		return fail("a game called %s exists already", id)
 	}
+	if r.Unproven {
+		if reply.Confirm != "" {
+			return fail("only one request is held for confirmation at a time: confirm the first, then send this one again")
+		}
+		held, err := h.holdForConfirmation(ctx, w, store.Confirmation{Game: id, Address: r.Sender.Address,
+			Verb: store.ConfirmNewGame, Name: id}, line, reply)
+		if err != nil {
+			return fail("cannot hold %s for confirmation: %v", id, err)
+		}
+		return held
+	}
 	st, evs, err := engine.NewGame(id, r.Sender.Address, h.opts.Setup, w.now)
 	if err != nil {
 		return fail("%v", err)
@@ -350,6 +363,14 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 		}
 		cmd := engine.Command{Verb: engine.CmdJoin, Channel: engine.Signup, Name: c.Name,
 			By: engine.Actor{Kind: engine.ByOutsider, Address: r.Sender.Address}}
+		if r.Unproven {
+			l, err := h.holdJoin(ctx, w, r, g, cmd, c.Raw, reply)
+			if err != nil {
+				return err
+			}
+			reply.Lines = append(reply.Lines, l)
+			continue
+		}
 		l, err := h.addSeat(ctx, w, r.Route.Game, g, cmd, c.Raw, r.Sender.Address, store.KindPlayer)
 		if err != nil {
 			return err

@@ -68,23 +68,41 @@ func TestStartedHostAnswersMail(t *testing.T) {
 		defer mu.Unlock()
 		return len(toReferee)
 	}
-	mailtest.WaitFor(t, "the answer to NEW GAME", 30*time.Second, 20*time.Millisecond, func() bool { return answers() >= 1 })
-	if _, ok := svc.Host().Game("club"); !ok {
-		t.Fatal("the host answered but holds no game club")
+	// The host has no authserv-id: it asks the referee to confirm by
+	// replying, and creates the game when the reply comes.
+	replyTo := func(i int) string {
+		t.Helper()
+		mu.Lock()
+		m, err := netmail.ReadMessage(bytes.NewReader(toReferee[i].Data))
+		mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := netmail.ParseAddress(m.Header.Get("Reply-To"))
+		if err != nil {
+			t.Fatalf("answer %d's Reply-To: %v", i+1, err)
+		}
+		return a.Address
 	}
-	// The referee's channel is the answer's Reply-To.
-	mu.Lock()
-	first, err := netmail.ReadMessage(bytes.NewReader(toReferee[0].Data))
-	mu.Unlock()
-	if err != nil {
+	mailtest.WaitFor(t, "the answer to NEW GAME", 30*time.Second, 20*time.Millisecond, func() bool { return answers() >= 1 })
+	confirm := replyTo(0)
+	if !strings.HasPrefix(confirm, "host+club-c-") {
+		t.Fatalf("the answer to NEW GAME asks for no confirmation: Reply-To %s", confirm)
+	}
+	if err := srv.Deliver("referee@example.org", confirm, mail(confirm, "yes", "")); err != nil {
 		t.Fatal(err)
 	}
-	channel, err := netmail.ParseAddress(first.Header.Get("Reply-To"))
-	if err != nil {
-		t.Fatalf("the answer's Reply-To: %v", err)
+	mailtest.WaitFor(t, "the answer to the confirmation", 30*time.Second, 20*time.Millisecond, func() bool { return answers() >= 2 })
+	if _, ok := svc.Host().Game("club"); !ok {
+		t.Fatal("the host answered the confirmation but holds no game club")
 	}
-	big := mail(channel.Address, "big", "SETUP mafia150\r\n"+strings.Repeat("padding padding padding\r\n", 400))
-	if err := srv.Deliver("referee@example.org", channel.Address, big); err != nil {
+	// The referee's channel is the answer's Reply-To.
+	channel := replyTo(1)
+	mu.Lock()
+	toReferee = toReferee[1:]
+	mu.Unlock()
+	big := mail(channel, "big", "SETUP mafia150\r\n"+strings.Repeat("padding padding padding\r\n", 400))
+	if err := srv.Deliver("referee@example.org", channel, big); err != nil {
 		t.Fatal(err)
 	}
 	mailtest.WaitFor(t, "the answer to the oversized message", 30*time.Second, 20*time.Millisecond, func() bool { return answers() >= 2 })

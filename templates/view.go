@@ -350,6 +350,11 @@ type Answer struct {
 	Lines    []AnswerLine
 	Accepted int
 	Refused  int
+	// Pending counts the lines held until the sender replies to Confirm,
+	// by ConfirmBy.
+	Pending   int
+	Confirm   string
+	ConfirmBy Moment
 }
 
 // AnswerLine is one command line and what became of it: its effects, as
@@ -357,6 +362,8 @@ type Answer struct {
 type AnswerLine struct {
 	Text     string
 	Accepted bool
+	// Pending: held until the sender confirms (neither done nor refused).
+	Pending  bool
 	Error    string
 	Sections []*Section
 }

@@ -100,12 +100,14 @@ func TestGamesCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	h, err := host.New(ctx, host.Config{Address: "host@example.org", Referees: []string{"ref@example.org"}, Store: st})
+	h, err := host.New(ctx, host.Config{Address: "host@example.org", AuthServID: "mx.players.test", Referees: []string{"ref@example.org"}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	send := func(uid uint32, from, to, body string) {
-		raw := fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from, to, uid, body)
+		// Passed by the receiving server the host trusts.
+		raw := fmt.Sprintf("Authentication-Results: mx.players.test; dmarc=pass header.from=%s\r\n"+
+			"From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from[strings.LastIndexByte(from, '@')+1:], from, to, uid, body)
 		if err := h.HandleMessage(ctx, "INBOX", 1, uid, []byte(raw)); err != nil {
 			t.Fatal(err)
 		}

@@ -140,13 +140,15 @@ func hostGame(t *testing.T, path, address, referee, game string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h, err := host.New(ctx, host.Config{Address: address, Referees: []string{referee}, Store: st, Log: quiet})
+	h, err := host.New(ctx, host.Config{Address: address, AuthServID: "mx.players.test", Referees: []string{referee}, Store: st, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	local, domain, _ := strings.Cut(address, "@")
 	send := func(uid uint32, from, to, body string) {
-		raw := fmt.Sprintf("From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from, to, uid, body)
+		// Passed by the receiving server the host trusts.
+		raw := fmt.Sprintf("Authentication-Results: mx.players.test; dmarc=pass header.from=%s\r\n"+
+			"From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from[strings.LastIndexByte(from, '@')+1:], from, to, uid, body)
 		if err := h.HandleMessage(ctx, "INBOX", 1, uid, []byte(raw)); err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
   IMAP  %s   (plain text, no TLS)
   SMTP  %s   (plain text, no TLS)
 Every address @%s is a mailbox; log in with the local part as user name and
-the password %q. The referee is %s: send "NEW GAME name" to %s.
+the password %q, to read and to send: the host takes only mail sent by the
+mailbox in its From. The referee is %s: send "NEW GAME name" to %s.
 `, srv.IMAPAddr(), srv.SMTPAddr(), srv.Domain(), embeddedPassword, cfg.Referees[0], cfg.Address)
 	} else {
 		c, err := config.Load(*cfgPath)

@@ -202,6 +202,12 @@ func (c *Composer) MafiaAddress(game, token string) string {
 	return c.tagged(game + "-m-" + token)
 }
 
+// ConfirmAddress is the one-time address a reply to which confirms a
+// request held for the sender to prove their address.
+func (c *Composer) ConfirmAddress(game, token string) string {
+	return c.tagged(game + "-c-" + token)
+}
+
 // SignupAddress is a game's public sign-up address.
 func (c *Composer) SignupAddress(game string) string { return c.tagged(game) }
 

@@ -220,6 +220,24 @@ func (h *harness) run(by engine.Actor, ch engine.Channel, line string, cmd engin
 	return r
 }
 
+// held answers a JOIN from mail the host could not authenticate: held
+// until the sender replies to the one-time address.
+func (h *harness) held(addr, line string) compose.Outgoing {
+	h.t.Helper()
+	rep, err := h.c.Reply(compose.Answer{
+		State: h.s, Dir: h.dir, Sender: engine.Actor{Kind: engine.ByOutsider, Address: addr}, Channel: engine.Signup,
+		Cause:    "<held@players.example.net>",
+		Received: h.now.Add(-2 * time.Minute), Now: h.now,
+		Lines:   []compose.Line{{Text: line, Pending: true}},
+		Confirm: h.c.ConfirmAddress(h.s.Game, "k7q2m4x9w3r5t8y6"), ConfirmBy: h.now.Add(48 * time.Hour),
+	})
+	if err != nil {
+		h.t.Fatalf("%s: Reply: %v", h.step, err)
+	}
+	h.record([]compose.Outgoing{rep})
+	return rep
+}
+
 // ok runs a command that must be accepted.
 func (h *harness) ok(by engine.Actor, ch engine.Channel, line string, cmd engine.Command) result {
 	h.t.Helper()

@@ -35,6 +35,11 @@ type Answer struct {
 	// (a vote sent to the private channel), and sending them again is one
 	// Reply away.
 	ReplyTo string
+	// Confirm, when set, is the one-time address a reply to which confirms
+	// the lines held for it (Line.Pending), and where a plain Reply goes;
+	// the request lapses at ConfirmBy.
+	Confirm   string
+	ConfirmBy time.Time
 }
 
 // Line is one command line and what became of it.
@@ -47,6 +52,9 @@ type Line struct {
 	// Events are what the engine emitted while applying the line (those of
 	// a refused line too: a deadline that passed first).
 	Events []engine.Event
+	// Pending: the line is neither applied nor refused, but held until the
+	// sender proves the address by replying (Answer.Confirm).
+	Pending bool
 }
 
 // Reply composes the answer to a message with commands. Its sender's own
@@ -75,12 +83,19 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 		Subject:  strings.TrimSpace(rp.Subject),
 		Where:    where(rp.Channel, game),
 	}
+	if rp.Confirm != "" {
+		view.Confirm, view.ConfirmBy = rp.Confirm, moment(s, rp.ConfirmBy, rp.Now)
+	}
 	for _, ln := range rp.Lines {
-		rl := templates.AnswerLine{Text: strings.TrimSpace(ln.Text), Accepted: ln.Err == nil}
-		if ln.Err != nil {
+		rl := templates.AnswerLine{Text: strings.TrimSpace(ln.Text), Accepted: ln.Err == nil && !ln.Pending}
+		switch {
+		case ln.Pending:
+			rl.Pending = true
+			view.Pending++
+		case ln.Err != nil:
 			rl.Error = refusalText(ln.Err)
 			view.Refused++
-		} else {
+		default:
 			view.Accepted++
 		}
 		if s == nil && ln.Err == nil {
@@ -110,7 +125,7 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 		view.Lines = append(view.Lines, rl)
 	}
 	kind := KindConfirm
-	if view.Accepted == 0 {
+	if view.Accepted == 0 && view.Pending == 0 {
 		kind = KindError
 	}
 	idGame := game
@@ -127,6 +142,12 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 		dr.replyTo, dr.replyName = rp.ReplyTo, "town thread"
 		if game != "" {
 			dr.replyName = game + " town thread"
+		}
+	}
+	if rp.Confirm != "" {
+		dr.replyTo, dr.replyName = rp.Confirm, "confirm"
+		if game != "" {
+			dr.replyName = game + " confirm"
 		}
 	}
 	return c.finish(dr)

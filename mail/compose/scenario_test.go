@@ -84,6 +84,7 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("setup", to(t, r.msgs, "s1"))
 	r = h.run(engine.Actor{Kind: engine.ByOutsider, Address: "eve@outside.example.com"}, engine.Signup, "HELP", verb(engine.CmdHelp))
 	g.add("reply-help-outsider", r.reply)
+	g.add("reply-confirm", h.held("eve@outside.example.com", "JOIN"))
 	h.dir.Observers[observerAddr] = observerToken
 	r = h.ok(engine.Referee, engine.Private, "ADMIT "+observerAddr, engine.Command{Verb: engine.CmdAdmit, Address: observerAddr})
 	g.add("observer", toAddr(t, r.msgs, observerAddr))

@@ -335,7 +335,9 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		return r
 	}
 	r.Verdict = Verdict{Kind: Accepted}
-	r.Unproven = !r.Route.Kind.Participant() && cfg.AuthServID == ""
+	// A reply to a confirmation address is proven by its token, which
+	// only the mailbox of the request it confirms was told.
+	r.Unproven = !r.Route.Kind.Participant() && r.Route.Kind != RouteConfirm && cfg.AuthServID == ""
 	return r
 }
 
@@ -438,6 +440,8 @@ func describe(r Route) string {
 		return fmt.Sprintf("the mafia list of game %s", r.Game)
 	case RouteSignup:
 		return fmt.Sprintf("the sign-up address of game %s", r.Game)
+	case RouteConfirm:
+		return fmt.Sprintf("a confirmation address of game %s", r.Game)
 	}
 	return "the host"
 }

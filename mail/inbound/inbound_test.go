@@ -36,6 +36,8 @@ func TestFindRoute(t *testing.T) {
 			Route{Kind: RoutePrivate, Game: "oak", Token: "ahq3vx7kz2mdn4pw", Address: "HOST+OAK-P-AHQ3VX7KZ2MDN4PW@EXAMPLE.ORG", Header: "To"}},
 		{"mafia in Cc after another player in To", "To: Bob <bob@example.com>\nCc: host+oak-m-ahq3vx7kz2mdn4pw@example.org",
 			Route{Kind: RouteMafia, Game: "oak", Token: "ahq3vx7kz2mdn4pw", Address: "host+oak-m-ahq3vx7kz2mdn4pw@example.org", Header: "Cc"}},
+		{"confirmation", "To: elm confirm <host+elm-c-ahq3vx7kz2mdn4pw@example.org>",
+			Route{Kind: RouteConfirm, Game: "elm", Token: "ahq3vx7kz2mdn4pw", Address: "host+elm-c-ahq3vx7kz2mdn4pw@example.org", Header: "To"}},
 		{"sign-up", "To: host+elm@example.org", Route{Kind: RouteSignup, Game: "elm", Address: "host+elm@example.org", Header: "To"}},
 		{"bare host", "To: Mafia Host <host@example.org>", Route{Kind: RouteHost, Address: "host@example.org", Header: "To"}},
 		{"a tag beats the bare address", "To: host@example.org\nDelivered-To: host+oak-t-ahq3vx7kz2mdn4pw@example.org",

@@ -20,6 +20,9 @@ const (
 	RouteThread  RouteKind = "thread"  // host+GAME-t-TOKEN@domain
 	RoutePrivate RouteKind = "private" // host+GAME-p-TOKEN@domain
 	RouteMafia   RouteKind = "mafia"   // host+GAME-m-TOKEN@domain
+	// RouteConfirm is the one-time address a reply to which confirms a
+	// request held until its sender proved the address.
+	RouteConfirm RouteKind = "confirm" // host+GAME-c-TOKEN@domain
 	// RouteInvalid is a plus tag on the host's address that is no game
 	// address at all.
 	RouteInvalid RouteKind = "invalid"
@@ -53,7 +56,7 @@ var (
 	// GAME is 2–20 lowercase letters and digits; TOKEN is lowercase
 	// base32 (RFC 4648 alphabet), at least 50 bits, so 10 characters.
 	signupTag  = regexp.MustCompile(`^` + engine.GameIDPattern + `$`)
-	channelTag = regexp.MustCompile(`^(` + engine.GameIDPattern + `)-([tpm])-([a-z2-7]{10,64})$`)
+	channelTag = regexp.MustCompile(`^(` + engine.GameIDPattern + `)-([tpmc])-([a-z2-7]{10,64})$`)
 )
 
 // FindRoute reads the route of a message: the first of To, Cc, Delivered-To
@@ -86,7 +89,7 @@ func FindRoute(h gomail.Header, host string) Route {
 				r := Route{Address: addr, Header: field}
 				if m := channelTag.FindStringSubmatch(tag); m != nil {
 					r.Game, r.Token = m[1], m[3]
-					r.Kind = map[string]RouteKind{"t": RouteThread, "p": RoutePrivate, "m": RouteMafia}[m[2]]
+					r.Kind = map[string]RouteKind{"t": RouteThread, "p": RoutePrivate, "m": RouteMafia, "c": RouteConfirm}[m[2]]
 					return r
 				}
 				if signupTag.MatchString(tag) {
