@@ -121,7 +121,7 @@ func (h *Host) Barrier() time.Time {
 
 // Triage tells, from a message's routing header fields alone, whether a
 // game may use it: mail to a participant's channel with a token the host
-// knows, to the sign-up address of a game that exists, or to the host's
+// knows, to the sign-up or a confirmation address of a game that exists, or to the host's
 // own address from a referee or a participant. Everything else (made-up
 // tokens, games that do not exist, unknown senders to the host's address)
 // is set aside by the watcher, behind the games' mail, and handled later
@@ -139,7 +139,9 @@ func (h *Host) Triage(header []byte) bool {
 	case route.Kind.Participant():
 		g := h.games[route.Game]
 		return g != nil && g.knowsToken(route.Token)
-	case route.Kind == inbound.RouteSignup:
+	case route.Kind == inbound.RouteSignup, route.Kind == inbound.RouteConfirm:
+		// A confirmation of a JOIN goes with its game's mail; one of a
+		// NEW GAME names no game yet, and waits with the unknown.
 		return h.games[route.Game] != nil
 	case route.Kind == inbound.RouteHost:
 		from, err := mh.AddressList("From")

@@ -24,7 +24,7 @@ func TestUnprovenRequestsWaitForConfirmation(t *testing.T) {
 		t.Fatalf("%d answers to NEW GAME, want 1", len(asks))
 	}
 	l := parseLetter(asks[0].Raw)
-	if !strings.HasPrefix(l.ReplyTo, "host+g1-c-") || !strings.Contains(l.Text, "Please confirm by replying to this mail") ||
+	if !strings.HasPrefix(l.ReplyTo, "host+g1-c-") || !strings.Contains(l.Text, "Press Reply and send") ||
 		!strings.Contains(l.Text, "… NEW GAME") || !strings.Contains(l.Text, "Waiting for your reply") {
 		t.Fatalf("the answer does not ask for a confirmation (Reply-To %s):\n%s", l.ReplyTo, l.Text)
 	}
@@ -121,5 +121,20 @@ func TestForgedJoinLeavesTheSuspension(t *testing.T) {
 	hs.confirm(troll)
 	if n := len(hs.game("g1").Players); n != 1 {
 		t.Fatalf("%d seats after the suspension was served, want the troll's", n)
+	}
+}
+
+// The confirmation of a JOIN is game mail, taken in its order with the
+// game's other mail; that of a NEW GAME names no game yet.
+func TestTriageTakesConfirmationsOfGamesThatExist(t *testing.T) {
+	hs := newHarness(t)
+	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
+	for to, want := range map[string]bool{
+		"host+g1-c-aaaaaaaaaaaaaaaa@example.org": true,
+		"host+g2-c-aaaaaaaaaaaaaaaa@example.org": false,
+	} {
+		if got := hs.h.Triage([]byte("From: someone@players.test\r\nTo: " + to + "\r\n\r\n")); got != want {
+			t.Errorf("Triage(To: %s) = %v, want %v", to, got, want)
+		}
 	}
 }
