@@ -5,6 +5,7 @@
 //	mafiamail check --config mafiamail.toml
 //	mafiamail parse [--config FILE] [--db FILE] [message.eml]
 //	mafiamail games list|show|export|backup --db FILE ...
+//	mafiamail version
 package main
 
 import (
@@ -32,6 +33,8 @@ Usage:
   mafiamail games export --db FILE GAME --out DIR
   mafiamail games backup --db FILE DEST
                   look after games while serve runs
+  mafiamail version
+                  print the version and the commit this binary was built from
 `
 
 func main() {
@@ -58,6 +61,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdParse(ctx, args[1:], stdin, stdout)
 	case "games":
 		err = cmdGames(ctx, args[1:], stdout)
+	case "version", "--version":
+		err = cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
