@@ -104,7 +104,7 @@ func (t *step) command(c Command, env Env) error {
 		case CmdTally, CmdHelp:
 			return t.info(c)
 		}
-		return refuse(NotAllowed, "observers receive the thread but may not post or vote (C4)")
+		return refuse(NotAllowed, "observers receive the thread but may not post or vote")
 	case ByOutsider:
 		if c.Verb == CmdJoin {
 			return t.join(c)
@@ -213,7 +213,7 @@ func (s *State) playerAt(addr string) *Player {
 // suspended (C3), not the referee, not seated already.
 func (s *State) canSeat(addr, suspension string) *Refusal {
 	if suspension != "" {
-		return refuse(Suspended, "%s cannot play: %s (C3)", addr, suspension)
+		return refuse(Suspended, "%s cannot play: %s", addr, suspension)
 	}
 	if strings.EqualFold(addr, s.Referee) {
 		return refuse(NotAllowed, "the referee cannot also play")
@@ -301,9 +301,9 @@ func (t *step) post(c Command) error {
 	default:
 		reason := ""
 		if !p.Alive {
-			reason = "its author is dead (C1)"
+			reason = "its author is dead"
 		} else if r := s.leaks(text); r != "" {
-			reason = r + " (C2)"
+			reason = r
 		}
 		if reason != "" {
 			t.emit(Event{Type: EvPostHeld, To: toPlayerRef(p.Slot), Slot: p.Slot, Name: p.Name,

@@ -89,25 +89,29 @@ func (s *State) tallyNotes() []string {
 	var notes []string
 	switch {
 	case s.Round == Runoff:
-		notes = append(notes, "Runoff: only the tied players can be voted for; votes on them carried over (D11).")
+		notes = append(notes, "Runoff: only the tied players can be voted for; votes on them carried over.")
 	case s.Extra:
-		notes = append(notes, "Extra round: the Mafia named no victim last night, so the town votes again (N7).")
+		notes = append(notes, "Extra round: the Mafia named no victim last night, so the town votes again.")
 	}
 	if s.TieExtended {
-		notes = append(notes, "The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today (D12).")
+		notes = append(notes, "The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today.")
 	}
 	if s.Deadline != s.closeAt() {
-		notes = append(notes, "The deadline falls in the weekend, so the round is held to Monday 07:00 America/Chicago (D7).")
+		notes = append(notes, "The deadline falls in the weekend, so the round is held to Monday 07:00 America/Chicago.")
 	}
 	if s.WeekendClose {
-		notes = append(notes, "The referee announced that this round may close on the weekend if every living player has voted (D7).")
+		notes = append(notes, "The referee announced that this round may close on the weekend if every living player has voted.")
 	}
 	if len(s.Asked) > 0 {
-		notes = append(notes, fmt.Sprintf("%d extension request(s) are with the referee.", len(s.Asked)))
+		if len(s.Asked) == 1 {
+			notes = append(notes, "1 extension request is with the referee.")
+		} else {
+			notes = append(notes, fmt.Sprintf("%d extension requests are with the referee.", len(s.Asked)))
+		}
 	}
 	for _, p := range s.Players {
 		if p.Alive && p.Missed > 0 {
-			notes = append(notes, fmt.Sprintf("%s has missed %d vote(s); a second missed vote removes a player (D14).", p.Name, p.Missed))
+			notes = append(notes, fmt.Sprintf("%s has missed %s; a second missed vote removes a player.", p.Name, votes(p.Missed)))
 		}
 	}
 	if s.Paused {
@@ -145,4 +149,12 @@ type PlayerLine struct {
 	Saves         int    `json:"saves,omitempty"`
 	LastProtected string `json:"last_protected,omitempty"`
 	Shots         int    `json:"shots,omitempty"`
+}
+
+// votes is a count of votes in words: "1 vote", "2 votes".
+func votes(n int) string {
+	if n == 1 {
+		return "1 vote"
+	}
+	return fmt.Sprintf("%d votes", n)
 }

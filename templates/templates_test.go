@@ -2,6 +2,7 @@ package templates
 
 import (
 	"io/fs"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -53,35 +54,34 @@ func TestEveryKindHasBothFiles(t *testing.T) {
 }
 
 // TestMomentShowsAbsoluteTimeWithZone is D8: an absolute time with its zone,
-// and the time left from the send time, across a change to daylight time.
+// across a change to daylight time, and never a time left, which goes stale
+// between sending and reading.
 func TestMomentShowsAbsoluteTimeWithZone(t *testing.T) {
 	z := zone(t)
 	now := time.Date(2026, 12, 3, 13, 40, 0, 0, time.UTC)
 	cases := []struct {
-		at         time.Time
-		full, left string
+		at   time.Time
+		full string
 	}{
-		{now.Add(13*time.Hour + 20*time.Minute), "Thu 3 Dec 2026 22:00 EST", "in 13 h 20 min"},
-		{now.Add(36 * time.Hour), "Fri 4 Dec 2026 20:40 EST", "in 1 day 12 h"},
-		{now.Add(50 * time.Minute), "Thu 3 Dec 2026 09:30 EST", "in 50 min"},
-		{now.Add(20 * time.Second), "Thu 3 Dec 2026 08:40 EST", "now"},
-		{now.Add(-2 * time.Hour), "Thu 3 Dec 2026 06:40 EST", "2 h ago"},
-		{now.Add(3*24*time.Hour + 5*time.Minute), "Sun 6 Dec 2026 08:45 EST", "in 3 days"},
+		{now.Add(13*time.Hour + 20*time.Minute), "Thu 3 Dec 2026 22:00 EST"},
+		{now.Add(36 * time.Hour), "Fri 4 Dec 2026 20:40 EST"},
+		{now.Add(50 * time.Minute), "Thu 3 Dec 2026 09:30 EST"},
+		{now.Add(20 * time.Second), "Thu 3 Dec 2026 08:40 EST"},
+		{now.Add(-2 * time.Hour), "Thu 3 Dec 2026 06:40 EST"},
+		{now.Add(3*24*time.Hour + 5*time.Minute), "Sun 6 Dec 2026 08:45 EST"},
 		// Daylight time begins on 8 March 2026 in New York.
-		{time.Date(2026, 3, 9, 16, 0, 0, 0, time.UTC), "Mon 9 Mar 2026 12:00 EDT", ""},
+		{time.Date(2026, 3, 9, 16, 0, 0, 0, time.UTC), "Mon 9 Mar 2026 12:00 EDT"},
 	}
 	for _, c := range cases {
 		m := Moment{T: c.at, Now: now, Zone: z}
 		if got := m.String(); got != c.full {
 			t.Errorf("String(%v) = %q, want %q", c.at, got, c.full)
 		}
-		if c.left != "" {
-			if got := m.Left(); got != c.left {
-				t.Errorf("Left(%v) = %q, want %q", c.at, got, c.left)
-			}
+		if strings.Contains(m.String(), " in ") || strings.Contains(m.String(), "ago") {
+			t.Errorf("String(%v) = %q says a time left", c.at, m.String())
 		}
 	}
-	if (Moment{}).String() != "" || (Moment{}).Left() != "" || !(Moment{}).IsZero() {
+	if (Moment{}).String() != "" || !(Moment{}).IsZero() {
 		t.Error("the zero Moment shows something")
 	}
 	if got := (Moment{T: now, Zone: z}).Short(); got != "Thu 3 Dec 08:40 EST" {
@@ -216,5 +216,51 @@ func TestTidyText(t *testing.T) {
 	got := tidyText("\n\nHead  \n\n\n\nbody\t\n-- \nfoot\n\n")
 	if want := "Head\n\nbody\n-- \nfoot\n"; got != want {
 		t.Errorf("tidyText = %q, want %q", got, want)
+	}
+}
+
+// ruleCode matches a rule's ID as docs/rules.md numbers them ("D5", "N7",
+// "(C1, C2)"): players do not know the IDs, so mail to them says the rule
+// in words instead.
+var ruleCode = regexp.MustCompile(`\b[SDNWCFT][0-9]{1,2}\b`)
+
+// refereeOnly are the kinds only the referee ever receives: their text may
+// cite the rules by ID, since the referee works from docs/rules.md. Every
+// other template may reach a player, so none of its text may.
+var refereeOnly = map[string]bool{"draw": true, "failure": true, "sendinghold": true}
+
+// templateComment is a template's comment, which no reader sees.
+var templateComment = regexp.MustCompile(`(?s)\{\{-? ?/\*.*?\*/ ?-?\}\}`)
+
+// TestNoRuleCodesForPlayers: no template a player may receive cites a rule
+// by its ID, and neither do the command lists players see.
+func TestNoRuleCodesForPlayers(t *testing.T) {
+	names, _ := fs.Glob(files, "*.*")
+	for _, n := range names {
+		kind := strings.TrimSuffix(strings.TrimSuffix(n, ".txt"), ".html")
+		if refereeOnly[kind] {
+			continue
+		}
+		b, err := fs.ReadFile(files, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := templateComment.ReplaceAllString(string(b), "")
+		for i, l := range strings.Split(text, "\n") {
+			if m := ruleCode.FindString(l); m != "" {
+				t.Errorf("%s: line %d cites rule %s: %q", n, i+1, m, l)
+			}
+		}
+	}
+	lists := [][]Command{ThreadCommands, privateCommands, DeadCommands, MafiaCommands, ObserverCommands, SignupCommands, {RenameCommand}}
+	for _, r := range []string{"Mafia", "Inspector", "Doctor", "Vigilante"} {
+		lists = append(lists, RoleCommands(r))
+	}
+	for _, l := range lists {
+		for _, c := range l {
+			if m := ruleCode.FindString(c.Syntax + " " + c.What); m != "" {
+				t.Errorf("command %q cites rule %s", c.Syntax, m)
+			}
+		}
 	}
 }

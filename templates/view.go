@@ -27,7 +27,7 @@ type View struct {
 	Game    string
 	Channel Channel
 	Reader  Reader
-	// Now is when the message is sent; every "time left" is counted from it.
+	// Now is when the message is sent.
 	Now Moment
 	// Headline, when set, replaces the subject of the first section as the
 	// message's first line.
@@ -405,8 +405,9 @@ type Failure struct {
 	Attempts  int
 }
 
-// Moment is an instant shown in the game's zone, with the time left from
-// the moment the message is sent (D8: always absolute, with its zone).
+// Moment is an instant shown in the game's zone (D8: always absolute, with
+// its zone). A mail is read hours after it is sent, so it never says how
+// long is left: "in 8 h" would be wrong by then.
 type Moment struct {
 	T    time.Time
 	Now  time.Time
@@ -438,22 +439,6 @@ func (m Moment) Short() string {
 		return ""
 	}
 	return m.T.In(m.zone()).Format("Mon 2 Jan 15:04 MST")
-}
-
-// Left is the time from the send time to the moment, in words: "in 13 h
-// 20 min", "now", "2 h ago".
-func (m Moment) Left() string {
-	if m.T.IsZero() {
-		return ""
-	}
-	d := m.T.Sub(m.Now).Round(time.Minute)
-	switch {
-	case d == 0:
-		return "now"
-	case d > 0:
-		return "in " + Span(d).String()
-	}
-	return Span(-d).String() + " ago"
 }
 
 // Span is a length of time.
