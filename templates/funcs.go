@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	htmltemplate "html/template"
 	"strings"
 	"unicode/utf8"
 )
@@ -134,4 +135,21 @@ func Segments(text string) []Segment {
 		out = append(out, Segment{Quoted: quoted, Text: l})
 	}
 	return out
+}
+
+// Breakable is an address for HTML with the places it may break marked
+// (<wbr>): after a "+" or a "-" and before the "@", so that a long
+// plus-address wraps between its parts, never inside a word.
+func Breakable(addr string) htmltemplate.HTML {
+	var b strings.Builder
+	for _, r := range addr {
+		if r == '@' {
+			b.WriteString("<wbr>")
+		}
+		b.WriteString(htmltemplate.HTMLEscapeString(string(r)))
+		if r == '+' || r == '-' {
+			b.WriteString("<wbr>")
+		}
+	}
+	return htmltemplate.HTML(b.String())
 }

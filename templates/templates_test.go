@@ -264,3 +264,53 @@ func TestNoRuleCodesForPlayers(t *testing.T) {
 		}
 	}
 }
+
+// TestMafiaWinSaysWhy: W1's two ways for the Mafia to win read as what
+// happened, 5 Mafia against 4 as outnumbering, 1 against 1 as as many.
+func TestMafiaWinSaysWhy(t *testing.T) {
+	seats := func(mafia, others int) *End {
+		e := &End{Winner: "Mafia"}
+		for range mafia {
+			e.Seats = append(e.Seats, Seat{Role: "Mafia", Alive: true})
+		}
+		for range others {
+			e.Seats = append(e.Seats, Seat{Role: "Townsperson", Alive: true})
+		}
+		e.Seats = append(e.Seats, Seat{Role: "Townsperson"}, Seat{Role: "Mafia"})
+		return e
+	}
+	for _, c := range []struct {
+		mafia, others int
+		want          string
+	}{
+		{5, 4, "The Mafia outnumber everyone else alive"},
+		{1, 1, "The Mafia are as many as everyone else alive"},
+		{3, 0, "The Mafia outnumber everyone else alive"},
+	} {
+		if got := seats(c.mafia, c.others).MafiaWin(); got != c.want {
+			t.Errorf("%d Mafia against %d: %q, want %q", c.mafia, c.others, got, c.want)
+		}
+	}
+}
+
+// TestPostNamesItsAuthorOnce: a post sent with a vote in it heads the mail
+// with its author's name and its words right below; the vote follows, and
+// neither part names the author as writing twice.
+func TestPostNamesItsAuthorOnce(t *testing.T) {
+	m := message(t, &Section{Kind: "vote", Name: "Judy", Target: "Bob"},
+		&Section{Kind: "post", Name: "Judy", Text: "Bob, explain yourself!"})
+	r, err := Render("post", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Text, "Judy writes\n> Bob, explain yourself!\n\n▸ Judy votes Bob\n") {
+		t.Errorf("the post does not lead:\n%s", r.Text)
+	}
+	if n := strings.Count(r.Text, "Judy writes"); n != 1 {
+		t.Errorf("the text says %d times that Judy writes:\n%s", n, r.Text)
+	}
+	// The HTML says it in the headline (and its title) and in the frame.
+	if n := strings.Count(r.HTML, "Judy writes"); n != 3 || strings.Contains(r.HTML, "<h2") && strings.Contains(r.HTML, ">Judy writes</h2>") {
+		t.Errorf("the HTML says %d times that Judy writes:\n%s", n, r.HTML)
+	}
+}

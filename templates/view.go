@@ -171,6 +171,10 @@ type Section struct {
 	Subject     string
 }
 
+// Framed reports whether the section's body is someone's words in a frame
+// that names them (HTML): no heading above it says the name again.
+func (s *Section) Framed() bool { return s.Kind == "post" || s.Kind == "mafia" }
+
 // Death is one death, with its cause in words (N9: never a role).
 type Death struct {
 	Name  string
@@ -332,6 +336,28 @@ type End struct {
 	// DrawText is the exact text the commitment hashes.
 	DrawText string
 	Verified bool
+}
+
+// MafiaWin says, in words, why the Mafia won (W1): they outnumber everyone
+// else alive, or they are as many (one Mafioso and one other player left).
+func (e *End) MafiaWin() string {
+	mafia, others := 0, 0
+	for _, s := range e.Seats {
+		switch {
+		case !s.Alive:
+		case s.Role == "Mafia":
+			mafia++
+		default:
+			others++
+		}
+	}
+	switch {
+	case mafia > others:
+		return "The Mafia outnumber everyone else alive"
+	case mafia > 0 && mafia == others:
+		return "The Mafia are as many as everyone else alive"
+	}
+	return "The Mafia can no longer be outvoted"
 }
 
 // Seat is one player's seat at the end.
