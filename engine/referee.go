@@ -174,11 +174,14 @@ func (t *step) refereePlay(c Command) error {
 		}
 	case CmdDeadline:
 		at := c.Time
-		if strings.TrimSpace(c.Text) != "" {
+		switch {
+		case strings.TrimSpace(c.Text) != "":
 			var err error
-			if at, err = s.ParseGameTime(c.Text); err != nil {
+			if at, err = s.parseDeadline(c.Text, t.now); err != nil {
 				return refuse(BadArgument, "%v", err)
 			}
+		case at.IsZero():
+			return refuse(BadArgument, "DEADLINE needs a date and a time of day: %s", s.timeAdvice(t.now))
 		}
 		if !at.After(t.now) {
 			return refuse(BadArgument, "the new deadline must be in the future")

@@ -153,12 +153,13 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		return cmd, true, nil
 
 	case Deadline:
-		// The time itself is read by the engine, in the game's zone (D8):
-		// the grammar only checks that one is given.
+		// The time itself is read by the engine, in the game's zone (D8).
+		// Even a missing one is the engine's to refuse: only it knows the
+		// game's zone and clock, which the examples of how to write a
+		// time are given in.
 		cmd.Text = strings.TrimSpace(rest)
 		if trimPunct(cmd.Text) == "" {
-			return cmd, true, errors.New("DEADLINE needs a date and time: write DEADLINE 2026-12-07 18:00 (in the game's zone), " +
-				"or add a zone or an offset: 2026-12-07 18:00 UTC, 2026-12-07 18:00 Europe/Berlin, 2026-12-07T18:00-05:00")
+			cmd.Text = ""
 		}
 		return cmd, true, nil
 
