@@ -262,7 +262,7 @@ func (t *step) resolveNight() {
 			continue // N3: a dead Inspector is owed no answer
 		}
 		t.emit(Event{Type: EvInspection, To: toPlayerRef(i.By), By: i.By, Name: insp.Name,
-			Target: i.Target, Result: s.inspectionResult(i.Target)})
+			Target: i.Target, Result: s.inspectionResult(i.Target), Day: s.Day})
 	}
 	if t.checkWin() {
 		return

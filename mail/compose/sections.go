@@ -186,7 +186,13 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.By = e.Name
 		sec.Target = name(e.Target)
 		sec.Text = e.Result
-		sec.Day = s.Day
+		// The night is the event's own: a reply that shows it (the
+		// referee's CLOSE) is composed with the state after the next day
+		// began. Events logged before the night was recorded in them
+		// have none, and were composed with the night's own state.
+		if sec.Day == 0 {
+			sec.Day = s.Day
+		}
 	case engine.EvDawn:
 		sec.Kind = "dawn"
 		for _, dth := range e.Deaths {
