@@ -97,7 +97,7 @@ func (s *State) tallyNotes() []string {
 		notes = append(notes, "The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today.")
 	}
 	if s.Deadline != s.closeAt() {
-		notes = append(notes, "The deadline falls in the weekend, so the round is held to Monday 07:00 America/Chicago.")
+		notes = append(notes, "The deadline falls in the weekend, when no day round closes (Friday 17:00 to Monday 07:00 Chicago time), so the round is held to Monday 07:00 Chicago time.")
 	}
 	if s.WeekendClose {
 		notes = append(notes, "The referee announced that this round may close on the weekend if every living player has voted.")

@@ -438,6 +438,19 @@ type Moment struct {
 	T    time.Time
 	Now  time.Time
 	Zone *time.Location
+	// Held is the deadline as it was set, when the weekend rule (D7) moved
+	// the close to T.
+	Held time.Time
+}
+
+// Why says in a sentence why a round closes later than its deadline: the
+// weekend rule held it (D7). Empty when nothing moved it.
+func (m Moment) Why() string {
+	if m.Held.IsZero() || m.Held.Equal(m.T) {
+		return ""
+	}
+	held := Moment{T: m.Held, Zone: m.Zone}
+	return "That is later than the deadline, " + held.String() + ", because no day round closes between Friday 17:00 and Monday 07:00 Chicago time."
 }
 
 // IsZero reports whether no time is set.

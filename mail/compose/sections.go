@@ -16,6 +16,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	r := d.r
 	now := e.At
 	mo := func(t time.Time) templates.Moment { return moment(s, t, now) }
+	closes := func() templates.Moment { return closesMoment(s, now) }
 	name := func(slot int) string {
 		if p := s.Player(slot); p != nil {
 			return p.Name
@@ -94,12 +95,12 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		if e.Type == engine.EvExtraStarted {
 			sec.Variant = "extra"
 		}
-		sec.When = mo(roundCloses(s))
+		sec.When = closes()
 	case engine.EvRunoffStarted:
 		sec.Kind = "runoff"
 		sec.Names = names(e.Candidates)
 		sec.Day = s.Day
-		sec.When = mo(roundCloses(s))
+		sec.When = closes()
 	case engine.EvVoted, engine.EvUnvoted, engine.EvLocked, engine.EvUnlocked:
 		sec.Kind = "vote"
 		switch {
@@ -117,11 +118,11 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Kind = "extension"
 		sec.Variant = variant("asked", "referee-asked")
 		sec.Day = s.Day
-		sec.When = mo(roundCloses(s))
+		sec.When = closes()
 	case engine.EvExtensionDenied:
 		sec.Kind = "extension"
 		sec.Variant = variant("denied", "referee-denied")
-		sec.When = mo(roundCloses(s))
+		sec.When = closes()
 	case engine.EvExtended, engine.EvDeadlineSet, engine.EvTieExtended, engine.EvWeekendClose:
 		sec.Kind = "deadline"
 		sec.Span = templates.Span(e.Duration)
@@ -129,7 +130,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		if night {
 			sec.When = mo(s.Night.End)
 		} else {
-			sec.When = mo(roundCloses(s))
+			sec.When = closes()
 		}
 		switch {
 		case e.Type == engine.EvWeekendClose:
@@ -265,7 +266,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 				}
 			}
 		} else {
-			sec.When = mo(roundCloses(s))
+			sec.When = closes()
 		}
 	case engine.EvTallyShown:
 		if e.Tally == nil {
@@ -328,6 +329,17 @@ func (c *Composer) actionSection(sec *templates.Section, e engine.Event, s *engi
 	default:
 		sec.Variant = "echo"
 	}
+}
+
+// closesMoment is when the running round will really close, with the
+// deadline the weekend rule held, if it did (D7), so that the mail can say
+// why.
+func closesMoment(s *engine.State, now time.Time) templates.Moment {
+	m := moment(s, roundCloses(s), now)
+	if s.Phase == engine.DayPhase && !s.Deadline.IsZero() && !s.Deadline.Equal(m.T) && m.T.After(s.Deadline) && !s.Paused {
+		m.Held = s.Deadline
+	}
+	return m
 }
 
 // roundCloses is when the running round will really close (D7, D9): the
