@@ -20,6 +20,15 @@ type Tally struct {
 	Votes    []TallyVote `json:"votes"`
 	NotVoted []string    `json:"not_voted"`
 	Notes    []string    `json:"notes,omitempty"`
+	// ToLock are the living players who still have to lock a vote for the
+	// round to close early (D5): those with no votes on them who have not
+	// locked. Empty when no early close is possible that way (three
+	// players left, or a tie extension whose tie still stands) or when
+	// the round is ready to close.
+	ToLock []string `json:"to_lock,omitempty"`
+	// LastThree: three players are left, and two locks on one player close
+	// the round early (D5).
+	LastThree bool `json:"last_three,omitempty"`
 }
 
 // TallyCount is one player with votes on them.
@@ -82,6 +91,17 @@ func (s *State) Tally(now time.Time) *Tally {
 		t.Candidates = append(t.Candidates, s.name(c))
 	}
 	t.Notes = s.tallyNotes()
+	if s.Phase == DayPhase && !s.Paused && !s.earlyCloseDue() && !(s.TieExtended && s.tiedAmongCandidates()) {
+		if len(s.Living()) == 3 {
+			t.LastThree = true
+		} else {
+			for _, slot := range s.Living() {
+				if p := s.Player(slot); len(on[slot]) == 0 && !p.Locked {
+					t.ToLock = append(t.ToLock, p.Name)
+				}
+			}
+		}
+	}
 	return t
 }
 

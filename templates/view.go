@@ -202,6 +202,11 @@ type Tally struct {
 	Notes    []string
 	// Living is the number of living players, to show "12 of 14 voted".
 	Living int
+	// ToLock are the players who still have to lock a vote for the round
+	// to close early (D5), and LastThree says that with three players
+	// left two locks on one player do it instead.
+	ToLock    []string
+	LastThree bool
 }
 
 // Count is a player with votes on them.

@@ -434,6 +434,9 @@ func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *tem
 		Notes:      t.Notes,
 		Living:     len(t.Votes),
 	}
+	if !final {
+		v.ToLock, v.LastThree = t.ToLock, t.LastThree
+	}
 	locked := map[string]bool{}
 	for _, tv := range t.Votes {
 		vote := templates.Vote{Name: tv.Name, Target: tv.Target, Null: tv.Null, Locked: tv.Locked, Cleared: tv.Cleared}
