@@ -244,6 +244,9 @@ func (t *step) info(c Command) error {
 		t.emit(Event{Type: EvTallyShown, To: to, Tally: s.Tally(t.now)})
 	case CmdHelp:
 		e := Event{Type: EvHelpShown, To: to}
+		if strings.EqualFold(c.Text, HelpRules) {
+			e.Text = HelpRules
+		}
 		if p := s.Player(c.By.Slot); p != nil && c.By.Kind == ByPlayer {
 			e.Slot, e.Role = p.Slot, p.Role
 		}

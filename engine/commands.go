@@ -123,3 +123,7 @@ type Command struct {
 	// holds against the address, if any (C3).
 	Suspension string `json:"suspension,omitempty"`
 }
+
+// HelpRules is the Text of a HELP that asks for the rules themselves (HELP
+// RULES) rather than the commands.
+const HelpRules = "RULES"

@@ -21,7 +21,9 @@ var funcs = map[string]any{
 	// paras splits text into paragraphs of lines, for HTML.
 	"paras": Paragraphs,
 	"add":   func(a, b int) int { return a + b },
-	"sub":   func(a, b int) int { return a - b },
+	// plainrules lays out the rules' Markdown as text (HELP RULES).
+	"plainrules": PlainRules,
+	"sub":        func(a, b int) int { return a - b },
 	// seq is 0..n-1, to repeat a line n times.
 	"seq": func(n int) []int { return make([]int, max(n, 0)) },
 	// quote marks every line of someone's words as theirs: "> " before it

@@ -89,6 +89,8 @@ func parse(fsys fs.FS) (*texttemplate.Template, *htmltemplate.Template, []string
 		return FixedLines(out, FixedWidth), err
 	}
 	hfuncs["breakable"] = Breakable
+	hfuncs["htmlrules"] = HTMLRules
+	tfuncs["htmlrules"] = func(s string) string { return s }
 	tfuncs["breakable"] = func(s string) string { return s }
 	// Both sets need "subject": a section's subject is text in either.
 	tfuncs["subject"] = func(s *Section) (string, error) { return execText(ts, s.Kind+".subject", s) }

@@ -289,3 +289,7 @@ func trimBlankLines(s string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// HelpRules is the Text of HELP RULES: the rules as a mail, not the
+// commands.
+const HelpRules = "RULES"

@@ -115,6 +115,14 @@ func TestParseLine(t *testing.T) {
 		// game's zone and on its clock.
 		{Referee, "DEADLINE", &Command{Verb: Deadline}, ""},
 		{Referee, "DEADLINE .", &Command{Verb: Deadline}, ""},
+		// HELP RULES asks for the rules, in every channel.
+		{Thread, "HELP RULES", &Command{Verb: Help, Text: HelpRules}, ""},
+		{Private, "help rules.", &Command{Verb: Help, Text: HelpRules}, ""},
+		{Mafia, "HELP rules", &Command{Verb: Help, Text: HelpRules}, ""},
+		{Signup, "HELP RULES", &Command{Verb: Help, Text: HelpRules}, ""},
+		{Host, "HELP RULES", &Command{Verb: Help, Text: HelpRules}, ""},
+		{Referee, "HELP RULES", &Command{Verb: Help, Text: HelpRules}, ""},
+		{Private, "HELP me", nil, "HELP takes nothing after it"},
 		{Referee, "GRANT", &Command{Verb: Grant}, ""},
 		{Referee, "GRANT 12h", &Command{Verb: Grant, Duration: 12 * time.Hour}, ""},
 		{Referee, "GRANT lots", nil, "is not a length"},
@@ -417,5 +425,12 @@ func TestMisplaced(t *testing.T) {
 	res := Parse("Bob is lying.\nKILL Bob\n\nHe is.", Thread)
 	if res.Discussion != "Bob is lying.\n\nHe is." || res.Lines() != 1 {
 		t.Errorf("discussion %q, %d command lines", res.Discussion, res.Lines())
+	}
+}
+
+// TestHelpRulesIsTheEngines: the grammar's HELP RULES is the engine's.
+func TestHelpRulesIsTheEngines(t *testing.T) {
+	if HelpRules != engine.HelpRules {
+		t.Fatalf("HELP RULES is %q in the grammar, %q in the engine", HelpRules, engine.HelpRules)
 	}
 }

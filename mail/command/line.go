@@ -185,6 +185,12 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		return cmd, true, nil
 	}
 
+	// HELP RULES asks for the rules themselves; HELP alone for the commands.
+	if verb == Help && strings.EqualFold(trimPunct(rest), "rules") {
+		cmd.Text = HelpRules
+		return cmd, true, nil
+	}
+
 	// The verbs that take nothing: LOCK, TALLY, HELP, STATUS, PASS, START, …
 	if trimPunct(rest) == "" {
 		return cmd, true, nil

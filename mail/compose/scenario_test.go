@@ -63,6 +63,13 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 		t.Fatal(err)
 	}
 	g.add("reply-host-help", hostHelp)
+	hostRules, err := h.c.Reply(compose.Answer{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
+		Cause: "<rules@example.net>", Subject: "Rules?", Received: h.now.Add(-time.Minute), Now: h.now,
+		Lines: []compose.Line{{Text: "HELP RULES"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.add("reply-host-rules", hostRules)
 
 	names := names11
 	// Sign-ups, a setup change with some players in, an observer.
@@ -474,6 +481,8 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("tally", to(t, h.single(r.events), h.key("Zoë")))
 	r = h.ok(h.player(vig), engine.Private, "HELP", verb(engine.CmdHelp))
 	g.add("reply-help", r.reply)
+	r = h.ok(h.player(vig), engine.Thread, "HELP RULES", engine.Command{Verb: engine.CmdHelp, Text: engine.HelpRules})
+	g.add("reply-help-rules", r.reply)
 	r = h.ok(h.player(mafia[0]), engine.Thread, "", post("Frank here. I was framed!"))
 	g.add("held-referee", to(t, r.msgs, "ref"))
 	h.ok(engine.Referee, engine.Private, "REJECT 1", engine.Command{Verb: engine.CmdReject, Held: 1})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/templates"
 )
@@ -286,6 +287,12 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			}
 		}
 	case engine.EvHelpShown:
+		if e.Text == engine.HelpRules {
+			sec.Kind = "rules"
+			sec.Text = docs.PlayersRules()
+			sec.Setup = s.Setup.Summary()
+			break
+		}
 		sec.Kind = "help"
 		sec.Help = helpView(e, s, r)
 	default:
