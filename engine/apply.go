@@ -129,7 +129,7 @@ func (t *step) command(c Command, env Env) error {
 	}
 	if s.Paused {
 		switch c.Verb {
-		case CmdTally, CmdHelp, CmdStatus:
+		case CmdTally, CmdHelp, CmdStatus, CmdZone:
 		default:
 			return refuse(PausedGame, "the referee has paused the game; wait for it to resume")
 		}
@@ -137,6 +137,8 @@ func (t *step) command(c Command, env Env) error {
 	switch c.Verb {
 	case CmdTally, CmdHelp, CmdStatus:
 		return t.info(c)
+	case CmdZone:
+		return t.zone(c)
 	case CmdPost:
 		return t.post(c)
 	case CmdVote, CmdUnvote, CmdLock, CmdUnlock:
@@ -424,4 +426,29 @@ func (s *State) name(slot int) string {
 		return p.Name
 	}
 	return ""
+}
+
+// zone sets or shows the zone a player's own copies show times in beside
+// the game's. Times stay the game's: the zone only adds the player's own
+// reading of them, so a player's choice changes no one else's mail.
+func (t *step) zone(c Command) error {
+	s := t.s
+	if c.Channel != Private {
+		return refuse(NotAllowed, "ZONE works in your private channel: reply to your role mail")
+	}
+	p := s.Player(c.By.Slot)
+	text := strings.TrimSpace(c.Text)
+	if text == "" {
+		t.emit(Event{Type: EvZoneShown, To: toPlayer(p.Slot), Slot: p.Slot, Text: p.Zone})
+		return nil
+	}
+	loc, err := ReadZone(text)
+	if err != nil {
+		return refuse(BadArgument, "%v; write ZONE and a place of the zone database, such as ZONE Europe/Berlin or ZONE America/Los_Angeles, or ZONE UTC", err)
+	}
+	if loc.String() == s.GameZone().String() {
+		text = "" // the game's own: nothing to show beside it
+	}
+	t.emit(Event{Type: EvZoneSet, To: toPlayer(p.Slot), Slot: p.Slot, Text: text})
+	return nil
 }

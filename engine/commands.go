@@ -61,6 +61,9 @@ const (
 	CmdHelp   Verb = "HELP"
 	CmdStatus Verb = "STATUS"
 	CmdPost   Verb = "POST" // discussion in the thread or the mafia list
+	// CmdZone sets the zone a player's own copies show times in beside the
+	// game's (Text: a zone such as Europe/Berlin), or asks for it (no Text).
+	CmdZone Verb = "ZONE"
 
 	// Night.
 	CmdKill    Verb = "KILL"

@@ -169,6 +169,17 @@ func readOffset(v string) (*time.Location, error) {
 	return time.FixedZone("UTC"+v, secs), nil
 }
 
+// ReadZone reads a zone as a player writes it (ZONE): a name of the zone
+// database such as Europe/Berlin, UTC, a zone word such as EST, or UTC with
+// an offset.
+func ReadZone(v string) (*time.Location, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, fmt.Errorf("no zone given")
+	}
+	return readZone(v)
+}
+
 // readZone reads the zone after a time: a zone word, a name of the zone
 // database such as Europe/Berlin, or UTC or GMT with an offset ("UTC+1").
 func readZone(v string) (*time.Location, error) {

@@ -446,6 +446,22 @@ type Moment struct {
 	// Held is the deadline as it was set, when the weekend rule (D7) moved
 	// the close to T.
 	Held time.Time
+	// Own is the reader's own zone (ZONE), when they chose one: the time
+	// is shown in it too, beside the game's.
+	Own *time.Location
+}
+
+// own is the time in the reader's own zone, " (Wed 03:47 CET for you)", or
+// "" when they chose none or theirs reads the same as the game's.
+func (m Moment) own() string {
+	if m.Own == nil {
+		return ""
+	}
+	game, mine := m.T.In(m.zone()), m.T.In(m.Own)
+	if game.Format("MST -0700") == mine.Format("MST -0700") {
+		return ""
+	}
+	return " (" + mine.Format("Mon 15:04 MST") + " for you)"
 }
 
 // Why says in a sentence why a round closes later than its deadline: the
@@ -473,7 +489,7 @@ func (m Moment) String() string {
 	if m.T.IsZero() {
 		return ""
 	}
-	return m.T.In(m.zone()).Format("Mon 2 Jan 2006 15:04 MST")
+	return m.T.In(m.zone()).Format("Mon 2 Jan 2006 15:04 MST") + m.own()
 }
 
 // Short is the time without the year, e.g. "Thu 3 Dec 22:00 EST", for
@@ -482,7 +498,7 @@ func (m Moment) Short() string {
 	if m.T.IsZero() {
 		return ""
 	}
-	return m.T.In(m.zone()).Format("Mon 2 Jan 15:04 MST")
+	return m.T.In(m.zone()).Format("Mon 2 Jan 15:04 MST") + m.own()
 }
 
 // Span is a length of time.

@@ -75,6 +75,7 @@ const (
 	End          Verb = "END"
 	NewGame      Verb = "NEW GAME"
 	Join         Verb = "JOIN"
+	Zone         Verb = "ZONE" // ZONE alone, or ZONE Europe/Berlin (Text)
 )
 
 // NullTarget is the Target of VOTE NULL and of "Voter >> null" (D3).

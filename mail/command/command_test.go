@@ -115,6 +115,11 @@ func TestParseLine(t *testing.T) {
 		// game's zone and on its clock.
 		{Referee, "DEADLINE", &Command{Verb: Deadline}, ""},
 		{Referee, "DEADLINE .", &Command{Verb: Deadline}, ""},
+		// ZONE names a zone for the engine to read, or asks for it.
+		{Private, "ZONE Europe/Berlin", &Command{Verb: Zone, Text: "Europe/Berlin"}, ""},
+		{Private, "zone America/Los_Angeles.", &Command{Verb: Zone, Text: "America/Los_Angeles"}, ""},
+		{Private, "ZONE", &Command{Verb: Zone}, ""},
+		{Private, "ZONE Berlin please", nil, "ZONE takes one zone"},
 		// HELP RULES asks for the rules, in every channel.
 		{Thread, "HELP RULES", &Command{Verb: Help, Text: HelpRules}, ""},
 		{Private, "help rules.", &Command{Verb: Help, Text: HelpRules}, ""},
@@ -296,7 +301,7 @@ func TestVerbsAreDisjointByArgumentShape(t *testing.T) {
 		Deny: "DENY", WeekendClose: "WEEKEND CLOSE", Replace: "REPLACE A WITH a@b.c", Modkill: "MODKILL A",
 		Suspend: "SUSPEND a@b.c", Relay: "RELAY 1", Reject: "REJECT 1", Admit: "ADMIT a@b.c",
 		Pause: "PAUSE", Resume: "RESUME", Announce: "ANNOUNCE hi", End: "END", NewGame: "NEW GAME ab",
-		Join: "JOIN A",
+		Join: "JOIN A", Zone: "ZONE Europe/Berlin",
 	}
 	for set, vs := range verbs {
 		for _, v := range vs {

@@ -21,7 +21,7 @@ import (
 // often as any player does.
 var verbs = map[Set][]Verb{
 	Thread:  {Vote, Unvote, Lock, Unlock, Extend, Tally, Help},
-	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Help},
+	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Zone, Help},
 	Mafia:   {Kill, NoKill, Help},
 	Referee: {Add, Setup, Start, Close, Extend, Deadline, Grant, Deny, WeekendClose, Replace,
 		Modkill, Suspend, Relay, Reject, Admit, Pause, Resume, Announce, Status, End, Tally, Help},
@@ -98,6 +98,14 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	case NoKill, Unvote, Unlock:
 		// Distinctive enough that words after them are a remark, not prose.
 		cmd.Note = trimPunct(rest)
+		return cmd, true, nil
+
+	case Zone:
+		// The zone is the engine's to read; ZONE alone asks for it.
+		cmd.Text = trimPunct(rest)
+		if strings.ContainsAny(cmd.Text, " \t") {
+			return cmd, true, errors.New("ZONE takes one zone: write ZONE Europe/Berlin, or ZONE alone to see yours")
+		}
 		return cmd, true, nil
 
 	case Join:
@@ -402,7 +410,7 @@ func lookupVerb(word, rest string) (Verb, string) {
 	switch Verb(w) {
 	case Vote, Unvote, Lock, Unlock, Extend, Tally, Help, Status, Kill, Inspect, Protect, Shoot, Pass,
 		Add, Setup, Start, Close, Deadline, Grant, Deny, Replace, Modkill, Suspend, Relay, Reject,
-		Admit, Pause, Resume, Announce, End, Join:
+		Admit, Pause, Resume, Announce, End, Join, Zone:
 		return Verb(w), rest
 	case "NOKILL":
 		return NoKill, rest

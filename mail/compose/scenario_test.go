@@ -175,6 +175,12 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("help-observer", r.reply)
 	r = h.ok(engine.Referee, engine.Private, "HELP", verb(engine.CmdHelp))
 	g.add("help-referee", r.reply)
+	// Judy reads her mail in Berlin: from now on her copies show her time
+	// beside the game's.
+	r = h.ok(h.player("Judy"), engine.Private, "ZONE Europe/Berlin", engine.Command{Verb: engine.CmdZone, Text: "Europe/Berlin"})
+	g.add("reply-zone", r.reply)
+	r = h.refused(h.player("Judy"), engine.Private, "ZONE Berlin", engine.Command{Verb: engine.CmdZone, Text: "Berlin"})
+	g.add("reply-zone-refused", r.reply)
 
 	// Extensions: asked and denied, asked and granted; the referee's own.
 	h.now = h.now.Add(2 * time.Hour)
@@ -217,6 +223,7 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	msgs = h.untilClose()
 	g.add("close-eliminated", to(t, msgs, h.key(towns[3])))
 	g.add("close-eliminated-dead", to(t, msgs, h.key(b)))
+	g.add("close-eliminated-zone", to(t, msgs, h.key("Judy")))
 
 	// Night 1: the Mafia change their mind; the Inspector inspects.
 	r = h.ok(h.player(mafia[1]), engine.MafiaCh, "NO KILL", verb(engine.CmdNoKill))
@@ -483,6 +490,8 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("reply-help", r.reply)
 	r = h.ok(h.player(vig), engine.Thread, "HELP RULES", engine.Command{Verb: engine.CmdHelp, Text: engine.HelpRules})
 	g.add("reply-help-rules", r.reply)
+	r = h.ok(h.player(vig), engine.Private, "ZONE", engine.Command{Verb: engine.CmdZone})
+	g.add("reply-zone-shown", r.reply)
 	r = h.ok(h.player(mafia[0]), engine.Thread, "", post("Frank here. I was framed!"))
 	g.add("held-referee", to(t, r.msgs, "ref"))
 	h.ok(engine.Referee, engine.Private, "REJECT 1", engine.Command{Verb: engine.CmdReject, Held: 1})

@@ -286,6 +286,14 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 				sec.Status.Sending = sendingView(ss, s, now)
 			}
 		}
+	case engine.EvZoneSet, engine.EvZoneShown:
+		sec.Kind = "zone"
+		sec.Variant = "set"
+		if e.Type == engine.EvZoneShown {
+			sec.Variant = "shown"
+		}
+		sec.Text = e.Text
+		sec.Reason = gameZone(s).String()
 	case engine.EvHelpShown:
 		if e.Text == engine.HelpRules {
 			sec.Kind = "rules"
