@@ -58,7 +58,7 @@ func (t *step) vote(c Command) error {
 		t.emit(Event{Type: EvUnvoted, To: toAll, Slot: p.Slot, Name: p.Name})
 	case CmdLock:
 		if p.Vote <= 0 {
-			return refuse(NotAllowed, "vote for a player before you lock (a null vote cannot be locked, D4)")
+			return refuse(NotAllowed, "vote for a player before you lock: a null vote cannot be locked")
 		}
 		if p.Locked {
 			return nil
