@@ -49,3 +49,33 @@ func TestHelpRulesInEveryChannel(t *testing.T) {
 		}
 	}
 }
+
+// TestZoneSurvivesRestart: ZONE in a private channel is kept in the game's
+// log, so after a restart the player's copies still show their own time
+// beside the game's, and no one else's do.
+func TestZoneSurvivesRestart(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	priv := "host+g1-p-" + hs.token("g1", addr("Bob")) + "@example.org"
+	hs.send(addr("Bob"), priv, "ZONE Europe/Berlin")
+	hs.restart()
+	if p := hs.game("g1").Player(2); p.Zone != "Europe/Berlin" {
+		t.Fatalf("after a restart Bob's zone is %q", p.Zone)
+	}
+	before := len(hs.outbox())
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Carol")
+	text := func(name string) string {
+		ms := hs.mailTo(addr(name), before)
+		if len(ms) == 0 {
+			t.Fatalf("%s got no mail", name)
+		}
+		qp, _ := io.ReadAll(quotedprintable.NewReader(bytes.NewReader(ms[len(ms)-1].Raw)))
+		return strings.Join(strings.Fields(string(qp)), " ")
+	}
+	if b := text("Bob"); !strings.Contains(b, "CET for you)") {
+		t.Errorf("Bob's copy shows no time of his own:\n%s", b)
+	}
+	if c := text("Carol"); strings.Contains(c, "for you)") {
+		t.Errorf("Carol's copy shows a zone she did not choose:\n%s", c)
+	}
+}
