@@ -314,3 +314,41 @@ func TestPostNamesItsAuthorOnce(t *testing.T) {
 		t.Errorf("the HTML says %d times that Judy writes:\n%s", n, r.HTML)
 	}
 }
+
+// TestMomentSaysWhyAndForWhom: a close the weekend rule held says why, in
+// a sentence naming the deadline as set; a reader who chose a zone sees
+// their own time beside the game's, and only when it reads differently.
+func TestMomentSaysWhyAndForWhom(t *testing.T) {
+	z := zone(t)
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	monday := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC) // 08:00 EST
+	saturday := time.Date(2026, 12, 5, 23, 0, 0, 0, time.UTC)
+	m := Moment{T: monday, Zone: z, Held: saturday}
+	if got := m.Why(); !strings.Contains(got, "Sat 5 Dec 2026 18:00 EST") || !strings.Contains(got, "Friday 17:00 and Monday 07:00") {
+		t.Errorf("Why = %q", got)
+	}
+	if (Moment{T: monday, Zone: z}).Why() != "" || (Moment{T: monday, Zone: z, Held: monday}).Why() != "" {
+		t.Error("a close nothing moved says why it moved")
+	}
+	m = Moment{T: time.Date(2026, 12, 9, 2, 47, 0, 0, time.UTC), Zone: z, Own: berlin}
+	if got, want := m.String(), "Tue 8 Dec 2026 21:47 EST (Wed 03:47 CET for you)"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+	if got, want := m.Short(), "Tue 8 Dec 21:47 EST (Wed 03:47 CET for you)"; got != want {
+		t.Errorf("Short = %q, want %q", got, want)
+	}
+	m.Own = z
+	if got := m.String(); got != "Tue 8 Dec 2026 21:47 EST" {
+		t.Errorf("the game's own zone as the reader's: %q", got)
+	}
+	// ShowOwnZone reaches every time of one reader's copy.
+	v := message(t, &Section{Kind: "day", When: Moment{T: monday, Zone: z}})
+	v.Tally = &Tally{Closes: Moment{T: monday, Zone: z}}
+	ShowOwnZone(v, berlin)
+	if v.Sections[0].When.Own != berlin || v.Tally.Closes.Own != berlin || v.Now.Own != berlin {
+		t.Error("ShowOwnZone missed a time")
+	}
+}
