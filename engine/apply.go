@@ -104,7 +104,7 @@ func (t *step) command(c Command, env Env) error {
 		case CmdTally, CmdHelp:
 			return t.info(c)
 		}
-		return refuse(NotAllowed, "observers receive the thread but may not post or vote (C4)")
+		return refuse(NotAllowed, "observers receive the thread but may not post or vote")
 	case ByOutsider:
 		if c.Verb == CmdJoin {
 			return t.join(c)
@@ -129,7 +129,7 @@ func (t *step) command(c Command, env Env) error {
 	}
 	if s.Paused {
 		switch c.Verb {
-		case CmdTally, CmdHelp, CmdStatus:
+		case CmdTally, CmdHelp, CmdStatus, CmdZone:
 		default:
 			return refuse(PausedGame, "the referee has paused the game; wait for it to resume")
 		}
@@ -137,6 +137,8 @@ func (t *step) command(c Command, env Env) error {
 	switch c.Verb {
 	case CmdTally, CmdHelp, CmdStatus:
 		return t.info(c)
+	case CmdZone:
+		return t.zone(c)
 	case CmdPost:
 		return t.post(c)
 	case CmdVote, CmdUnvote, CmdLock, CmdUnlock:
@@ -213,7 +215,7 @@ func (s *State) playerAt(addr string) *Player {
 // suspended (C3), not the referee, not seated already.
 func (s *State) canSeat(addr, suspension string) *Refusal {
 	if suspension != "" {
-		return refuse(Suspended, "%s cannot play: %s (C3)", addr, suspension)
+		return refuse(Suspended, "%s cannot play: %s", addr, suspension)
 	}
 	if strings.EqualFold(addr, s.Referee) {
 		return refuse(NotAllowed, "the referee cannot also play")
@@ -244,6 +246,9 @@ func (t *step) info(c Command) error {
 		t.emit(Event{Type: EvTallyShown, To: to, Tally: s.Tally(t.now)})
 	case CmdHelp:
 		e := Event{Type: EvHelpShown, To: to}
+		if strings.EqualFold(c.Text, HelpRules) {
+			e.Text = HelpRules
+		}
 		if p := s.Player(c.By.Slot); p != nil && c.By.Kind == ByPlayer {
 			e.Slot, e.Role = p.Slot, p.Role
 		}
@@ -301,9 +306,9 @@ func (t *step) post(c Command) error {
 	default:
 		reason := ""
 		if !p.Alive {
-			reason = "its author is dead (C1)"
+			reason = "its author is dead"
 		} else if r := s.leaks(text); r != "" {
-			reason = r + " (C2)"
+			reason = r
 		}
 		if reason != "" {
 			t.emit(Event{Type: EvPostHeld, To: toPlayerRef(p.Slot), Slot: p.Slot, Name: p.Name,
@@ -421,4 +426,29 @@ func (s *State) name(slot int) string {
 		return p.Name
 	}
 	return ""
+}
+
+// zone sets or shows the zone a player's own copies show times in beside
+// the game's. Times stay the game's: the zone only adds the player's own
+// reading of them, so a player's choice changes no one else's mail.
+func (t *step) zone(c Command) error {
+	s := t.s
+	if c.Channel != Private {
+		return refuse(NotAllowed, "ZONE works in your private channel: reply to your role mail")
+	}
+	p := s.Player(c.By.Slot)
+	text := strings.TrimSpace(c.Text)
+	if text == "" {
+		t.emit(Event{Type: EvZoneShown, To: toPlayer(p.Slot), Slot: p.Slot, Text: p.Zone})
+		return nil
+	}
+	loc, err := ReadZone(text)
+	if err != nil {
+		return refuse(BadArgument, "%v; write ZONE and a place of the zone database, such as ZONE Europe/Berlin or ZONE America/Los_Angeles, or ZONE UTC", err)
+	}
+	if loc.String() == s.GameZone().String() {
+		text = "" // the game's own: nothing to show beside it
+	}
+	t.emit(Event{Type: EvZoneSet, To: toPlayer(p.Slot), Slot: p.Slot, Text: text})
+	return nil
 }

@@ -61,6 +61,9 @@ const (
 	CmdHelp   Verb = "HELP"
 	CmdStatus Verb = "STATUS"
 	CmdPost   Verb = "POST" // discussion in the thread or the mafia list
+	// CmdZone sets the zone a player's own copies show times in beside the
+	// game's (Text: a zone such as Europe/Berlin), or asks for it (no Text).
+	CmdZone Verb = "ZONE"
 
 	// Night.
 	CmdKill    Verb = "KILL"
@@ -123,3 +126,7 @@ type Command struct {
 	// holds against the address, if any (C3).
 	Suspension string `json:"suspension,omitempty"`
 }
+
+// HelpRules is the Text of a HELP that asks for the rules themselves (HELP
+// RULES) rather than the commands.
+const HelpRules = "RULES"

@@ -13,7 +13,7 @@ func (t *step) vote(c Command) error {
 		return refuse(WrongPhase, "there is no vote running; voting opens with the day")
 	}
 	if !p.Alive {
-		return refuse(Dead, "only living players vote (D2)")
+		return refuse(Dead, "only living players vote")
 	}
 	if c.Channel != Thread {
 		return refuse(NotAllowed, "votes are public: send %s to the thread address", c.Verb)
@@ -41,7 +41,7 @@ func (t *step) vote(c Command) error {
 			return r
 		}
 		if s.Round == Runoff && !s.isCandidate(target) {
-			r := refuse(BadTarget, "in the runoff you can vote only for the tied players (D11)")
+			r := refuse(BadTarget, "in the runoff you can vote only for the tied players")
 			for _, c := range s.Candidates {
 				r.Candidates = append(r.Candidates, s.name(c))
 			}
@@ -58,7 +58,7 @@ func (t *step) vote(c Command) error {
 		t.emit(Event{Type: EvUnvoted, To: toAll, Slot: p.Slot, Name: p.Name})
 	case CmdLock:
 		if p.Vote <= 0 {
-			return refuse(NotAllowed, "vote for a player before you lock (a null vote cannot be locked, D4)")
+			return refuse(NotAllowed, "vote for a player before you lock: a null vote cannot be locked")
 		}
 		if p.Locked {
 			return nil
@@ -285,7 +285,7 @@ func (t *step) closeRound() {
 			p := s.Player(slot)
 			t.emit(Event{Type: EvPlayerDied, To: toAll, Slot: slot, Name: p.Name, Reason: string(ByMissedVotes)})
 			t.emit(Event{Type: EvSuspended, To: toReferee, Slot: slot, Name: p.Name, Address: p.Address,
-				Reason: "removed from game " + s.Game + " for two missed votes (D14)"})
+				Reason: "removed from game " + s.Game + " for two missed votes"})
 		}
 	case best == 0:
 		closed.Outcome = NoVotes

@@ -63,6 +63,12 @@ const (
 	EvTallyShown       EventType = "tally"
 	EvStatusShown      EventType = "status"
 	EvHelpShown        EventType = "help"
+	// EvZoneSet: a player chose the zone their own copies show times in
+	// beside the game's (Text: the zone as they wrote it, "" for none).
+	EvZoneSet EventType = "zone_set"
+	// EvZoneShown answers ZONE alone: the player's zone (Text) and how to
+	// set it.
+	EvZoneShown EventType = "zone"
 )
 
 // EvPostGameTalk is a thread post after the game's end, relayed at once to

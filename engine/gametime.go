@@ -45,6 +45,29 @@ func ParseTimeIn(v string, zone *time.Location) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// parseDeadline is ParseGameTime for DEADLINE, whose refusal shows how to
+// write a time with examples in the game's zone, dated two days after now on
+// the game's clock, so that every example is a deadline the referee could
+// set.
+func (s *State) parseDeadline(v string, now time.Time) (time.Time, error) {
+	t, err := parseTime(v, s.GameZone())
+	if err != nil {
+		return time.Time{}, fmt.Errorf("cannot read %q as a time (%v); %s", strings.TrimSpace(v), err, s.timeAdvice(now))
+	}
+	return t.UTC(), nil
+}
+
+// timeAdvice says how to write a deadline, with examples two days after now
+// in the game's zone.
+func (s *State) timeAdvice(now time.Time) string {
+	z := s.GameZone()
+	d := now.In(z).AddDate(0, 0, 2)
+	at := time.Date(d.Year(), d.Month(), d.Day(), 18, 0, 0, 0, z)
+	date := at.Format("2006-01-02")
+	return fmt.Sprintf("write it as %s 18:00 in the game's zone (%s), or add a zone or an offset: %s 18:00 UTC, %s 18:00 Europe/Berlin, %s",
+		date, z, date, date, at.Format("2006-01-02T15:04-07:00"))
+}
+
 func parseTime(v string, zone *time.Location) (time.Time, error) {
 	v = strings.TrimRight(strings.TrimSpace(v), ".,;!")
 	if t, err := time.Parse(time.RFC3339, strings.ToUpper(v)); err == nil {
@@ -144,6 +167,17 @@ func readOffset(v string) (*time.Location, error) {
 		secs = -secs
 	}
 	return time.FixedZone("UTC"+v, secs), nil
+}
+
+// ReadZone reads a zone as a player writes it (ZONE): a name of the zone
+// database such as Europe/Berlin, UTC, a zone word such as EST, or UTC with
+// an offset.
+func ReadZone(v string) (*time.Location, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, fmt.Errorf("no zone given")
+	}
+	return readZone(v)
 }
 
 // readZone reads the zone after a time: a zone word, a name of the zone

@@ -13,10 +13,10 @@ func (t *step) nightAction(c Command) error {
 		return refuse(WrongPhase, "the game has not started")
 	}
 	if !p.Alive {
-		return refuse(Dead, "the dead take no actions (N1)")
+		return refuse(Dead, "the dead take no actions")
 	}
 	if c.Channel == Thread {
-		return refuse(NotAllowed, "%s is secret: send it to your private address, never the thread (N1)", c.Verb)
+		return refuse(NotAllowed, "%s is secret: send it to your private address, never the thread", c.Verb)
 	}
 	need := map[Verb]Role{CmdKill: Mafia, CmdNoKill: Mafia, CmdInspect: Inspector,
 		CmdProtect: Doctor, CmdShoot: Vigilante, CmdPass: Vigilante}[c.Verb]
@@ -65,7 +65,7 @@ func (t *step) nightAction(c Command) error {
 			return r
 		}
 		if e.Target == p.LastProtected {
-			return refuse(SameProtect, "you protected %s last night; pick someone else tonight (N4)", s.name(e.Target))
+			return refuse(SameProtect, "you protected %s last night; pick someone else tonight", s.name(e.Target))
 		}
 	case CmdShoot:
 		if r := s.canShoot(p); r != nil {
@@ -262,7 +262,7 @@ func (t *step) resolveNight() {
 			continue // N3: a dead Inspector is owed no answer
 		}
 		t.emit(Event{Type: EvInspection, To: toPlayerRef(i.By), By: i.By, Name: insp.Name,
-			Target: i.Target, Result: s.inspectionResult(i.Target)})
+			Target: i.Target, Result: s.inspectionResult(i.Target), Day: s.Day})
 	}
 	if t.checkWin() {
 		return

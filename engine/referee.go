@@ -23,7 +23,7 @@ func (t *step) referee(c Command, env Env) error {
 		return t.join(c)
 	case CmdSetup:
 		if s.Phase != SignupPhase {
-			return refuse(WrongPhase, "the setup cannot change once the game has started (S1)")
+			return refuse(WrongPhase, "the setup cannot change once the game has started")
 		}
 		setup, err := ParseSetup(s.Setup, c.Text)
 		if err != nil {
@@ -174,11 +174,14 @@ func (t *step) refereePlay(c Command) error {
 		}
 	case CmdDeadline:
 		at := c.Time
-		if strings.TrimSpace(c.Text) != "" {
+		switch {
+		case strings.TrimSpace(c.Text) != "":
 			var err error
-			if at, err = s.ParseGameTime(c.Text); err != nil {
+			if at, err = s.parseDeadline(c.Text, t.now); err != nil {
 				return refuse(BadArgument, "%v", err)
 			}
+		case at.IsZero():
+			return refuse(BadArgument, "DEADLINE needs a date and a time of day: %s", s.timeAdvice(t.now))
 		}
 		if !at.After(t.now) {
 			return refuse(BadArgument, "the new deadline must be in the future")
@@ -186,10 +189,10 @@ func (t *step) refereePlay(c Command) error {
 		t.emit(Event{Type: EvDeadlineSet, To: toAll, Deadline: at.UTC()})
 	case CmdWeekendClose:
 		if s.Phase != DayPhase {
-			return refuse(WrongPhase, "nights ignore the weekend (D7)")
+			return refuse(WrongPhase, "nights ignore the weekend")
 		}
 		if InWeekend(t.now) {
-			return refuse(NotAllowed, "a weekend close must be announced before the weekend begins (D7)")
+			return refuse(NotAllowed, "a weekend close must be announced before the weekend begins")
 		}
 		t.emit(Event{Type: EvWeekendClose, To: toAll})
 	case CmdModkill:
@@ -262,7 +265,7 @@ func (t *step) judgePost(c Command) error {
 	t.emit(Event{Type: EvPostRejected, To: toPlayerRef(h.Slot), Held: h.ID, Slot: h.Slot, Name: p.Name, Reason: h.Reason})
 	if c.Suspend {
 		t.emit(Event{Type: EvSuspended, To: toReferee, Slot: h.Slot, Name: p.Name, Address: p.Address,
-			Reason: "a post in game " + s.Game + " broke the rules (C1)"})
+			Reason: "a post in game " + s.Game + " broke the rules"})
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -143,7 +144,12 @@ func TestD5_EarlyClose(t *testing.T) {
 		}
 		g.vote("Bob", "Alice")
 		// Alice and Bob have votes on them; the other five must lock.
-		for _, n := range []string{"Carol", "Dave", "Erin", "Frank"} {
+		for i, n := range []string{"Carol", "Dave", "Erin", "Frank"} {
+			// The tally names who still has to lock (D15 says why).
+			want := []string{"Carol", "Dave", "Erin", "Frank", "Grace"}[i:]
+			if got := g.s.Tally(g.now).ToLock; !reflect.DeepEqual(got, want) {
+				t.Fatalf("the tally says %v still have to lock, want %v", got, want)
+			}
 			g.lock(n)
 			if g.s.Day != 1 || g.s.Phase != DayPhase {
 				t.Fatalf("closed before every player out of jeopardy locked")

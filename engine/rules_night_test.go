@@ -73,10 +73,16 @@ func TestN3_Inspect(t *testing.T) {
 		}
 		g.refused(BadTarget, "Carol", Private, CmdInspect, "Carol")
 		g.ok("Alice", Private, CmdKill, "Frank")
+		night := g.s.Day
 		evs = g.closeNow()
 		r := find(evs, EvInspection)
 		if r == nil || r.Result != "Dave is Doctor" || r.To.Public || r.To.Slot != g.slot("Carol") {
 			t.Fatalf("mafia150 inspections name the role: %+v", r)
+		}
+		// The answer names its own night, not the day that follows it,
+		// which has begun by the time a CLOSE is answered.
+		if r.Day != night || g.s.Day != night+1 {
+			t.Errorf("the inspection of Night %d says Night %d (the state is at Day %d)", night, r.Day, g.s.Day)
 		}
 	})
 	t.Run("a dead inspector gets no answer", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -545,5 +546,24 @@ func TestD8_ParseGameTimeForms(t *testing.T) {
 	_, err = g.apply(Command{Verb: CmdDeadline, By: Referee, Channel: Private, Text: "tomorrow"})
 	if r, ok := err.(*Refusal); !ok || r.Reason != BadArgument || !strings.Contains(r.Message, "Europe/Berlin") {
 		t.Fatalf("an unreadable DEADLINE is refused naming the game's zone: %v", err)
+	}
+	// The refusal's examples are dated after the game's clock, in its
+	// zone, and each is a time the engine reads as a future deadline.
+	for _, text := range []string{"tomorrow", ""} {
+		_, err = g.apply(Command{Verb: CmdDeadline, By: Referee, Channel: Private, Text: text})
+		r, ok := err.(*Refusal)
+		if !ok || r.Reason != BadArgument || strings.Contains(r.Message, "New York") {
+			t.Fatalf("DEADLINE %q: %v", text, err)
+		}
+		ex := regexp.MustCompile(`\d{4}-\d\d-\d\d[ T]18:00(?: UTC| Europe/Berlin|[+-]\d\d:\d\d)?`).FindAllString(r.Message, -1)
+		if len(ex) != 4 {
+			t.Fatalf("DEADLINE %q: examples %q in %q", text, ex, r.Message)
+		}
+		for _, e := range ex {
+			at, err := g.s.ParseGameTime(e)
+			if err != nil || !at.After(g.now) {
+				t.Errorf("DEADLINE %q suggests %q, read as %v (%v), not after the game's clock %v", text, e, at, err, g.now)
+			}
+		}
 	}
 }

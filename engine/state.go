@@ -47,6 +47,11 @@ type Player struct {
 	LastShotNight int `json:"last_shot_night"`
 	LastShotDay   int `json:"last_shot_day"`
 
+	// Zone is the zone the player's own copies show times in beside the
+	// game's, as they wrote it (ZONE); "" for the game's alone. It goes with
+	// the player, not the seat: a substitute starts without one.
+	Zone string `json:"zone,omitempty"`
+
 	// Sent counts the events sent to this player alone or to the mafia
 	// list while they were in it (see State.PublicSent).
 	Sent int `json:"sent,omitempty"`
@@ -303,7 +308,12 @@ func (s *State) fold(e Event) error {
 			}
 		}
 		s.Salt, s.Commitment, s.Known = e.Salt, e.Commitment, e.Known
-	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown,
+	case EvZoneSet:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.Zone = e.Text
+	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown,
 		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
 	case EvExtensionDenied:
 		s.Asked = removeInt(s.Asked, e.Slot)
@@ -460,6 +470,7 @@ func (s *State) fold(e Event) error {
 			return err
 		}
 		p.Address, p.Token = e.Address, e.Token
+		p.Zone = ""
 	case EvSuspended:
 		// Recorded by the host's registry; the game itself is unchanged.
 	case EvDigest:

@@ -20,6 +20,15 @@ type Tally struct {
 	Votes    []TallyVote `json:"votes"`
 	NotVoted []string    `json:"not_voted"`
 	Notes    []string    `json:"notes,omitempty"`
+	// ToLock are the living players who still have to lock a vote for the
+	// round to close early (D5): those with no votes on them who have not
+	// locked. Empty when no early close is possible that way (three
+	// players left, or a tie extension whose tie still stands) or when
+	// the round is ready to close.
+	ToLock []string `json:"to_lock,omitempty"`
+	// LastThree: three players are left, and two locks on one player close
+	// the round early (D5).
+	LastThree bool `json:"last_three,omitempty"`
 }
 
 // TallyCount is one player with votes on them.
@@ -82,6 +91,17 @@ func (s *State) Tally(now time.Time) *Tally {
 		t.Candidates = append(t.Candidates, s.name(c))
 	}
 	t.Notes = s.tallyNotes()
+	if s.Phase == DayPhase && !s.Paused && !s.earlyCloseDue() && !(s.TieExtended && s.tiedAmongCandidates()) {
+		if len(s.Living()) == 3 {
+			t.LastThree = true
+		} else {
+			for _, slot := range s.Living() {
+				if p := s.Player(slot); len(on[slot]) == 0 && !p.Locked {
+					t.ToLock = append(t.ToLock, p.Name)
+				}
+			}
+		}
+	}
 	return t
 }
 
@@ -89,25 +109,29 @@ func (s *State) tallyNotes() []string {
 	var notes []string
 	switch {
 	case s.Round == Runoff:
-		notes = append(notes, "Runoff: only the tied players can be voted for; votes on them carried over (D11).")
+		notes = append(notes, "Runoff: only the tied players can be voted for; votes on them carried over.")
 	case s.Extra:
-		notes = append(notes, "Extra round: the Mafia named no victim last night, so the town votes again (N7).")
+		notes = append(notes, "Extra round: the Mafia named no victim last night, so the town votes again.")
 	}
 	if s.TieExtended {
-		notes = append(notes, "The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today (D12).")
+		notes = append(notes, "The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today.")
 	}
 	if s.Deadline != s.closeAt() {
-		notes = append(notes, "The deadline falls in the weekend, so the round is held to Monday 07:00 America/Chicago (D7).")
+		notes = append(notes, "The deadline falls in the weekend, when no day round closes (Friday 17:00 to Monday 07:00 Chicago time), so the round is held to Monday 07:00 Chicago time.")
 	}
 	if s.WeekendClose {
-		notes = append(notes, "The referee announced that this round may close on the weekend if every living player has voted (D7).")
+		notes = append(notes, "The referee announced that this round may close on the weekend if every living player has voted.")
 	}
 	if len(s.Asked) > 0 {
-		notes = append(notes, fmt.Sprintf("%d extension request(s) are with the referee.", len(s.Asked)))
+		if len(s.Asked) == 1 {
+			notes = append(notes, "1 extension request is with the referee.")
+		} else {
+			notes = append(notes, fmt.Sprintf("%d extension requests are with the referee.", len(s.Asked)))
+		}
 	}
 	for _, p := range s.Players {
 		if p.Alive && p.Missed > 0 {
-			notes = append(notes, fmt.Sprintf("%s has missed %d vote(s); a second missed vote removes a player (D14).", p.Name, p.Missed))
+			notes = append(notes, fmt.Sprintf("%s has missed %s; a second missed vote removes a player.", p.Name, votes(p.Missed)))
 		}
 	}
 	if s.Paused {
@@ -145,4 +169,12 @@ type PlayerLine struct {
 	Saves         int    `json:"saves,omitempty"`
 	LastProtected string `json:"last_protected,omitempty"`
 	Shots         int    `json:"shots,omitempty"`
+}
+
+// votes is a count of votes in words: "1 vote", "2 votes".
+func votes(n int) string {
+	if n == 1 {
+		return "1 vote"
+	}
+	return fmt.Sprintf("%d votes", n)
 }

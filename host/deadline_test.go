@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
 )
 
 // TestD8_DeadlineReadOnceByTheEngine: the referee's DEADLINE reaches the
@@ -32,7 +34,9 @@ func TestD8_DeadlineReadOnceByTheEngine(t *testing.T) {
 	if len(answers) != 1 {
 		t.Fatalf("the referee gets one answer to a DEADLINE the engine cannot read: %d", len(answers))
 	}
-	if body := string(answers[0].Raw); !strings.Contains(body, "2026-12-04 18:00 Europe/Berlin") || !strings.Contains(body, "America/New_York") {
+	// The examples are dated two days after the game's clock, in its zone.
+	example := hs.game("g1").Clock.In(engine.DefaultLocation()).AddDate(0, 0, 2).Format("2006-01-02") + " 18:00 Europe/Berlin"
+	if body := string(answers[0].Raw); !strings.Contains(body, example) || !strings.Contains(body, "America/New_York") {
 		t.Fatalf("the answer says how to write a time, in the game's zone:\n%s", body)
 	}
 }

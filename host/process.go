@@ -352,7 +352,7 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 	h.answerMisplaced(r, reply, who)
 	for _, c := range r.Commands {
 		if c.Verb == command.Help {
-			evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdHelp, Channel: engine.Signup, By: reply.Sender}, h.env(w))
+			evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdHelp, Channel: engine.Signup, By: reply.Sender, Text: c.Text}, h.env(w))
 			w.record(r.Route.Game, evs)
 			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs})
 			continue

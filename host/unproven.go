@@ -52,6 +52,9 @@ func commandName(line string) string {
 		return "(your message)"
 	case f[0] == "NEW" && len(f) > 1 && f[1] == "GAME":
 		return "NEW GAME"
+	case f[0] == "HELP" && len(f) == 2 && strings.Trim(f[1], ".,;:!?") == "RULES":
+		// The rules are as public as HELP's own answer.
+		return "HELP RULES"
 	}
 	for _, v := range []string{"HELP", "JOIN"} {
 		if f[0] == v {

@@ -13,6 +13,7 @@ var ThreadCommands = []Command{
 	{"EXTEND", "ask the referee for more time"},
 	{"TALLY", "get the official tally privately"},
 	{"HELP", "this list, privately"},
+	{"HELP RULES", "the rules of the game, privately"},
 }
 
 // roleCommands are each role's night commands, for its private channel.
@@ -38,13 +39,16 @@ var privateCommands = []Command{
 	{"STATUS", "your own position: role, vote, tonight's action"},
 	{"TALLY", "the official tally"},
 	{"EXTEND", "ask the referee for more time"},
+	{"ZONE Europe/Berlin", "show every time in your mail in your own zone too (ZONE alone: the one you have)"},
 	{"HELP", "your commands"},
+	{"HELP RULES", "the rules of the game"},
 }
 
 // DeadCommands are what a dead player can still ask for.
 var DeadCommands = []Command{
 	{"STATUS", "your own position"},
 	{"HELP", "this list"},
+	{"HELP RULES", "the rules of the game"},
 }
 
 // MafiaCommands work on the mafia list, beside discussion.
@@ -76,18 +80,21 @@ var RefereeCommands = []Command{
 	{"STATUS", "every role, tonight's actions, saves and shots left"},
 	{"TALLY", "the official tally"},
 	{"END", "end the game and reveal every role"},
+	{"HELP RULES", "the rules as players get them"},
 }
 
 // ObserverCommands work for observers, in any channel.
 var ObserverCommands = []Command{
 	{"TALLY", "the official tally"},
 	{"HELP", "this list"},
+	{"HELP RULES", "the rules of the game"},
 }
 
 // SignupCommands work at a game's sign-up address.
 var SignupCommands = []Command{
 	{"JOIN Name", "sign up under the name you want to play as"},
 	{"HELP", "how to play"},
+	{"HELP RULES", "the rules of the game"},
 }
 
 // RenameCommand works in a player's private channel until the game starts.

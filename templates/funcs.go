@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	htmltemplate "html/template"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,7 +21,9 @@ var funcs = map[string]any{
 	// paras splits text into paragraphs of lines, for HTML.
 	"paras": Paragraphs,
 	"add":   func(a, b int) int { return a + b },
-	"sub":   func(a, b int) int { return a - b },
+	// plainrules lays out the rules' Markdown as text (HELP RULES).
+	"plainrules": PlainRules,
+	"sub":        func(a, b int) int { return a - b },
 	// seq is 0..n-1, to repeat a line n times.
 	"seq": func(n int) []int { return make([]int, max(n, 0)) },
 	// quote marks every line of someone's words as theirs: "> " before it
@@ -134,4 +137,21 @@ func Segments(text string) []Segment {
 		out = append(out, Segment{Quoted: quoted, Text: l})
 	}
 	return out
+}
+
+// Breakable is an address for HTML with the places it may break marked
+// (<wbr>): after a "+" or a "-" and before the "@", so that a long
+// plus-address wraps between its parts, never inside a word.
+func Breakable(addr string) htmltemplate.HTML {
+	var b strings.Builder
+	for _, r := range addr {
+		if r == '@' {
+			b.WriteString("<wbr>")
+		}
+		b.WriteString(htmltemplate.HTMLEscapeString(string(r)))
+		if r == '+' || r == '-' {
+			b.WriteString("<wbr>")
+		}
+	}
+	return htmltemplate.HTML(b.String())
 }

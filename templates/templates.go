@@ -88,6 +88,10 @@ func parse(fsys fs.FS) (*texttemplate.Template, *htmltemplate.Template, []string
 		out, err := execText(ts, name, data)
 		return FixedLines(out, FixedWidth), err
 	}
+	hfuncs["breakable"] = Breakable
+	hfuncs["htmlrules"] = HTMLRules
+	tfuncs["htmlrules"] = func(s string) string { return s }
+	tfuncs["breakable"] = func(s string) string { return s }
 	// Both sets need "subject": a section's subject is text in either.
 	tfuncs["subject"] = func(s *Section) (string, error) { return execText(ts, s.Kind+".subject", s) }
 	hfuncs["subject"] = tfuncs["subject"]
@@ -168,6 +172,19 @@ func Render(kind string, data any) (Rendered, error) {
 	}
 	if main == nil {
 		main = m.Sections[0]
+	}
+	if (main.Kind == "post" || main.Kind == "mafia") && m.Headline == "" && main != m.Sections[0] {
+		// A post is the news of the mail it is in: its words come first,
+		// right under the headline that names their author, and the
+		// commands sent with it (a vote, a lock) follow. Otherwise the
+		// author's name would head the mail and again the post below.
+		secs := []*Section{main}
+		for _, s := range m.Sections {
+			if s != main {
+				secs = append(secs, s)
+			}
+		}
+		m.Sections = secs
 	}
 	m.main = main
 	if m.Headline == "" {

@@ -2,6 +2,7 @@ package templates
 
 import (
 	"io/fs"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -53,35 +54,34 @@ func TestEveryKindHasBothFiles(t *testing.T) {
 }
 
 // TestMomentShowsAbsoluteTimeWithZone is D8: an absolute time with its zone,
-// and the time left from the send time, across a change to daylight time.
+// across a change to daylight time, and never a time left, which goes stale
+// between sending and reading.
 func TestMomentShowsAbsoluteTimeWithZone(t *testing.T) {
 	z := zone(t)
 	now := time.Date(2026, 12, 3, 13, 40, 0, 0, time.UTC)
 	cases := []struct {
-		at         time.Time
-		full, left string
+		at   time.Time
+		full string
 	}{
-		{now.Add(13*time.Hour + 20*time.Minute), "Thu 3 Dec 2026 22:00 EST", "in 13 h 20 min"},
-		{now.Add(36 * time.Hour), "Fri 4 Dec 2026 20:40 EST", "in 1 day 12 h"},
-		{now.Add(50 * time.Minute), "Thu 3 Dec 2026 09:30 EST", "in 50 min"},
-		{now.Add(20 * time.Second), "Thu 3 Dec 2026 08:40 EST", "now"},
-		{now.Add(-2 * time.Hour), "Thu 3 Dec 2026 06:40 EST", "2 h ago"},
-		{now.Add(3*24*time.Hour + 5*time.Minute), "Sun 6 Dec 2026 08:45 EST", "in 3 days"},
+		{now.Add(13*time.Hour + 20*time.Minute), "Thu 3 Dec 2026 22:00 EST"},
+		{now.Add(36 * time.Hour), "Fri 4 Dec 2026 20:40 EST"},
+		{now.Add(50 * time.Minute), "Thu 3 Dec 2026 09:30 EST"},
+		{now.Add(20 * time.Second), "Thu 3 Dec 2026 08:40 EST"},
+		{now.Add(-2 * time.Hour), "Thu 3 Dec 2026 06:40 EST"},
+		{now.Add(3*24*time.Hour + 5*time.Minute), "Sun 6 Dec 2026 08:45 EST"},
 		// Daylight time begins on 8 March 2026 in New York.
-		{time.Date(2026, 3, 9, 16, 0, 0, 0, time.UTC), "Mon 9 Mar 2026 12:00 EDT", ""},
+		{time.Date(2026, 3, 9, 16, 0, 0, 0, time.UTC), "Mon 9 Mar 2026 12:00 EDT"},
 	}
 	for _, c := range cases {
 		m := Moment{T: c.at, Now: now, Zone: z}
 		if got := m.String(); got != c.full {
 			t.Errorf("String(%v) = %q, want %q", c.at, got, c.full)
 		}
-		if c.left != "" {
-			if got := m.Left(); got != c.left {
-				t.Errorf("Left(%v) = %q, want %q", c.at, got, c.left)
-			}
+		if strings.Contains(m.String(), " in ") || strings.Contains(m.String(), "ago") {
+			t.Errorf("String(%v) = %q says a time left", c.at, m.String())
 		}
 	}
-	if (Moment{}).String() != "" || (Moment{}).Left() != "" || !(Moment{}).IsZero() {
+	if (Moment{}).String() != "" || !(Moment{}).IsZero() {
 		t.Error("the zero Moment shows something")
 	}
 	if got := (Moment{T: now, Zone: z}).Short(); got != "Thu 3 Dec 08:40 EST" {
@@ -216,5 +216,139 @@ func TestTidyText(t *testing.T) {
 	got := tidyText("\n\nHead  \n\n\n\nbody\t\n-- \nfoot\n\n")
 	if want := "Head\n\nbody\n-- \nfoot\n"; got != want {
 		t.Errorf("tidyText = %q, want %q", got, want)
+	}
+}
+
+// ruleCode matches a rule's ID as docs/rules.md numbers them ("D5", "N7",
+// "(C1, C2)"): players do not know the IDs, so mail to them says the rule
+// in words instead.
+var ruleCode = regexp.MustCompile(`\b[SDNWCFT][0-9]{1,2}\b`)
+
+// refereeOnly are the kinds only the referee ever receives: their text may
+// cite the rules by ID, since the referee works from docs/rules.md. Every
+// other template may reach a player, so none of its text may.
+var refereeOnly = map[string]bool{"draw": true, "failure": true, "sendinghold": true}
+
+// templateComment is a template's comment, which no reader sees.
+var templateComment = regexp.MustCompile(`(?s)\{\{-? ?/\*.*?\*/ ?-?\}\}`)
+
+// TestNoRuleCodesForPlayers: no template a player may receive cites a rule
+// by its ID, and neither do the command lists players see.
+func TestNoRuleCodesForPlayers(t *testing.T) {
+	names, _ := fs.Glob(files, "*.*")
+	for _, n := range names {
+		kind := strings.TrimSuffix(strings.TrimSuffix(n, ".txt"), ".html")
+		if refereeOnly[kind] {
+			continue
+		}
+		b, err := fs.ReadFile(files, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := templateComment.ReplaceAllString(string(b), "")
+		for i, l := range strings.Split(text, "\n") {
+			if m := ruleCode.FindString(l); m != "" {
+				t.Errorf("%s: line %d cites rule %s: %q", n, i+1, m, l)
+			}
+		}
+	}
+	lists := [][]Command{ThreadCommands, privateCommands, DeadCommands, MafiaCommands, ObserverCommands, SignupCommands, {RenameCommand}}
+	for _, r := range []string{"Mafia", "Inspector", "Doctor", "Vigilante"} {
+		lists = append(lists, RoleCommands(r))
+	}
+	for _, l := range lists {
+		for _, c := range l {
+			if m := ruleCode.FindString(c.Syntax + " " + c.What); m != "" {
+				t.Errorf("command %q cites rule %s", c.Syntax, m)
+			}
+		}
+	}
+}
+
+// TestMafiaWinSaysWhy: W1's two ways for the Mafia to win read as what
+// happened, 5 Mafia against 4 as outnumbering, 1 against 1 as as many.
+func TestMafiaWinSaysWhy(t *testing.T) {
+	seats := func(mafia, others int) *End {
+		e := &End{Winner: "Mafia"}
+		for range mafia {
+			e.Seats = append(e.Seats, Seat{Role: "Mafia", Alive: true})
+		}
+		for range others {
+			e.Seats = append(e.Seats, Seat{Role: "Townsperson", Alive: true})
+		}
+		e.Seats = append(e.Seats, Seat{Role: "Townsperson"}, Seat{Role: "Mafia"})
+		return e
+	}
+	for _, c := range []struct {
+		mafia, others int
+		want          string
+	}{
+		{5, 4, "The Mafia outnumber everyone else alive"},
+		{1, 1, "The Mafia are as many as everyone else alive"},
+		{3, 0, "The Mafia outnumber everyone else alive"},
+	} {
+		if got := seats(c.mafia, c.others).MafiaWin(); got != c.want {
+			t.Errorf("%d Mafia against %d: %q, want %q", c.mafia, c.others, got, c.want)
+		}
+	}
+}
+
+// TestPostNamesItsAuthorOnce: a post sent with a vote in it heads the mail
+// with its author's name and its words right below; the vote follows, and
+// neither part names the author as writing twice.
+func TestPostNamesItsAuthorOnce(t *testing.T) {
+	m := message(t, &Section{Kind: "vote", Name: "Judy", Target: "Bob"},
+		&Section{Kind: "post", Name: "Judy", Text: "Bob, explain yourself!"})
+	r, err := Render("post", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Text, "Judy writes\n> Bob, explain yourself!\n\n▸ Judy votes Bob\n") {
+		t.Errorf("the post does not lead:\n%s", r.Text)
+	}
+	if n := strings.Count(r.Text, "Judy writes"); n != 1 {
+		t.Errorf("the text says %d times that Judy writes:\n%s", n, r.Text)
+	}
+	// The HTML says it in the headline (and its title) and in the frame.
+	if n := strings.Count(r.HTML, "Judy writes"); n != 3 || strings.Contains(r.HTML, "<h2") && strings.Contains(r.HTML, ">Judy writes</h2>") {
+		t.Errorf("the HTML says %d times that Judy writes:\n%s", n, r.HTML)
+	}
+}
+
+// TestMomentSaysWhyAndForWhom: a close the weekend rule held says why, in
+// a sentence naming the deadline as set; a reader who chose a zone sees
+// their own time beside the game's, and only when it reads differently.
+func TestMomentSaysWhyAndForWhom(t *testing.T) {
+	z := zone(t)
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	monday := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC) // 08:00 EST
+	saturday := time.Date(2026, 12, 5, 23, 0, 0, 0, time.UTC)
+	m := Moment{T: monday, Zone: z, Held: saturday}
+	if got := m.Why(); !strings.Contains(got, "Sat 5 Dec 2026 18:00 EST") || !strings.Contains(got, "Friday 17:00 and Monday 07:00") {
+		t.Errorf("Why = %q", got)
+	}
+	if (Moment{T: monday, Zone: z}).Why() != "" || (Moment{T: monday, Zone: z, Held: monday}).Why() != "" {
+		t.Error("a close nothing moved says why it moved")
+	}
+	m = Moment{T: time.Date(2026, 12, 9, 2, 47, 0, 0, time.UTC), Zone: z, Own: berlin}
+	if got, want := m.String(), "Tue 8 Dec 2026 21:47 EST (Wed 03:47 CET for you)"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+	if got, want := m.Short(), "Tue 8 Dec 21:47 EST (Wed 03:47 CET for you)"; got != want {
+		t.Errorf("Short = %q, want %q", got, want)
+	}
+	m.Own = z
+	if got := m.String(); got != "Tue 8 Dec 2026 21:47 EST" {
+		t.Errorf("the game's own zone as the reader's: %q", got)
+	}
+	// ShowOwnZone reaches every time of one reader's copy.
+	v := message(t, &Section{Kind: "day", When: Moment{T: monday, Zone: z}})
+	v.Tally = &Tally{Closes: Moment{T: monday, Zone: z}}
+	ShowOwnZone(v, berlin)
+	if v.Sections[0].When.Own != berlin || v.Tally.Closes.Own != berlin || v.Now.Own != berlin {
+		t.Error("ShowOwnZone missed a time")
 	}
 }

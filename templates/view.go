@@ -27,7 +27,7 @@ type View struct {
 	Game    string
 	Channel Channel
 	Reader  Reader
-	// Now is when the message is sent; every "time left" is counted from it.
+	// Now is when the message is sent.
 	Now Moment
 	// Headline, when set, replaces the subject of the first section as the
 	// message's first line.
@@ -171,6 +171,10 @@ type Section struct {
 	Subject     string
 }
 
+// Framed reports whether the section's body is someone's words in a frame
+// that names them (HTML): no heading above it says the name again.
+func (s *Section) Framed() bool { return s.Kind == "post" || s.Kind == "mafia" }
+
 // Death is one death, with its cause in words (N9: never a role).
 type Death struct {
 	Name  string
@@ -198,6 +202,11 @@ type Tally struct {
 	Notes    []string
 	// Living is the number of living players, to show "12 of 14 voted".
 	Living int
+	// ToLock are the players who still have to lock a vote for the round
+	// to close early (D5), and LastThree says that with three players
+	// left two locks on one player do it instead.
+	ToLock    []string
+	LastThree bool
 }
 
 // Count is a player with votes on them.
@@ -334,6 +343,28 @@ type End struct {
 	Verified bool
 }
 
+// MafiaWin says, in words, why the Mafia won (W1): they outnumber everyone
+// else alive, or they are as many (one Mafioso and one other player left).
+func (e *End) MafiaWin() string {
+	mafia, others := 0, 0
+	for _, s := range e.Seats {
+		switch {
+		case !s.Alive:
+		case s.Role == "Mafia":
+			mafia++
+		default:
+			others++
+		}
+	}
+	switch {
+	case mafia > others:
+		return "The Mafia outnumber everyone else alive"
+	case mafia > 0 && mafia == others:
+		return "The Mafia are as many as everyone else alive"
+	}
+	return "The Mafia can no longer be outvoted"
+}
+
 // Seat is one player's seat at the end.
 type Seat struct {
 	Name  string
@@ -412,12 +443,42 @@ type Failure struct {
 	Attempts  int
 }
 
-// Moment is an instant shown in the game's zone, with the time left from
-// the moment the message is sent (D8: always absolute, with its zone).
+// Moment is an instant shown in the game's zone (D8: always absolute, with
+// its zone). A mail is read hours after it is sent, so it never says how
+// long is left: "in 8 h" would be wrong by then.
 type Moment struct {
 	T    time.Time
 	Now  time.Time
 	Zone *time.Location
+	// Held is the deadline as it was set, when the weekend rule (D7) moved
+	// the close to T.
+	Held time.Time
+	// Own is the reader's own zone (ZONE), when they chose one: the time
+	// is shown in it too, beside the game's.
+	Own *time.Location
+}
+
+// own is the time in the reader's own zone, " (Wed 03:47 CET for you)", or
+// "" when they chose none or theirs reads the same as the game's.
+func (m Moment) own() string {
+	if m.Own == nil {
+		return ""
+	}
+	game, mine := m.T.In(m.zone()), m.T.In(m.Own)
+	if game.Format("MST -0700") == mine.Format("MST -0700") {
+		return ""
+	}
+	return " (" + mine.Format("Mon 15:04 MST") + " for you)"
+}
+
+// Why says in a sentence why a round closes later than its deadline: the
+// weekend rule held it (D7). Empty when nothing moved it.
+func (m Moment) Why() string {
+	if m.Held.IsZero() || m.Held.Equal(m.T) {
+		return ""
+	}
+	held := Moment{T: m.Held, Zone: m.Zone}
+	return "That is later than the deadline, " + held.String() + ", because no day round closes between Friday 17:00 and Monday 07:00 Chicago time."
 }
 
 // IsZero reports whether no time is set.
@@ -435,7 +496,7 @@ func (m Moment) String() string {
 	if m.T.IsZero() {
 		return ""
 	}
-	return m.T.In(m.zone()).Format("Mon 2 Jan 2006 15:04 MST")
+	return m.T.In(m.zone()).Format("Mon 2 Jan 2006 15:04 MST") + m.own()
 }
 
 // Short is the time without the year, e.g. "Thu 3 Dec 22:00 EST", for
@@ -444,23 +505,7 @@ func (m Moment) Short() string {
 	if m.T.IsZero() {
 		return ""
 	}
-	return m.T.In(m.zone()).Format("Mon 2 Jan 15:04 MST")
-}
-
-// Left is the time from the send time to the moment, in words: "in 13 h
-// 20 min", "now", "2 h ago".
-func (m Moment) Left() string {
-	if m.T.IsZero() {
-		return ""
-	}
-	d := m.T.Sub(m.Now).Round(time.Minute)
-	switch {
-	case d == 0:
-		return "now"
-	case d > 0:
-		return "in " + Span(d).String()
-	}
-	return Span(-d).String() + " ago"
+	return m.T.In(m.zone()).Format("Mon 2 Jan 15:04 MST") + m.own()
 }
 
 // Span is a length of time.

@@ -40,7 +40,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "write every participant's mailbox as an mbox file into this folder")
 	speed := fs.Float64("speed", demoSpeed, "how much faster than real time game time runs")
 	verbose := fs.Bool("v", false, "log what the host does")
-	digest := fs.Duration("digest", -1, "gather the thread into digests at this game-time interval (0: relay each post; default: 2h for mafia150, 0 for classic)")
+	var digest optDuration
+	fs.Var(&digest, "digest", "gather the thread into digests every `duration` of game time (0: relay each post; if not given: 2h for mafia150, 0 for classic)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up after this long")
 	if err := parseFlags(fs, args); err != nil {
 		return cli.Usage(err)
@@ -50,8 +51,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cli.Usagef("unknown setup %q: classic or mafia150", *setupName)
 	}
 	switch {
-	case *digest >= 0:
-		setup.DigestInterval = *digest
+	case digest.set:
+		setup.DigestInterval = digest.d
 	case setup.Name == "mafia150":
 		// 25 players' votes, each relayed to 26 readers, are most of a
 		// big game's mail: digests are how such a game is best played.

@@ -1,6 +1,37 @@
 package main
 
-import "flag"
+import (
+	"flag"
+	"fmt"
+	"time"
+)
+
+// optDuration is a duration flag that may be left unset, which differs from
+// any duration given, 0 included. Unset, it shows no default in the usage:
+// a sentinel such as -1ns would read as a real default.
+type optDuration struct {
+	set bool
+	d   time.Duration
+}
+
+func (o *optDuration) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return o.d.String()
+}
+
+func (o *optDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("a negative duration: %s", s)
+	}
+	o.set, o.d = true, d
+	return nil
+}
 
 // parseFlags parses args with fs, taking flags before, between and after
 // the positional arguments (`games export friday --out dir` as well as

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -86,5 +87,19 @@ func TestMissingDatabase(t *testing.T) {
 	var errOut bytes.Buffer
 	if code := run([]string{"games", "lsit"}, nil, io.Discard, &errOut); code != 2 || !strings.Contains(errOut.String(), `unknown games command "lsit"`) {
 		t.Errorf("games lsit: exit %d, stderr %q; want exit 2 and the unknown command", code, errOut.String())
+	}
+}
+
+// TestDemoUsageShowsNoSentinel: "-digest" unset is not a duration, and the
+// usage must not print one ("(default -1ns)").
+func TestDemoUsageShowsNoSentinel(t *testing.T) {
+	var out bytes.Buffer
+	_ = cmdDemo(context.Background(), []string{"--help"}, &out, &out)
+	if strings.Contains(out.String(), "-1ns") || !strings.Contains(out.String(), "-digest duration") {
+		t.Errorf("demo usage:\n%s", out.String())
+	}
+	var d optDuration
+	if d.Set("-1h") == nil || d.Set("0") != nil || !d.set || d.String() != "0s" {
+		t.Errorf("optDuration: %+v", d)
 	}
 }

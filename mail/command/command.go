@@ -75,6 +75,7 @@ const (
 	End          Verb = "END"
 	NewGame      Verb = "NEW GAME"
 	Join         Verb = "JOIN"
+	Zone         Verb = "ZONE" // ZONE alone, or ZONE Europe/Berlin (Text)
 )
 
 // NullTarget is the Target of VOTE NULL and of "Voter >> null" (D3).
@@ -289,3 +290,7 @@ func trimBlankLines(s string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// HelpRules is the Text of HELP RULES: the rules as a mail, not the
+// commands.
+const HelpRules = "RULES"

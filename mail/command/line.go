@@ -21,7 +21,7 @@ import (
 // often as any player does.
 var verbs = map[Set][]Verb{
 	Thread:  {Vote, Unvote, Lock, Unlock, Extend, Tally, Help},
-	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Help},
+	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Zone, Help},
 	Mafia:   {Kill, NoKill, Help},
 	Referee: {Add, Setup, Start, Close, Extend, Deadline, Grant, Deny, WeekendClose, Replace,
 		Modkill, Suspend, Relay, Reject, Admit, Pause, Resume, Announce, Status, End, Tally, Help},
@@ -100,6 +100,14 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		cmd.Note = trimPunct(rest)
 		return cmd, true, nil
 
+	case Zone:
+		// The zone is the engine's to read; ZONE alone asks for it.
+		cmd.Text = trimPunct(rest)
+		if strings.ContainsAny(cmd.Text, " \t") {
+			return cmd, true, errors.New("ZONE takes one zone: write ZONE Europe/Berlin, or ZONE alone to see yours")
+		}
+		return cmd, true, nil
+
 	case Join:
 		name, err := signupName(rest)
 		if err != nil {
@@ -153,12 +161,13 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		return cmd, true, nil
 
 	case Deadline:
-		// The time itself is read by the engine, in the game's zone (D8):
-		// the grammar only checks that one is given.
+		// The time itself is read by the engine, in the game's zone (D8).
+		// Even a missing one is the engine's to refuse: only it knows the
+		// game's zone and clock, which the examples of how to write a
+		// time are given in.
 		cmd.Text = strings.TrimSpace(rest)
 		if trimPunct(cmd.Text) == "" {
-			return cmd, true, errors.New("DEADLINE needs a date and time: write DEADLINE 2026-12-07 18:00 (in the game's zone), " +
-				"or add a zone or an offset: 2026-12-07 18:00 UTC, 2026-12-07 18:00 Europe/Berlin, 2026-12-07T18:00-05:00")
+			cmd.Text = ""
 		}
 		return cmd, true, nil
 
@@ -181,6 +190,12 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 			return cmd, true, errors.New("NEW GAME needs the game's name, 2 to 20 letters and digits: write NEW GAME name")
 		}
 		cmd.Name = name
+		return cmd, true, nil
+	}
+
+	// HELP RULES asks for the rules themselves; HELP alone for the commands.
+	if verb == Help && strings.EqualFold(trimPunct(rest), "rules") {
+		cmd.Text = HelpRules
 		return cmd, true, nil
 	}
 
@@ -395,7 +410,7 @@ func lookupVerb(word, rest string) (Verb, string) {
 	switch Verb(w) {
 	case Vote, Unvote, Lock, Unlock, Extend, Tally, Help, Status, Kill, Inspect, Protect, Shoot, Pass,
 		Add, Setup, Start, Close, Deadline, Grant, Deny, Replace, Modkill, Suspend, Relay, Reject,
-		Admit, Pause, Resume, Announce, End, Join:
+		Admit, Pause, Resume, Announce, End, Join, Zone:
 		return Verb(w), rest
 	case "NOKILL":
 		return NoKill, rest

@@ -294,7 +294,7 @@ func selfView(s *engine.State, r recipient, now time.Time) *templates.Self {
 	}
 	switch s.Phase {
 	case engine.DayPhase:
-		v.Closes = moment(s, roundCloses(s), now)
+		v.Closes = closesMoment(s, now)
 		v.OwesVote = p.Alive && p.Vote <= 0
 		if s.Round == engine.Runoff {
 			for _, cand := range s.Candidates {

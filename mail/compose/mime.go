@@ -70,6 +70,9 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 		kind = headerKind(dr.main.Kind, dr.d)
 	}
 	m.Kind = kind
+	if own := ownZone(s, dr.d.r); own != nil {
+		templates.ShowOwnZone(m, own)
+	}
 	rendered, err := templates.Render(dr.main.Kind, m)
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("compose: %s for %s: %w", dr.main.Kind, dr.d.r.key, err)
@@ -285,4 +288,22 @@ func pickBoundary(id string, bodies ...string) string {
 			return b
 		}
 	}
+}
+
+// ownZone is the zone a player chose for their own copies (ZONE), or nil:
+// every time in their copies is then shown in it too, beside the game's.
+// The copy is theirs alone, so no one else's mail changes.
+func ownZone(s *engine.State, r recipient) *time.Location {
+	if s == nil || r.slot <= 0 {
+		return nil
+	}
+	p := s.Player(r.slot)
+	if p == nil || p.Zone == "" {
+		return nil
+	}
+	loc, err := engine.ReadZone(p.Zone)
+	if err != nil {
+		return nil // read once when it was set; a zone database without it shows the game's time alone
+	}
+	return loc
 }

@@ -3,6 +3,7 @@ package compose_test
 import (
 	"fmt"
 	"html"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -29,13 +30,17 @@ func TestPublicCopiesSameForEveryRole(t *testing.T) {
 			// A reader's own actions are told to them as theirs ("▸ You vote
 			// Bob"): that depends on who they are, not on their role, and is
 			// left out along with their own reply addresses.
+			// A reader who chose a zone (ZONE) sees their own time beside
+			// the game's: that is their choice, not their role, and is left
+			// out too.
+			ownTime := regexp.MustCompile(` \([A-Z][a-z]{2} \d\d:\d\d [^ ()]+ for you\)`)
 			normal := func(s string) string {
 				for _, p := range people {
 					if p.token != "" {
 						s = strings.ReplaceAll(s, p.token, "TOKEN")
 					}
 				}
-				return s
+				return ownTime.ReplaceAllString(s, "")
 			}
 			// theirs tells a reader's own actions as anyone else's copy does.
 			theirs := func(s, name string) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/templates"
@@ -102,7 +103,11 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 			// Mail to the host's own address concerns no game, so no
 			// engine answers its HELP: the host does.
 			if c, ok, err := command.ParseLine(ln.Text, command.Host); ok && err == nil && c.Verb == command.Help {
-				rl.Sections = append(rl.Sections, &templates.Section{Kind: "help", Help: &templates.Help{Host: true}})
+				if c.Text == command.HelpRules {
+					rl.Sections = append(rl.Sections, &templates.Section{Kind: "rules", Text: docs.PlayersRules()})
+				} else {
+					rl.Sections = append(rl.Sections, &templates.Section{Kind: "help", Help: &templates.Help{Host: true}})
+				}
 			}
 		}
 		if s != nil {

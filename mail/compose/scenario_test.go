@@ -63,6 +63,13 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 		t.Fatal(err)
 	}
 	g.add("reply-host-help", hostHelp)
+	hostRules, err := h.c.Reply(compose.Answer{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
+		Cause: "<rules@example.net>", Subject: "Rules?", Received: h.now.Add(-time.Minute), Now: h.now,
+		Lines: []compose.Line{{Text: "HELP RULES"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.add("reply-host-rules", hostRules)
 
 	names := names11
 	// Sign-ups, a setup change with some players in, an observer.
@@ -169,6 +176,12 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("help-observer", r.reply)
 	r = h.ok(engine.Referee, engine.Private, "HELP", verb(engine.CmdHelp))
 	g.add("help-referee", r.reply)
+	// Judy reads her mail in Berlin: from now on her copies show her time
+	// beside the game's.
+	r = h.ok(h.player("Judy"), engine.Private, "ZONE Europe/Berlin", engine.Command{Verb: engine.CmdZone, Text: "Europe/Berlin"})
+	g.add("reply-zone", r.reply)
+	r = h.refused(h.player("Judy"), engine.Private, "ZONE Berlin", engine.Command{Verb: engine.CmdZone, Text: "Berlin"})
+	g.add("reply-zone-refused", r.reply)
 
 	// Extensions: asked and denied, asked and granted; the referee's own.
 	h.now = h.now.Add(2 * time.Hour)
@@ -211,6 +224,7 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	msgs = h.untilClose()
 	g.add("close-eliminated", to(t, msgs, h.key(towns[3])))
 	g.add("close-eliminated-dead", to(t, msgs, h.key(b)))
+	g.add("close-eliminated-zone", to(t, msgs, h.key("Judy")))
 
 	// Night 1: the Mafia change their mind; the Inspector inspects.
 	r = h.ok(h.player(mafia[1]), engine.MafiaCh, "NO KILL", verb(engine.CmdNoKill))
@@ -475,6 +489,10 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("tally", to(t, h.single(r.events), h.key("Zoë")))
 	r = h.ok(h.player(vig), engine.Private, "HELP", verb(engine.CmdHelp))
 	g.add("reply-help", r.reply)
+	r = h.ok(h.player(vig), engine.Thread, "HELP RULES", engine.Command{Verb: engine.CmdHelp, Text: engine.HelpRules})
+	g.add("reply-help-rules", r.reply)
+	r = h.ok(h.player(vig), engine.Private, "ZONE", engine.Command{Verb: engine.CmdZone})
+	g.add("reply-zone-shown", r.reply)
 	r = h.ok(h.player(mafia[0]), engine.Thread, "", post("Frank here. I was framed!"))
 	g.add("held-referee", to(t, r.msgs, "ref"))
 	h.ok(engine.Referee, engine.Private, "REJECT 1", engine.Command{Verb: engine.CmdReject, Held: 1})

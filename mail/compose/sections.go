@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/templates"
 )
@@ -16,6 +17,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	r := d.r
 	now := e.At
 	mo := func(t time.Time) templates.Moment { return moment(s, t, now) }
+	closes := func() templates.Moment { return closesMoment(s, now) }
 	name := func(slot int) string {
 		if p := s.Player(slot); p != nil {
 			return p.Name
@@ -94,12 +96,12 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		if e.Type == engine.EvExtraStarted {
 			sec.Variant = "extra"
 		}
-		sec.When = mo(roundCloses(s))
+		sec.When = closes()
 	case engine.EvRunoffStarted:
 		sec.Kind = "runoff"
 		sec.Names = names(e.Candidates)
 		sec.Day = s.Day
-		sec.When = mo(roundCloses(s))
+		sec.When = closes()
 	case engine.EvVoted, engine.EvUnvoted, engine.EvLocked, engine.EvUnlocked:
 		sec.Kind = "vote"
 		switch {
@@ -117,11 +119,11 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Kind = "extension"
 		sec.Variant = variant("asked", "referee-asked")
 		sec.Day = s.Day
-		sec.When = mo(roundCloses(s))
+		sec.When = closes()
 	case engine.EvExtensionDenied:
 		sec.Kind = "extension"
 		sec.Variant = variant("denied", "referee-denied")
-		sec.When = mo(roundCloses(s))
+		sec.When = closes()
 	case engine.EvExtended, engine.EvDeadlineSet, engine.EvTieExtended, engine.EvWeekendClose:
 		sec.Kind = "deadline"
 		sec.Span = templates.Span(e.Duration)
@@ -129,7 +131,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		if night {
 			sec.When = mo(s.Night.End)
 		} else {
-			sec.When = mo(roundCloses(s))
+			sec.When = closes()
 		}
 		switch {
 		case e.Type == engine.EvWeekendClose:
@@ -186,7 +188,13 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.By = e.Name
 		sec.Target = name(e.Target)
 		sec.Text = e.Result
-		sec.Day = s.Day
+		// The night is the event's own: a reply that shows it (the
+		// referee's CLOSE) is composed with the state after the next day
+		// began. Events logged before the night was recorded in them
+		// have none, and were composed with the night's own state.
+		if sec.Day == 0 {
+			sec.Day = s.Day
+		}
 	case engine.EvDawn:
 		sec.Kind = "dawn"
 		for _, dth := range e.Deaths {
@@ -259,7 +267,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 				}
 			}
 		} else {
-			sec.When = mo(roundCloses(s))
+			sec.When = closes()
 		}
 	case engine.EvTallyShown:
 		if e.Tally == nil {
@@ -278,7 +286,21 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 				sec.Status.Sending = sendingView(ss, s, now)
 			}
 		}
+	case engine.EvZoneSet, engine.EvZoneShown:
+		sec.Kind = "zone"
+		sec.Variant = "set"
+		if e.Type == engine.EvZoneShown {
+			sec.Variant = "shown"
+		}
+		sec.Text = e.Text
+		sec.Reason = gameZone(s).String()
 	case engine.EvHelpShown:
+		if e.Text == engine.HelpRules {
+			sec.Kind = "rules"
+			sec.Text = docs.PlayersRules()
+			sec.Setup = s.Setup.Summary()
+			break
+		}
 		sec.Kind = "help"
 		sec.Help = helpView(e, s, r)
 	default:
@@ -322,6 +344,17 @@ func (c *Composer) actionSection(sec *templates.Section, e engine.Event, s *engi
 	default:
 		sec.Variant = "echo"
 	}
+}
+
+// closesMoment is when the running round will really close, with the
+// deadline the weekend rule held, if it did (D7), so that the mail can say
+// why.
+func closesMoment(s *engine.State, now time.Time) templates.Moment {
+	m := moment(s, roundCloses(s), now)
+	if s.Phase == engine.DayPhase && !s.Deadline.IsZero() && !s.Deadline.Equal(m.T) && m.T.After(s.Deadline) && !s.Paused {
+		m.Held = s.Deadline
+	}
+	return m
 }
 
 // roundCloses is when the running round will really close (D7, D9): the
@@ -415,6 +448,9 @@ func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *tem
 		Candidates: t.Candidates,
 		Notes:      t.Notes,
 		Living:     len(t.Votes),
+	}
+	if !final {
+		v.ToLock, v.LastThree = t.ToLock, t.LastThree
 	}
 	locked := map[string]bool{}
 	for _, tv := range t.Votes {
