@@ -75,7 +75,11 @@ type sent struct {
 	// what everyone can see of the reader then (seat, alive, vote, missed
 	// votes, how they died), and role their hidden role: copies for readers of the same
 	// standing must read the same whatever the role.
-	phase    engine.Phase
+	phase engine.Phase
+	// round is the day or night the game was in once the step was
+	// applied, as a player would name it: "Day 2", "Night 1", "Sign-up",
+	// "Game over". The town thread's and mafia list's subjects name it.
+	round    string
 	standing string
 	role     engine.Role
 	// actor: the reader is the player whose command the step applied.
@@ -156,6 +160,8 @@ func (h *harness) record(msgs []compose.Outgoing) {
 		sm := sent{Outgoing: m, step: h.step, batch: h.batches, ended: h.s != nil && h.s.Phase == engine.EndedPhase}
 		if h.s != nil {
 			sm.phase = h.s.Phase
+			sm.round = map[engine.Phase]string{engine.SignupPhase: "Sign-up", engine.EndedPhase: "Game over",
+				engine.DayPhase: fmt.Sprint("Day ", h.s.Day), engine.NightPhase: fmt.Sprint("Night ", h.s.Day)}[h.s.Phase]
 			var slot int
 			if _, err := fmt.Sscanf(m.Recipient, "s%d", &slot); err == nil {
 				if p := h.s.Player(slot); p != nil {
@@ -383,9 +389,9 @@ func subjectFor(s *engine.State, by engine.Actor, ch engine.Channel) string {
 	case ch == engine.Signup:
 		return "Sign me up"
 	case ch == engine.Thread:
-		return "Re: [" + s.Game + "] Town thread"
+		return "Re: [" + s.Game + "] Day " + fmt.Sprint(s.Day)
 	case ch == engine.MafiaCh:
-		return "Re: [" + s.Game + "] Mafia list"
+		return "Re: [" + s.Game + "] Mafia list, Night " + fmt.Sprint(s.Day)
 	case by.Kind == engine.ByReferee:
 		return "Re: [" + s.Game + "] Referee channel"
 	case by.Kind == engine.ByPlayer:

@@ -76,7 +76,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	var cv conversation
 	if dr.game != "" {
-		cv = c.conversation(dr.game, dr.d)
+		cv = c.conversation(dr.game, s, dr.d)
 		if dr.replyTo != "" {
 			cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 		}
