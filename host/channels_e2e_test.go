@@ -132,7 +132,11 @@ func (g *embeddedGame) await(user, what string, cond func(letter) bool) letter {
 func (g *embeddedGame) answerTo(user, line string) letter {
 	g.t.Helper()
 	return g.await(user, "the answer to "+line, func(l letter) bool {
-		return (l.Kind == "error" || l.Kind == "confirm") && strings.Contains(l.Text, line)
+		// A message to the thread whose lines were all done is answered
+		// in the sender's own thread copy, on its first line.
+		first, _, _ := strings.Cut(l.Text, "\n")
+		return (l.Kind == "error" || l.Kind == "confirm") && strings.Contains(l.Text, line) ||
+			l.Kind == "thread" && strings.HasPrefix(first, "Your message: ") && strings.Contains(first, line)
 	})
 }
 

@@ -33,26 +33,18 @@ type game struct {
 // updateNext recomputes the game's next deadline after its state changed.
 func (g *game) updateNext() { g.next, g.hasNext = engine.NextDeadline(g.state) }
 
-// gather keeps the thread news of a batch for the next digest and composes
-// a digest wherever the engine said one is due.
-func (g *game) gather(c *compose.Composer, evs []compose.Logged, now time.Time) ([]compose.Outgoing, error) {
-	var out []compose.Outgoing
+// gather keeps what a batch leaves held for the next digest (T1): the
+// thread news since the engine's last EvDigest. The composer sends the
+// digests themselves, in their place among the batch's mail.
+func (g *game) gather(evs []compose.Logged) {
 	for _, l := range evs {
 		switch {
 		case engine.Digestible(l.Event):
 			g.digest = append(g.digest, l)
 		case l.Event.Type == engine.EvDigest:
-			if len(g.digest) > 0 {
-				msgs, err := c.Digest(compose.Digest{State: g.state, Dir: g.dir(), Events: g.digest, Since: g.digestSince, Now: now})
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, msgs...)
-			}
 			g.digest, g.digestSince = nil, l.Event.At
 		}
 	}
-	return out, nil
 }
 
 // dir is what the composer needs beyond the state: the referee's token and

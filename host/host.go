@@ -358,8 +358,16 @@ func (w *work) flush(ctx context.Context) error {
 		if live, ok := w.h.games[id]; ok {
 			batch.Before = live.state
 		}
+		if hold {
+			batch.Held, batch.HeldSince = g.digest, g.digestSince
+		}
 		for i, e := range evs {
 			batch.Events = append(batch.Events, compose.Logged{Seq: stored[i].Seq, Event: e})
+		}
+		// The answer to the message goes with its game's batch: after
+		// the mail of its events, or in the sender's own thread copy.
+		if w.reply != nil && w.reply.State != nil && w.reply.State.Game == id {
+			batch.Answer, w.reply = w.reply, nil
 		}
 		msgs, err := w.h.mail.Batch(batch)
 		if err != nil {
@@ -367,11 +375,7 @@ func (w *work) flush(ctx context.Context) error {
 		}
 		w.out = append(w.out, msgs...)
 		if hold {
-			digests, err := g.gather(w.h.mail, batch.Events, w.now)
-			if err != nil {
-				return &failure{fmt.Errorf("compose digest of %s: %w", id, err)}
-			}
-			w.out = append(w.out, digests...)
+			g.gather(batch.Events)
 		}
 		prev := g.seq
 		g.seq = stored[len(stored)-1].Seq

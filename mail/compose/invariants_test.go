@@ -135,15 +135,19 @@ func checkInvariants(t *testing.T, h *harness) {
 		conv, round, _ := strings.Cut(root[2], ".")
 		set := command.Private
 		// The thread and the mafia list are a conversation per round,
-		// the round the game is in when the message is sent; digests are
-		// composed at the step that flushes them.
-		if (conv == "thread" || conv == "mafia") && m.round != "" && round != roundKey(m.round) {
+		// the round the game is in when the message is sent; a digest
+		// that a close flushes belongs to the round it closes.
+		wantRound := m.round
+		if len(m.Contents) > 0 && m.Contents[0] == "digest" && m.roundBefore != "" && round == roundKey(m.roundBefore) {
+			wantRound = m.roundBefore
+		}
+		if (conv == "thread" || conv == "mafia") && m.round != "" && round != roundKey(wantRound) {
 			t.Errorf("%s: root %q, but the game is in %s", where(), irt, m.round)
 		}
 		switch {
 		case conv == "thread":
 			set = command.Thread
-			if subject != "["+m.Game+"] "+m.round || !strings.Contains(h.Get("List-Id"), "<thread."+m.Game+".example.org>") {
+			if subject != "["+m.Game+"] "+wantRound || !strings.Contains(h.Get("List-Id"), "<thread."+m.Game+".example.org>") {
 				t.Errorf("%s: thread mail with Subject %q, List-Id %q", where(), subject, h.Get("List-Id"))
 			}
 			if h.Get("List-Post") == "" || h.Get("List-Help") == "" {
@@ -152,7 +156,7 @@ func checkInvariants(t *testing.T, h *harness) {
 			wantReplyTo(t, where(), replyTo, "-t-", self)
 		case conv == "mafia":
 			set = command.Mafia
-			if subject != "["+m.Game+"] Mafia list, "+m.round || !strings.Contains(h.Get("List-Id"), "<mafia."+m.Game+".example.org>") {
+			if subject != "["+m.Game+"] Mafia list, "+wantRound || !strings.Contains(h.Get("List-Id"), "<mafia."+m.Game+".example.org>") {
 				t.Errorf("%s: mafia-list mail with Subject %q, List-Id %q", where(), subject, h.Get("List-Id"))
 			}
 			wantReplyTo(t, where(), replyTo, "-m-", self)
