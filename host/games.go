@@ -23,6 +23,10 @@ type game struct {
 	// since the last digest went out (T1), and digestSince is when it did.
 	digest      []compose.Logged
 	digestSince time.Time
+	// lastDate is the latest Date of the game's mail composed since the
+	// host started: later mail is never dated before it (a batch may date
+	// its last mail a second or two ahead of its events).
+	lastDate time.Time
 	// next is the game's next deadline (NextDeadline), kept so that the
 	// clock can find the earliest among a thousand games without
 	// recomputing each one's after every message.
@@ -97,4 +101,13 @@ func toStore(evs []engine.Event) ([]store.NewEvent, error) {
 		out = append(out, store.NewEvent{Type: string(e.Type), Version: e.V, Payload: b, At: e.At})
 	}
 	return out, nil
+}
+
+// dated records the Dates of mail composed for the game.
+func (g *game) dated(msgs []compose.Outgoing) {
+	for _, m := range msgs {
+		if m.Date.After(g.lastDate) {
+			g.lastDate = m.Date
+		}
+	}
 }

@@ -361,6 +361,7 @@ func (w *work) flush(ctx context.Context) error {
 		if hold {
 			batch.Held, batch.HeldSince = g.digest, g.digestSince
 		}
+		batch.NotBefore = g.lastDate
 		for i, e := range evs {
 			batch.Events = append(batch.Events, compose.Logged{Seq: stored[i].Seq, Event: e})
 		}
@@ -374,6 +375,7 @@ func (w *work) flush(ctx context.Context) error {
 			return &failure{fmt.Errorf("compose mail of %s: %w", id, err)}
 		}
 		w.out = append(w.out, msgs...)
+		g.dated(msgs)
 		if hold {
 			g.gather(batch.Events)
 		}
@@ -404,6 +406,19 @@ func (w *work) flush(ctx context.Context) error {
 		}
 	}
 	if w.reply != nil {
+		// An answer is never dated before the game's mail that came
+		// before it.
+		var last time.Time
+		if w.reply.State != nil {
+			if g := w.games[w.reply.State.Game]; g != nil {
+				last = g.lastDate
+			} else if g := w.h.games[w.reply.State.Game]; g != nil {
+				last = g.lastDate
+			}
+		}
+		if w.reply.Now.Before(last) {
+			w.reply.Now = last
+		}
 		m, err := w.h.mail.Reply(*w.reply)
 		if err != nil {
 			return &failure{fmt.Errorf("compose reply: %w", err)}

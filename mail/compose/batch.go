@@ -48,6 +48,11 @@ type Batch struct {
 	// this batch carries, that copy says so in its first line instead,
 	// and no answer of its own is sent: one mail for a post, not two.
 	Answer *Answer
+	// NotBefore, when set, is the latest Date of the game's mail composed
+	// before this batch: no message of the batch is dated earlier, so that
+	// mail caused by a later event never carries an earlier Date, even
+	// when the earlier batch's last mail was dated ahead of its events.
+	NotBefore time.Time
 }
 
 // Event composes one event: the messages it causes, one per reader. after
@@ -114,15 +119,21 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 	// Mail goes out in the order of the events that cause it, and each
 	// flush of mail that follows earlier mail of the batch is dated a
 	// second after it, so that a reader's Date headers increase in that
-	// order too.
+	// order too; none is dated before the game's mail composed before.
 	step := 0
+	dated := func(t time.Time, step int) time.Time {
+		if t.Before(b.NotBefore) {
+			t = b.NotBefore
+		}
+		return t.Add(time.Duration(step) * time.Second)
+	}
 	flush := func() error {
 		for _, g := range order {
 			var headline string
 			if folded && g.d.ch == templates.Thread && isSender(g.d.r, *sender) {
 				headline = receipt
 			}
-			m, err := c.groupMessage(g, dir, headline, time.Duration(step)*time.Second)
+			m, err := c.groupMessage(g, dir, headline, func(t time.Time) time.Time { return dated(t, step) })
 			if err != nil {
 				return err
 			}
@@ -142,7 +153,7 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 				return nil, err
 			}
 			if len(held) > 0 {
-				msgs, err := c.digest(Digest{State: s, Dir: dir, Events: held, Since: since, Now: e.At}, time.Duration(step)*time.Second)
+				msgs, err := c.digest(Digest{State: s, Dir: dir, Events: held, Since: since, Now: e.At}, dated(e.At, step))
 				if err != nil {
 					return nil, err
 				}
@@ -181,9 +192,7 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 	}
 	if b.Answer != nil && !folded {
 		a := *b.Answer
-		if step > 1 {
-			a.Now = a.Now.Add(time.Duration(step-1) * time.Second)
-		}
+		a.Now = dated(a.Now, max(step-1, 0))
 		m, err := c.Reply(a)
 		if err != nil {
 			return nil, err
@@ -240,9 +249,9 @@ func (c *Composer) receipt(b Batch) (string, bool) {
 }
 
 // groupMessage writes one reader's message for a group of sections.
-// headline, when set, replaces its first line; later dates it after
-// the mail composed before it in the same batch.
-func (c *Composer) groupMessage(g *group, dir Directory, headline string, later time.Duration) (Outgoing, error) {
+// headline, when set, replaces its first line; dated gives its Date from
+// the time of its news.
+func (c *Composer) groupMessage(g *group, dir Directory, headline string, dated func(time.Time) time.Time) (Outgoing, error) {
 	items := dropRedundant(g.items)
 	last := items[len(items)-1]
 	s := last.s
@@ -263,7 +272,7 @@ func (c *Composer) groupMessage(g *group, dir Directory, headline string, later 
 			channelLetter(g.d.ch), main.Kind),
 		fromName: relayAuthor(secs, main),
 		headline: headline,
-		date:     now.Add(later),
+		date:     dated(now),
 	}
 	if g.d.ch == templates.Thread {
 		dr.self = selfView(s, g.d.r, now)
