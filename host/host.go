@@ -409,11 +409,12 @@ func (w *work) flush(ctx context.Context) error {
 		// An answer is never dated before the game's mail that came
 		// before it.
 		var last time.Time
+		var g *game
 		if w.reply.State != nil {
-			if g := w.games[w.reply.State.Game]; g != nil {
+			if g = w.games[w.reply.State.Game]; g != nil {
 				last = g.lastDate
-			} else if g := w.h.games[w.reply.State.Game]; g != nil {
-				last = g.lastDate
+			} else if live := w.h.games[w.reply.State.Game]; live != nil {
+				last = live.lastDate
 			}
 		}
 		if w.reply.Now.Before(last) {
@@ -424,6 +425,9 @@ func (w *work) flush(ctx context.Context) error {
 			return &failure{fmt.Errorf("compose reply: %w", err)}
 		}
 		w.out = append(w.out, m)
+		if g != nil {
+			g.dated([]compose.Outgoing{m})
+		}
 	}
 	real := w.h.clock.real()
 	for _, m := range w.out {
