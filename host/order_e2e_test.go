@@ -131,4 +131,24 @@ func TestMailArrivesInTheOrderOfItsEvents(t *testing.T) {
 			t.Errorf("%s: the digest is dated %v, the close it leads to %v", u, dd, cd)
 		}
 	}
+
+	// A Reply to the close that lost its tokened Reply-To reaches the
+	// host's own address: its references still name the thread, and the
+	// answer points there.
+	carol := user(s.Players[2].Slot)
+	var close letter
+	for _, l := range g.mailbox(carol) {
+		if l.Kind == "thread" && l.Subject == "[g1] Night 1" {
+			close = l
+			break
+		}
+	}
+	thread, _ := g.addrs(s.Players[2].Slot)
+	g.reply(carol, "host@example.org", close.Header.Get("References")+" <"+close.MessageID+">", "A thought about the vote.")
+	told := g.await(carol, "the answer to her misdirected reply", func(l letter) bool {
+		return l.Kind == "error" && strings.Contains(l.Text, "host's own address")
+	})
+	if told.ReplyTo != thread {
+		t.Errorf("the answer to a Reply to the thread sent to the host's address has Reply-To %s, not %s", told.ReplyTo, thread)
+	}
 }

@@ -227,6 +227,7 @@ func TestConversationOfAMessageID(t *testing.T) {
 		"<dec26.thread.d2@example.org>":                    "dec26 thread",
 		"<dec26.thread.end@example.org>":                   "dec26 thread",
 		"<dec26.mafia.n1@example.org>":                     "dec26 mafia",
+		"<dec26.0123456789abcdef01234567@example.org>":     "",
 		"<dec26.mafia@example.org>":                        "dec26 mafia",
 		"<dec26.12.s2.m.mafia@example.org>":                "dec26 mafia",
 		"<dec26.p.s3@example.org>":                         "dec26 private",
