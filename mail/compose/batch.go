@@ -204,14 +204,14 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 
 // receipt decides whether the batch's Answer rides on its sender's own
 // thread copy, and gives that copy's first line: "Your message: VOTE Erin
-// done". It does only for a message sent to the thread, and only when that
-// copy tells the sender everything the answer would: every line was
-// accepted and changed something, and every
-// copy of those changes meant for the sender is thread news that goes out
-// in this batch, not held for a digest. A refused line, a private answer
-// (a tally, a night action, a status) or a vote held for the digest keeps
-// the answer a mail of its own, so the sender learns at once, and in
-// private, what became of each line.
+// done". It does only for a message sent to the thread, and only when
+// that copy tells the sender everything the answer would: every line was
+// accepted and changed something, and every copy of those changes meant
+// for the sender is thread news that goes out in this batch, not held for
+// a digest. A refused line, a private answer (a tally, a night action, a
+// status) or a vote held for the digest keeps the answer a mail of its
+// own, so the sender learns at once, and in private, what became of each
+// line.
 func (c *Composer) receipt(b Batch) (string, bool) {
 	a := b.Answer
 	// Only a message to the thread: an answer to the private channel is
