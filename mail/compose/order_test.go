@@ -214,6 +214,12 @@ func TestAnswerRidesOnTheAuthorsThreadCopy(t *testing.T) {
 	if !strings.Contains(own.text, "I have my reasons.") {
 		t.Errorf("the author's copy lacks the post:\n%s", own.text)
 	}
+	// The author's copy as they read it, beside the copy of a reader
+	// who is not its author.
+	g := newGoldens(t, "receipt")
+	g.add("thread-author", mine[0])
+	g.add("thread-other", to(t, msgs, h.key(h.town()[2])))
+	g.check()
 	other := readBack(t, to(t, msgs, h.key(h.town()[2])).Raw)
 	if strings.Contains(other.text, "Your message") {
 		t.Errorf("another reader's copy carries the author's receipt:\n%s", other.text)
