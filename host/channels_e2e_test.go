@@ -91,14 +91,23 @@ func (g *embeddedGame) advance(d time.Duration) {
 }
 
 // send writes a plain text message from user@example.org.
-func (g *embeddedGame) send(user, to, body string) {
+func (g *embeddedGame) send(user, to, body string) { g.reply(user, to, "", body) }
+
+// reply writes a plain text message from user@example.org that answers
+// the letter with references refs (In-Reply-To, then References, as a
+// mail client sets them), if any.
+func (g *embeddedGame) reply(user, to, refs, body string) {
 	g.t.Helper()
 	g.n++
 	from := user + "@example.org"
+	answers := ""
+	if refs != "" {
+		answers = "In-Reply-To: " + refs[strings.LastIndex(refs, " ")+1:] + "\r\nReferences: " + refs + "\r\n"
+	}
 	raw := []byte(fmt.Sprintf("Authentication-Results: mx.example.org; dmarc=pass header.from=example.org\r\n"+
-		"From: %s <%s>\r\nTo: %s\r\nSubject: Re: [g1]\r\nMessage-ID: <c%d.%s@example.org>\r\nDate: %s\r\n"+
+		"From: %s <%s>\r\nTo: %s\r\nSubject: Re: [g1]\r\nMessage-ID: <c%d.%s@example.org>\r\nDate: %s\r\n%s"+
 		"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
-		user, from, to, g.n, user, g.clock().Format(time.RFC1123Z), strings.ReplaceAll(body, "\n", "\r\n")))
+		user, from, to, g.n, user, g.clock().Format(time.RFC1123Z), answers, strings.ReplaceAll(body, "\n", "\r\n")))
 	c, err := smtp.Dial(g.srv.SMTPAddr())
 	if err != nil {
 		g.t.Fatal(err)
@@ -132,7 +141,11 @@ func (g *embeddedGame) await(user, what string, cond func(letter) bool) letter {
 func (g *embeddedGame) answerTo(user, line string) letter {
 	g.t.Helper()
 	return g.await(user, "the answer to "+line, func(l letter) bool {
-		return (l.Kind == "error" || l.Kind == "confirm") && strings.Contains(l.Text, line)
+		// A message to the thread whose lines were all done is answered
+		// in the sender's own thread copy, on its first line.
+		first, _, _ := strings.Cut(l.Text, "\n")
+		return (l.Kind == "error" || l.Kind == "confirm") && strings.Contains(l.Text, line) ||
+			l.Kind == "thread" && strings.HasPrefix(first, "Your message: ") && strings.Contains(first, line)
 	})
 }
 

@@ -320,6 +320,9 @@ func checkCase(t *testing.T, name string, w *chanWorld, s chanSender, ch string,
 	var answers []string
 	var answerReplyTo []string
 	var out chanOutcome
+	// A message to the thread whose lines were all done is answered in
+	// the sender's own thread copy, whose first line says so.
+	folded := false
 	// Mail to the sign-up and host addresses proves nothing of its sender
 	// without an authserv-id: its answer names each line by its verb alone
 	// and echoes nothing else of it (docs/adversaries.md), unless it comes
@@ -343,6 +346,13 @@ func checkCase(t *testing.T, name string, w *chanWorld, s chanSender, ch string,
 			}
 			answers = append(answers, body)
 			answerReplyTo = append(answerReplyTo, l.ReplyTo)
+			continue
+		}
+		if first, _, _ := strings.Cut(body, "\n"); mine && m.Kind == "thread" && ch == "thread" &&
+			first == "Your message: "+line+" done" {
+			answers = append(answers, body)
+			answerReplyTo = append(answerReplyTo, l.ReplyTo)
+			folded = true
 			continue
 		}
 		if strings.Contains(body, line) || strings.Contains(l.HTML, line) {
@@ -375,7 +385,7 @@ func checkCase(t *testing.T, name string, w *chanWorld, s chanSender, ch string,
 			t.Errorf("%s: a line held for confirmation changed a game", name)
 		}
 		wantApplied = false
-	case strings.Contains(answer, "✓ "+quoted):
+	case folded, strings.Contains(answer, "✓ "+quoted):
 		out.applied = true
 	case !strings.Contains(answer, "✗ "+quoted) && !(quoted != line && strings.Contains(answer, "✗ (a line of your message)")):
 		t.Errorf("%s: the answer neither accepts nor refuses the line:\n%s", name, answer)

@@ -23,6 +23,10 @@ type game struct {
 	// since the last digest went out (T1), and digestSince is when it did.
 	digest      []compose.Logged
 	digestSince time.Time
+	// lastDate is the latest Date of the game's mail composed since the
+	// host started: later mail is never dated before it (a batch may date
+	// its last mail a second or two ahead of its events).
+	lastDate time.Time
 	// next is the game's next deadline (NextDeadline), kept so that the
 	// clock can find the earliest among a thousand games without
 	// recomputing each one's after every message.
@@ -33,26 +37,18 @@ type game struct {
 // updateNext recomputes the game's next deadline after its state changed.
 func (g *game) updateNext() { g.next, g.hasNext = engine.NextDeadline(g.state) }
 
-// gather keeps the thread news of a batch for the next digest and composes
-// a digest wherever the engine said one is due.
-func (g *game) gather(c *compose.Composer, evs []compose.Logged, now time.Time) ([]compose.Outgoing, error) {
-	var out []compose.Outgoing
+// gather keeps what a batch leaves held for the next digest (T1): the
+// thread news since the engine's last EvDigest. The composer sends the
+// digests themselves, in their place among the batch's mail.
+func (g *game) gather(evs []compose.Logged) {
 	for _, l := range evs {
 		switch {
 		case engine.Digestible(l.Event):
 			g.digest = append(g.digest, l)
 		case l.Event.Type == engine.EvDigest:
-			if len(g.digest) > 0 {
-				msgs, err := c.Digest(compose.Digest{State: g.state, Dir: g.dir(), Events: g.digest, Since: g.digestSince, Now: now})
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, msgs...)
-			}
 			g.digest, g.digestSince = nil, l.Event.At
 		}
 	}
-	return out, nil
 }
 
 // dir is what the composer needs beyond the state: the referee's token and
@@ -105,4 +101,13 @@ func toStore(evs []engine.Event) ([]store.NewEvent, error) {
 		out = append(out, store.NewEvent{Type: string(e.Type), Version: e.V, Payload: b, At: e.At})
 	}
 	return out, nil
+}
+
+// dated records the Dates of mail composed for the game.
+func (g *game) dated(msgs []compose.Outgoing) {
+	for _, m := range msgs {
+		if m.Date.After(g.lastDate) {
+			g.lastDate = m.Date
+		}
+	}
 }

@@ -358,20 +358,26 @@ func (w *work) flush(ctx context.Context) error {
 		if live, ok := w.h.games[id]; ok {
 			batch.Before = live.state
 		}
+		if hold {
+			batch.Held, batch.HeldSince = g.digest, g.digestSince
+		}
+		batch.NotBefore = g.lastDate
 		for i, e := range evs {
 			batch.Events = append(batch.Events, compose.Logged{Seq: stored[i].Seq, Event: e})
+		}
+		// The answer to the message goes with its game's batch: after
+		// the mail of its events, or in the sender's own thread copy.
+		if w.reply != nil && w.reply.State != nil && w.reply.State.Game == id {
+			batch.Answer, w.reply = w.reply, nil
 		}
 		msgs, err := w.h.mail.Batch(batch)
 		if err != nil {
 			return &failure{fmt.Errorf("compose mail of %s: %w", id, err)}
 		}
 		w.out = append(w.out, msgs...)
+		g.dated(msgs)
 		if hold {
-			digests, err := g.gather(w.h.mail, batch.Events, w.now)
-			if err != nil {
-				return &failure{fmt.Errorf("compose digest of %s: %w", id, err)}
-			}
-			w.out = append(w.out, digests...)
+			g.gather(batch.Events)
 		}
 		prev := g.seq
 		g.seq = stored[len(stored)-1].Seq
@@ -400,11 +406,28 @@ func (w *work) flush(ctx context.Context) error {
 		}
 	}
 	if w.reply != nil {
+		// An answer is never dated before the game's mail that came
+		// before it.
+		var last time.Time
+		var g *game
+		if w.reply.State != nil {
+			if g = w.games[w.reply.State.Game]; g != nil {
+				last = g.lastDate
+			} else if live := w.h.games[w.reply.State.Game]; live != nil {
+				last = live.lastDate
+			}
+		}
+		if w.reply.Now.Before(last) {
+			w.reply.Now = last
+		}
 		m, err := w.h.mail.Reply(*w.reply)
 		if err != nil {
 			return &failure{fmt.Errorf("compose reply: %w", err)}
 		}
 		w.out = append(w.out, m)
+		if g != nil {
+			g.dated([]compose.Outgoing{m})
+		}
 	}
 	real := w.h.clock.real()
 	for _, m := range w.out {

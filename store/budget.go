@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -141,46 +140,7 @@ func (s *Store) LearnLimit(ctx context.Context, n int, at time.Time) error {
 // at the first that does not, so that no message overtakes one queued
 // before it.
 func (tx *Tx) ClaimDueWithin(ctx context.Context, now time.Time, limit, recipients int) ([]OutMessage, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	rows, err := tx.q.QueryContext(ctx, `SELECT id, json_array_length(rcpts) FROM outbox
-		WHERE status = 'pending' AND next_attempt <= ? ORDER BY priority, id LIMIT ?`, toNanos(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("store: claim outbox: %w", err)
-	}
-	var ids []any
-	used := 0
-	for rows.Next() {
-		var id int64
-		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store: claim outbox: %w", err)
-		}
-		if recipients >= 0 && used+n > recipients {
-			break
-		}
-		used += n
-		ids = append(ids, id)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, fmt.Errorf("store: claim outbox: %w", err)
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	res, err := tx.q.QueryContext(ctx, `UPDATE outbox SET status = 'sending' WHERE id IN (`+marks+`) RETURNING `+outCols, ids...)
-	if err != nil {
-		return nil, fmt.Errorf("store: claim outbox: %w", err)
-	}
-	ms, err := scanOutRows(res)
-	if err != nil {
-		return nil, fmt.Errorf("store: claim outbox: %w", err)
-	}
-	sortOut(ms)
-	return ms, nil
+	return tx.claimWithin(ctx, now, limit, recipients)
 }
 
 // ClaimDueWithin runs Tx.ClaimDueWithin in a transaction of its own.

@@ -32,7 +32,9 @@ func TestOutboxPrioritiesAndBudget(t *testing.T) {
 	update(t, s, func(ctx context.Context, tx *Tx) error {
 		for i, m := range queued {
 			id := fmt.Sprintf("<m%d@host>", i)
-			to := []string{"a@example.org", "b@example.org"}[:m.to]
+			// Each message to recipients of its own: priority orders
+			// mail to different recipients, never one recipient's.
+			to := []string{fmt.Sprintf("r%d@example.org", i), fmt.Sprintf("s%d@example.org", i)}[:m.to]
 			if _, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: m.kind, From: "host@example.org",
 				To: to, Raw: rawMail(id, "x"), Priority: m.priority}, t0); err != nil {
 				return err
@@ -111,5 +113,70 @@ func TestOutboxPrioritiesAndBudget(t *testing.T) {
 	}
 	if since, err := s.EndHold(ctx); err != nil || !since.Equal(t0) {
 		t.Errorf("EndHold: %v %v", since, err)
+	}
+}
+
+// TestOutboxKeepsEachRecipientsOrder: mail is handed over to each
+// recipient in the order it was queued, whatever its priority; an urgent
+// message takes the mail queued before it to the same recipient along,
+// ahead of less urgent mail to others; and a message waiting for a retry
+// holds back the later mail to its recipient, and only to them.
+func TestOutboxKeepsEachRecipientsOrder(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "order.db"))
+	mustCreateGame(t, s, "g1")
+	queue := func(id, kind, to string, priority int) int64 {
+		t.Helper()
+		var n int64
+		update(t, s, func(ctx context.Context, tx *Tx) (err error) {
+			n, err = tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: kind, From: "host@example.org",
+				To: []string{to}, Raw: rawMail(id, "x"), Priority: priority}, t0)
+			return err
+		})
+		return n
+	}
+	queue("<digest@host>", "thread", "a@example.org", PriorityThread)
+	queue("<tally@host>", "tally", "b@example.org", PriorityNotice)
+	queue("<receipt@host>", "confirm", "A@example.org", PriorityReceipt)
+	queue("<close@host>", "thread", "a@example.org", PriorityGame)
+	claimed, err := s.ClaimDue(ctx, t0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range claimed {
+		got = append(got, m.MessageID)
+	}
+	want := []string{"<digest@host>", "<receipt@host>", "<close@host>", "<tally@host>"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("claimed %v, want %v", got, want)
+	}
+	// The budget's room cuts the order, never reorders it.
+	for _, m := range claimed {
+		if err := s.MarkRetry(ctx, m.ID, t0, "released"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if part, err := s.ClaimDueWithin(ctx, t0, 10, 2); err != nil || len(part) != 2 || part[0].MessageID != "<digest@host>" || part[1].MessageID != "<receipt@host>" {
+		t.Errorf("claimed %+v within a room of 2, %v", part, err)
+	}
+	// The digest's server asks to try later: the close waits for it, the
+	// other recipient's mail does not.
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET status = 'sent' WHERE message_id = '<receipt@host>'`)
+		return err
+	})
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET status = 'pending', next_attempt = ? WHERE message_id = '<digest@host>'`,
+			toNanos(t0.Add(time.Hour)))
+		return err
+	})
+	later, err := s.ClaimDue(ctx, t0.Add(time.Minute), 10)
+	if err != nil || len(later) != 1 || later[0].MessageID != "<tally@host>" {
+		t.Errorf("with the digest waiting for a retry, claimed %+v (%v), want only the other recipient's tally", later, err)
+	}
+	again, err := s.ClaimDue(ctx, t0.Add(time.Hour), 10)
+	if err != nil || len(again) != 2 || again[0].MessageID != "<digest@host>" || again[1].MessageID != "<close@host>" {
+		t.Errorf("once the digest is due again, claimed %+v (%v), want the digest, then the close", again, err)
 	}
 }

@@ -115,26 +115,136 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 }
 
 // ClaimDue marks up to limit pending messages due at now as sending and
-// returns them, by priority and then in the order they were queued. The caller then reports each one with
-// MarkSent, MarkRetry or MarkFailed.
+// returns them in the order they must be handed over (see claimable). The
+// caller then reports each one with MarkSent, MarkRetry or MarkFailed.
 func (tx *Tx) ClaimDue(ctx context.Context, now time.Time, limit int) ([]OutMessage, error) {
+	return tx.claimWithin(ctx, now, limit, -1)
+}
+
+// claimWithin claims, in the order of claimable, the first messages whose
+// recipients fit in recipients (-1 for no limit), stopping at the first
+// that does not, so that no message overtakes one queued before it.
+func (tx *Tx) claimWithin(ctx context.Context, now time.Time, limit, recipients int) ([]OutMessage, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := tx.q.QueryContext(ctx, `UPDATE outbox SET status = 'sending'
-		WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' AND next_attempt <= ?
-			ORDER BY priority, id LIMIT ?)
-		RETURNING `+outCols, toNanos(now), limit)
+	cands, err := tx.claimable(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim outbox: %w", err)
 	}
-	ms, err := scanOutRows(rows)
+	var ids []any
+	used := 0
+	for _, c := range cands {
+		if len(ids) == limit || (recipients >= 0 && used+c.rcpts > recipients) {
+			break
+		}
+		used += c.rcpts
+		ids = append(ids, c.id)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	res, err := tx.q.QueryContext(ctx, `UPDATE outbox SET status = 'sending' WHERE id IN (`+marks+`) RETURNING `+outCols, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim outbox: %w", err)
+	}
+	ms, err := scanOutRows(res)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim outbox: %w", err)
 	}
 	// RETURNING gives no order guarantee.
-	sortOut(ms)
+	order := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		order[id.(int64)] = i
+	}
+	slices.SortFunc(ms, func(a, b OutMessage) int { return cmp.Compare(order[a.ID], order[b.ID]) })
 	return ms, nil
+}
+
+// candidate is a message that may be claimed now.
+type candidate struct {
+	id       int64
+	rcpts    int
+	priority int
+}
+
+// claimable lists the messages that may be handed over now, in the order
+// they must be: mail caused by an event never reaches a recipient before
+// the mail of an earlier event (docs/design.md "Guarantees"), and the
+// outbox holds it in the order it was queued. So a message is claimable
+// only when every earlier message to one of its recipients is claimable
+// too: one that waits for a retry or is being sent holds back the rest of
+// that recipient's mail. Priority orders what goes first while the
+// sending budget is tight, but never within one recipient's mail: a
+// message takes on the most urgent priority of the later mail to the same
+// recipient, so an urgent close pulls the posts queued before it along
+// with it, ahead of them.
+func (tx *Tx) claimable(ctx context.Context, now time.Time) ([]candidate, error) {
+	rows, err := tx.q.QueryContext(ctx, `SELECT id, rcpts, status, next_attempt, priority FROM outbox
+		WHERE status IN ('pending', 'sending') ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	type open struct {
+		candidate
+		to []string
+	}
+	var due []open
+	blocked := map[string]bool{}
+	for rows.Next() {
+		var o open
+		var rcpts, status string
+		var next int64
+		if err := rows.Scan(&o.id, &rcpts, &status, &next, &o.priority); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(rcpts), &o.to); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("recipients of outbox message %d: %w", o.id, err)
+		}
+		for i, a := range o.to {
+			o.to[i] = strings.ToLower(strings.TrimSpace(a))
+		}
+		o.rcpts = len(o.to)
+		ok := status == string(OutPending) && next <= toNanos(now)
+		for _, a := range o.to {
+			if blocked[a] {
+				ok = false
+			}
+		}
+		if !ok {
+			for _, a := range o.to {
+				blocked[a] = true
+			}
+			continue
+		}
+		due = append(due, o)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	// Each message's priority becomes the most urgent of its own and that
+	// of every later claimable message to one of its recipients.
+	urgent := map[string]int{}
+	for i := len(due) - 1; i >= 0; i-- {
+		o := &due[i]
+		for _, a := range o.to {
+			if p, ok := urgent[a]; ok && p < o.priority {
+				o.priority = p
+			}
+		}
+		for _, a := range o.to {
+			urgent[a] = o.priority
+		}
+	}
+	out := make([]candidate, len(due))
+	for i, o := range due {
+		out[i] = o.candidate
+	}
+	slices.SortStableFunc(out, func(a, b candidate) int { return cmp.Compare(a.priority, b.priority) })
+	return out, nil
 }
 
 // MarkSent records that the SMTP server accepted a message.
@@ -266,13 +376,4 @@ func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 		ms = append(ms, m)
 	}
 	return ms, rows.Err()
-}
-
-func sortOut(ms []OutMessage) {
-	slices.SortFunc(ms, func(a, b OutMessage) int {
-		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
 }

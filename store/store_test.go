@@ -754,8 +754,25 @@ func TestOutbox(t *testing.T) {
 		!slices.Equal(c.To, []string{"a@example.org", "b@example.org"}) || string(c.Raw) != string(rawMail("m2@host", "post")) {
 		t.Errorf("claimed message: %+v", c)
 	}
+	// The third message goes to the recipients of the first two, which
+	// are still being sent: it waits for them.
+	if again, _ := s.ClaimDue(ctx, t0, 10); len(again) != 0 {
+		t.Errorf("a second claim got %+v while earlier mail to the same recipients was being sent", again)
+	}
+	if err := s.Update(ctx, func(tx *Tx) error {
+		_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET status = 'sent' WHERE id IN (?, ?)`, ids[0], ids[1])
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if again, _ := s.ClaimDue(ctx, t0, 10); len(again) != 1 || again[0].ID != ids[2] {
 		t.Errorf("a second claim got %+v, want only the third message", again)
+	}
+	if err := s.Update(ctx, func(tx *Tx) error {
+		_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET status = 'sending' WHERE id IN (?, ?)`, ids[0], ids[1])
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 
 	if err := s.MarkSent(ctx, ids[0], t0.Add(time.Second)); err != nil {

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -26,10 +27,32 @@ type Batch struct {
 	// their message (docs/design.md "Commands") carries them.
 	Sender *engine.Actor
 	// HoldForDigest leaves out the thread copies of the events Digestible
-	// accepts: the caller gathers them for the next Digest (T1). A host
-	// sets it for games whose digest_interval is not zero; it is the
-	// caller's to set because a post held here and never digested is lost.
+	// accepts: they wait for the next digest (T1). A host sets it for
+	// games whose digest_interval is not zero; it is the caller's to set
+	// because a post held here and never digested is lost.
 	HoldForDigest bool
+	// Held are the thread's posts and votes that earlier batches held for
+	// the next digest, and HeldSince when the last digest went out. When
+	// the batch holds the engine's EvDigest, the digest of Held and of the
+	// batch's own news before it goes out there, between the mail of the
+	// events before it and that of the events after: a close's digest
+	// comes before the close. The caller keeps what is still held after
+	// the batch (see engine.Digestible).
+	Held      []Logged
+	HeldSince time.Time
+	// Answer, when set, is the one answer to the message whose commands
+	// caused the batch (see Reply), with Sender its sender; the events of
+	// its lines are the batch's. It comes after
+	// the batch's other mail. When every line of it was accepted and all
+	// it has to say is public news that the sender's own thread copy in
+	// this batch carries, that copy says so in its first line instead,
+	// and no answer of its own is sent: one mail for a post, not two.
+	Answer *Answer
+	// NotBefore, when set, is the latest Date of the game's mail composed
+	// before this batch: no message of the batch is dated earlier, so that
+	// mail caused by a later event never carries an earlier Date, even
+	// when the earlier batch's last mail was dated ahead of its events.
+	NotBefore time.Time
 }
 
 // Event composes one event: the messages it causes, one per reader. after
@@ -38,7 +61,7 @@ func (c *Composer) Event(l Logged, after *engine.State, dir Directory) ([]Outgoi
 	if after == nil {
 		return nil, fmt.Errorf("compose: event %d (%s): no state", l.Seq, l.Event.Type)
 	}
-	return c.compose([]Logged{l}, []*engine.State{after}, dir, nil, false)
+	return c.compose(Batch{Events: []Logged{l}, Dir: dir}, []*engine.State{after})
 }
 
 // Batch composes a run of events.
@@ -47,7 +70,7 @@ func (c *Composer) Batch(b Batch) ([]Outgoing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.compose(b.Events, states, b.Dir, b.Sender, b.HoldForDigest)
+	return c.compose(b, states)
 }
 
 // foldEach returns the state just after each event.
@@ -85,12 +108,64 @@ type group struct {
 	items []item
 }
 
-func (c *Composer) compose(events []Logged, states []*engine.State, dir Directory, sender *engine.Actor, hold bool) ([]Outgoing, error) {
+func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) {
+	dir, sender, hold := b.Dir, b.Sender, b.HoldForDigest
+	receipt, folded := c.receipt(b)
+	var out []Outgoing
 	var order []*group
 	groups := map[string]*group{}
-	for i, l := range events {
+	held := append([]Logged(nil), b.Held...)
+	since := b.HeldSince
+	// Mail goes out in the order of the events that cause it, and each
+	// flush of mail that follows earlier mail of the batch is dated a
+	// second after it, so that a reader's Date headers increase in that
+	// order too; none is dated before the game's mail composed before.
+	step := 0
+	dated := func(t time.Time, step int) time.Time {
+		if t.Before(b.NotBefore) {
+			t = b.NotBefore
+		}
+		return t.Add(time.Duration(step) * time.Second)
+	}
+	flush := func() error {
+		for _, g := range order {
+			var headline string
+			if folded && g.d.ch == templates.Thread && isSender(g.d.r, *sender) {
+				headline = receipt
+			}
+			m, err := c.groupMessage(g, dir, headline, func(t time.Time) time.Time { return dated(t, step) })
+			if err != nil {
+				return err
+			}
+			out = append(out, m)
+		}
+		if len(order) > 0 {
+			step++
+		}
+		order, groups = nil, map[string]*group{}
+		return nil
+	}
+	for i, l := range b.Events {
 		s := states[i]
 		e := l.Event
+		if hold && e.Type == engine.EvDigest {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			if len(held) > 0 {
+				msgs, err := c.digest(Digest{State: s, Dir: dir, Events: held, Since: since, Now: e.At}, dated(e.At, step))
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, msgs...)
+				step++
+			}
+			held, since = nil, e.At
+			continue
+		}
+		if hold && Digestible(e) {
+			held = append(held, l)
+		}
 		for _, d := range deliveries(e, s, dir) {
 			if sender != nil && d.ch != templates.Thread && isSender(d.r, *sender) {
 				continue
@@ -112,9 +187,13 @@ func (c *Composer) compose(events []Logged, states []*engine.State, dir Director
 			g.items = append(g.items, item{l, s, sec})
 		}
 	}
-	var out []Outgoing
-	for _, g := range order {
-		m, err := c.groupMessage(g, dir)
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if b.Answer != nil && !folded {
+		a := *b.Answer
+		a.Now = dated(a.Now, max(step-1, 0))
+		m, err := c.Reply(a)
 		if err != nil {
 			return nil, err
 		}
@@ -123,8 +202,56 @@ func (c *Composer) compose(events []Logged, states []*engine.State, dir Director
 	return out, nil
 }
 
+// receipt decides whether the batch's Answer rides on its sender's own
+// thread copy, and gives that copy's first line: "Your message: VOTE Erin
+// done". It does only for a message sent to the thread, and only when
+// that copy tells the sender everything the answer would: every line was
+// accepted and changed something, and every copy of those changes meant
+// for the sender is thread news that goes out in this batch, not held for
+// a digest. A refused line, a private answer (a tally, a night action, a
+// status) or a vote held for the digest keeps the answer a mail of its
+// own, so the sender learns at once, and in private, what became of each
+// line.
+func (c *Composer) receipt(b Batch) (string, bool) {
+	a := b.Answer
+	// Only a message to the thread: an answer to the private channel is
+	// awaited there, as the referee's CLOSE or ANNOUNCE is.
+	if a == nil || b.Sender == nil || a.State == nil || len(a.Lines) == 0 || a.Channel != engine.Thread {
+		return "", false
+	}
+	to := senderRecipient(a.State, a.Dir, a.Sender)
+	if !isSender(to, *b.Sender) {
+		return "", false
+	}
+	var done []string
+	for _, ln := range a.Lines {
+		if ln.Err != nil || len(ln.Events) == 0 {
+			return "", false
+		}
+		thread := false
+		for _, e := range ln.Events {
+			for _, d := range deliveries(e, a.State, a.Dir) {
+				if d.r.key != to.key {
+					continue
+				}
+				if d.ch != templates.Thread || (b.HoldForDigest && Digestible(e)) {
+					return "", false
+				}
+				thread = true
+			}
+		}
+		if !thread {
+			return "", false
+		}
+		done = append(done, strings.TrimSpace(ln.Text))
+	}
+	return "Your message: " + templates.List(done) + " done", true
+}
+
 // groupMessage writes one reader's message for a group of sections.
-func (c *Composer) groupMessage(g *group, dir Directory) (Outgoing, error) {
+// headline, when set, replaces its first line; dated gives its Date from
+// the time of its news.
+func (c *Composer) groupMessage(g *group, dir Directory, headline string, dated func(time.Time) time.Time) (Outgoing, error) {
 	items := dropRedundant(g.items)
 	last := items[len(items)-1]
 	s := last.s
@@ -144,6 +271,8 @@ func (c *Composer) groupMessage(g *group, dir Directory) (Outgoing, error) {
 		id: c.opaqueID(idKey(dir, s.Game), s.Game, namePart(s, g.d.r, items[0].l.Seq, last.l.Seq), g.d.r.key,
 			channelLetter(g.d.ch), main.Kind),
 		fromName: relayAuthor(secs, main),
+		headline: headline,
+		date:     dated(now),
 	}
 	if g.d.ch == templates.Thread {
 		dr.self = selfView(s, g.d.r, now)

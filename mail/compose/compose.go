@@ -10,17 +10,21 @@
 // footer of commands and addresses.
 //
 // Conversations. Each reader sees a game as a few conversations: the town
-// thread, their private channel (the referee's channel, for the referee) and,
-// for a Mafioso, the mafia list. Every message carries In-Reply-To and
-// References naming a fixed root for its conversation (<GAME.thread@domain>,
-// <GAME.p.SLOT@domain>, <GAME.mafia@domain>, ...). The root is never sent:
-// Thunderbird and other RFC 5256 clients thread by it anyway, and Gmail
-// joins messages that share a reference and a subject. Gmail also demands
-// the same subject, so the Subject header is constant per conversation
-// ("[GAME] Town thread") and the news is the first line of the body, which
-// is what Gmail, Apple Mail and phones show under the subject in a list.
-// A subject that carried the news would split every message into a
-// conversation of its own.
+// thread and, for a Mafioso, the mafia list, each one conversation per
+// round (a day, a night, the sign-up, the time after the end), and their
+// private channel (the referee's channel, for the referee), one for the
+// whole game. Every message carries In-Reply-To and References naming the
+// root of its conversation (<GAME.thread.d2@domain>, <GAME.mafia.n1@domain>,
+// <GAME.p.SLOT@domain>, ...) and the subject of that conversation
+// ("[GAME] Day 2", "[GAME] Night 1", "[GAME] Private: NAME"). The root is
+// never sent: Thunderbird and other RFC 5256 clients thread by it anyway,
+// and Gmail joins messages that share a reference and a subject. So a
+// round's mail stays one conversation in every client, the subject in a
+// list says where the game stands, and the first line of the body (what
+// Gmail, Apple Mail and phones show under the subject) says what happened.
+// A round of a large game can still pass the 100 messages Gmail keeps in
+// one conversation; it then continues in a second one with the same
+// subject, and the next round starts afresh.
 //
 // Message-IDs are opaque: the game's name, then a keyed hash (HMAC-SHA256,
 // keyed by a secret of the game's, see idKey) of the events the message
@@ -45,9 +49,6 @@
 // Digest at each interval. NotAccepted answers a message refused as a
 // whole; DeliveryFailure tells the referee about mail that could not be
 // delivered.
-//
-// Gmail starts a new conversation after 100 messages; a long game's thread
-// continues in a second conversation with the same subject.
 package compose
 
 import (

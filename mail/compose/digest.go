@@ -42,7 +42,11 @@ func eventsDigest(evs []Logged) (string, error) {
 // Digest composes one digest for every reader of the thread: the posts
 // and votes in order, ending with the official tally while a vote runs
 // (D15).
-func (c *Composer) Digest(dg Digest) ([]Outgoing, error) {
+func (c *Composer) Digest(dg Digest) ([]Outgoing, error) { return c.digest(dg, dg.Now) }
+
+// digest composes a digest with the given Date, which may be later than
+// its Now: after the mail composed before it in the same batch.
+func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
 	s := dg.State
 	if s == nil {
 		return nil, errors.New("compose: a digest needs the game's state")
@@ -89,7 +93,8 @@ func (c *Composer) Digest(dg Digest) ([]Outgoing, error) {
 		m, err := c.finish(draft{
 			game: s.Game, d: d, state: s, now: dg.Now, sections: secs, main: intro,
 			self: selfView(s, d.r, dg.Now), tally: runningTally(s, dg.Now),
-			id: c.opaqueID(idKey(dg.Dir, s.Game), s.Game, namePart(s, d.r, first, last), contents, d.r.key, "t", digestKind),
+			id:   c.opaqueID(idKey(dg.Dir, s.Game), s.Game, namePart(s, d.r, first, last), contents, d.r.key, "t", digestKind),
+			date: date,
 		})
 		if err != nil {
 			return nil, err

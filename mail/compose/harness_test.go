@@ -75,9 +75,16 @@ type sent struct {
 	// what everyone can see of the reader then (seat, alive, vote, missed
 	// votes, how they died), and role their hidden role: copies for readers of the same
 	// standing must read the same whatever the role.
-	phase    engine.Phase
-	standing string
-	role     engine.Role
+	phase engine.Phase
+	// round is the day or night the game was in once the step was
+	// applied, as a player would name it: "Day 2", "Night 1", "Sign-up",
+	// "Game over". The town thread's and mafia list's subjects name it.
+	round string
+	// roundBefore is the round before the step: a digest the step
+	// flushes before its close belongs to it.
+	roundBefore string
+	standing    string
+	role        engine.Role
 	// actor: the reader is the player whose command the step applied.
 	actor bool
 }
@@ -86,16 +93,18 @@ type sent struct {
 // as the host does: each command's events as a Batch, with one Reply to
 // the sender for command lines; each clock step as a Batch.
 type harness struct {
-	t     testing.TB
-	c     *compose.Composer
-	s     *engine.State
-	dir   compose.Directory
-	seq   int64
-	now   time.Time
-	rand  *rand.ChaCha8
-	inbox int
-	all   []sent
-	step  string
+	t testing.TB
+	// roundBefore is the round before the step being recorded.
+	roundBefore string
+	c           *compose.Composer
+	s           *engine.State
+	dir         compose.Directory
+	seq         int64
+	now         time.Time
+	rand        *rand.ChaCha8
+	inbox       int
+	all         []sent
+	step        string
 	// batches counts the calls of record: the copies of one message share
 	// a batch.
 	batches int
@@ -142,6 +151,8 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 	// A game with a digest interval gathers its thread's posts and votes
 	// for digests, as the host does.
 	hold := h.s != nil && h.s.Setup.DigestInterval > 0
+	h.roundBefore = roundWords(before)
+	defer func() { h.roundBefore = "" }()
 	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir, Sender: sender, HoldForDigest: hold})
 	if err != nil {
 		h.t.Fatalf("%s: Batch: %v", h.step, err)
@@ -150,12 +161,22 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 	return msgs
 }
 
+// roundWords names the round a game is in, as a player would.
+func roundWords(s *engine.State) string {
+	if s == nil {
+		return ""
+	}
+	return map[engine.Phase]string{engine.SignupPhase: "Sign-up", engine.EndedPhase: "Game over",
+		engine.DayPhase: fmt.Sprint("Day ", s.Day), engine.NightPhase: fmt.Sprint("Night ", s.Day)}[s.Phase]
+}
+
 func (h *harness) record(msgs []compose.Outgoing) {
 	h.batches++
 	for _, m := range msgs {
 		sm := sent{Outgoing: m, step: h.step, batch: h.batches, ended: h.s != nil && h.s.Phase == engine.EndedPhase}
 		if h.s != nil {
 			sm.phase = h.s.Phase
+			sm.round, sm.roundBefore = roundWords(h.s), h.roundBefore
 			var slot int
 			if _, err := fmt.Sscanf(m.Recipient, "s%d", &slot); err == nil {
 				if p := h.s.Player(slot); p != nil {
@@ -401,9 +422,9 @@ func subjectFor(s *engine.State, by engine.Actor, ch engine.Channel) string {
 	case ch == engine.Signup:
 		return "Sign me up"
 	case ch == engine.Thread:
-		return "Re: [" + s.Game + "] Town thread"
+		return "Re: [" + s.Game + "] Day " + fmt.Sprint(s.Day)
 	case ch == engine.MafiaCh:
-		return "Re: [" + s.Game + "] Mafia list"
+		return "Re: [" + s.Game + "] Mafia list, Night " + fmt.Sprint(s.Day)
 	case by.Kind == engine.ByReferee:
 		return "Re: [" + s.Game + "] Referee channel"
 	case by.Kind == engine.ByPlayer:

@@ -1,6 +1,7 @@
 package compose_test
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,7 +46,28 @@ func (h *harness) participants() []participant {
 	return out
 }
 
-var rootRE = regexp.MustCompile(`^<([a-z0-9]+)\.(thread|mafia|p\.[a-z0-9-]+)@example\.org>$`)
+// rootRE reads a conversation's root: the game, then the thread or the
+// mafia list with their round (sign-up, day, night, end), or a private
+// channel.
+var rootRE = regexp.MustCompile(`^<([a-z0-9]+)\.((?:thread|mafia)\.(?:signup|d[1-9][0-9]*|n[1-9][0-9]*|end)|p\.[a-z0-9-]+)@example\.org>$`)
+
+// roundKey is the part of a root that names a round, for its words.
+func roundKey(round string) string {
+	var n int
+	switch {
+	case round == "Sign-up":
+		return "signup"
+	case round == "Game over":
+		return "end"
+	case strings.HasPrefix(round, "Day "):
+		fmt.Sscanf(round, "Day %d", &n)
+		return fmt.Sprint("d", n)
+	case strings.HasPrefix(round, "Night "):
+		fmt.Sscanf(round, "Night %d", &n)
+		return fmt.Sprint("n", n)
+	}
+	return "?"
+}
 
 // checkInvariants reads back every message the game produced and checks
 // what must hold for all of them: the structure, the header fields that
@@ -110,12 +132,22 @@ func checkInvariants(t *testing.T, h *harness) {
 		}
 		replyTo, _ := h.AddressList("Reply-To")
 		self := participantByAddr(people, m.To[0])
-		conv := root[2]
+		conv, round, _ := strings.Cut(root[2], ".")
 		set := command.Private
+		// The thread and the mafia list are a conversation per round,
+		// the round the game is in when the message is sent; a digest
+		// that a close flushes belongs to the round it closes.
+		wantRound := m.round
+		if len(m.Contents) > 0 && m.Contents[0] == "digest" && m.roundBefore != "" && round == roundKey(m.roundBefore) {
+			wantRound = m.roundBefore
+		}
+		if (conv == "thread" || conv == "mafia") && m.round != "" && round != roundKey(wantRound) {
+			t.Errorf("%s: root %q, but the game is in %s", where(), irt, m.round)
+		}
 		switch {
 		case conv == "thread":
 			set = command.Thread
-			if subject != "["+m.Game+"] Town thread" || !strings.Contains(h.Get("List-Id"), "<thread."+m.Game+".example.org>") {
+			if subject != "["+m.Game+"] "+wantRound || !strings.Contains(h.Get("List-Id"), "<thread."+m.Game+".example.org>") {
 				t.Errorf("%s: thread mail with Subject %q, List-Id %q", where(), subject, h.Get("List-Id"))
 			}
 			if h.Get("List-Post") == "" || h.Get("List-Help") == "" {
@@ -124,7 +156,7 @@ func checkInvariants(t *testing.T, h *harness) {
 			wantReplyTo(t, where(), replyTo, "-t-", self)
 		case conv == "mafia":
 			set = command.Mafia
-			if subject != "["+m.Game+"] Mafia list" || !strings.Contains(h.Get("List-Id"), "<mafia."+m.Game+".example.org>") {
+			if subject != "["+m.Game+"] Mafia list, "+wantRound || !strings.Contains(h.Get("List-Id"), "<mafia."+m.Game+".example.org>") {
 				t.Errorf("%s: mafia-list mail with Subject %q, List-Id %q", where(), subject, h.Get("List-Id"))
 			}
 			wantReplyTo(t, where(), replyTo, "-m-", self)
@@ -132,7 +164,7 @@ func checkInvariants(t *testing.T, h *harness) {
 				t.Errorf("%s: mafia-list mail to someone who is not a Mafioso", where())
 			}
 		default:
-			if conv != "p."+m.Recipient {
+			if root[2] != "p."+m.Recipient {
 				t.Errorf("%s: private mail under root %q", where(), irt)
 			}
 			if h.Get("List-Id") != "" {

@@ -30,6 +30,9 @@ type draft struct {
 	tally    *templates.Tally
 	// id is the Message-ID, with brackets.
 	id string
+	// date is the Date header; zero: now. It is later than now for mail
+	// that follows earlier mail of the same batch.
+	date time.Time
 	// kind is the X-Mafiamail-Kind value; empty: derived from the main
 	// section and the conversation.
 	kind string
@@ -79,7 +82,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	var cv conversation
 	if dr.game != "" {
-		cv = c.conversation(dr.game, dr.d)
+		cv = c.conversation(dr.game, s, dr.d)
 		if dr.replyTo != "" {
 			cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 		}
@@ -89,8 +92,12 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	if dr.replyTo != "" {
 		cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 	}
+	date := dr.date
+	if date.IsZero() {
+		date = dr.now
+	}
 	raw, err := c.encode(envelope{
-		id: dr.id, date: dr.now.In(gameZone(s)), game: dr.game, kind: kind,
+		id: dr.id, date: date.In(gameZone(s)), game: dr.game, kind: kind,
 		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv,
 	}, rendered)
 	if err != nil {
@@ -109,7 +116,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	return Outgoing{
 		MessageID: dr.id, Game: dr.game, Kind: kind, From: c.host, To: []string{dr.d.r.addr},
-		Raw: raw, Recipient: dr.d.r.key, Date: dr.now, Contents: contents,
+		Raw: raw, Recipient: dr.d.r.key, Date: date, Contents: contents,
 	}, nil
 }
 

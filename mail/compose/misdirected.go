@@ -71,7 +71,10 @@ func (c *Composer) Misdirected(md Misdirected) (Outgoing, error) {
 }
 
 // Conversation reads one of the host's own Message-IDs (the one a reply
-// answers): the game it belongs to and the channel it went out in.
+// answers): the game it belongs to and the channel it went out in. The
+// roots of conversations name both (<GAME.thread.d2@domain>); the opaque
+// Message-ID of a message (<GAME.HASH@domain>) names neither, by design,
+// and is reported as unknown: the root in References is the one to read.
 func (c *Composer) Conversation(msgID string) (game string, ch engine.Channel, ok bool) {
 	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(msgID), "<"), ">")
 	local, domain, found := strings.Cut(id, "@")
@@ -83,6 +86,8 @@ func (c *Composer) Conversation(msgID string) (game string, ch engine.Channel, o
 		return "", "", false
 	}
 	switch {
+	case len(parts) == 2 && len(parts[1]) == opaqueDigits && isHex(parts[1]):
+		return "", "", false
 	case parts[1] == "thread":
 		return parts[0], engine.Thread, true
 	case parts[1] == "mafia":
@@ -93,4 +98,13 @@ func (c *Composer) Conversation(msgID string) (game string, ch engine.Channel, o
 		return parts[0], engine.MafiaCh, true
 	}
 	return parts[0], engine.Private, true
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

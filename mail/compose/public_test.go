@@ -198,7 +198,7 @@ func TestMisdirectedSameShapeForEveryRole(t *testing.T) {
 	roles := map[engine.Role]bool{}
 	for _, p := range h.s.Players {
 		m, err := h.c.Misdirected(compose.Misdirected{State: h.s, Dir: h.dir, Slot: p.Slot, Channel: engine.Thread,
-			Lines: []string{"VOTE Zed", "Zed dodges."}, Cause: "<x@players.example.net>", Subject: "Re: [dec26] Town thread",
+			Lines: []string{"VOTE Zed", "Zed dodges."}, Cause: "<x@players.example.net>", Subject: "Re: [dec26] Day 1",
 			Received: h.now, Now: h.now})
 		if err != nil {
 			t.Fatal(err)
@@ -229,6 +229,10 @@ func TestConversationOfAMessageID(t *testing.T) {
 		"<dec26.42.s10.t.post@example.org>":                "dec26 thread",
 		"<m150.59-84.a-14ff1711a781.t.digest@example.org>": "m150 thread",
 		"<dec26.thread@example.org>":                       "dec26 thread",
+		"<dec26.thread.d2@example.org>":                    "dec26 thread",
+		"<dec26.thread.end@example.org>":                   "dec26 thread",
+		"<dec26.mafia.n1@example.org>":                     "dec26 mafia",
+		"<dec26.0123456789abcdef01234567@example.org>":     "",
 		"<dec26.mafia@example.org>":                        "dec26 mafia",
 		"<dec26.12.s2.m.mafia@example.org>":                "dec26 mafia",
 		"<dec26.p.s3@example.org>":                         "dec26 private",

@@ -131,8 +131,8 @@ func isSender(r recipient, a engine.Actor) bool {
 	}
 }
 
-// conversation is one of a reader's conversations in a game: its fixed
-// root Message-ID, its constant subject, and how its mail is answered.
+// conversation is one of a reader's conversations in a game: its root
+// Message-ID, its subject, and how its mail is answered.
 type conversation struct {
 	root    string
 	subject string
@@ -147,8 +147,35 @@ type conversation struct {
 	help   string // List-Help: where HELP gets an answer
 }
 
-func (c *Composer) conversation(game string, d delivery) conversation {
+// roundOf names the part of the game a message of the town thread or the
+// mafia list belongs to, from the game's state when it is sent: a key for
+// the conversation's root ("d2", "n1") and the words for its subject
+// ("Day 2", "Night 1"). A round's first message is the one that opens it,
+// so the news that ends a day (the close, the eliminated player) heads the
+// night's conversation, and the dawn heads the next day's.
+func roundOf(s *engine.State) (key, words string) {
+	switch {
+	case s == nil || s.Phase == engine.SignupPhase:
+		return "signup", "Sign-up"
+	case s.Phase == engine.DayPhase:
+		return "d" + strconv.Itoa(s.Day), "Day " + strconv.Itoa(s.Day)
+	case s.Phase == engine.NightPhase:
+		return "n" + strconv.Itoa(s.Day), "Night " + strconv.Itoa(s.Day)
+	}
+	return "end", "Game over"
+}
+
+// conversation is the conversation a reader's copy belongs to, for the
+// game in state s. The town thread and the mafia list are one
+// conversation per round (docs/mail.md "Subjects and threads"): a subject
+// and a root of their own for every day and night, so that the subject
+// says where the game is, and no conversation grows past what Gmail keeps
+// in one (100 messages) in a way that splits it at random. A private
+// channel is one conversation for the whole game: it is the reader's own
+// record, and its subject tells nothing a Townsperson's should not.
+func (c *Composer) conversation(game string, s *engine.State, d delivery) conversation {
 	r := d.r
+	key, words := roundOf(s)
 	var cv conversation
 	help := c.SignupAddress(game)
 	if r.token != "" {
@@ -156,8 +183,8 @@ func (c *Composer) conversation(game string, d delivery) conversation {
 	}
 	switch d.ch {
 	case templates.Thread:
-		cv.root = c.msgID(game, "thread")
-		cv.subject = "[" + game + "] Town thread"
+		cv.root = c.msgID(game, "thread", key)
+		cv.subject = "[" + game + "] " + words
 		cv.list = true
 		cv.listID = "\"" + game + " town thread\" <thread." + game + "." + c.domain + ">"
 		if r.token != "" {
@@ -169,8 +196,8 @@ func (c *Composer) conversation(game string, d delivery) conversation {
 			cv.replyTo = c.SignupAddress(game)
 		}
 	case templates.Mafia:
-		cv.root = c.msgID(game, "mafia")
-		cv.subject = "[" + game + "] Mafia list"
+		cv.root = c.msgID(game, "mafia", key)
+		cv.subject = "[" + game + "] Mafia list, " + words
 		cv.list = true
 		cv.listID = "\"" + game + " mafia list\" <mafia." + game + "." + c.domain + ">"
 		cv.replyTo = c.MafiaAddress(game, r.token)

@@ -155,7 +155,7 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	// A Reply that went to the host's bare address.
 	md, err := h.c.Misdirected(compose.Misdirected{State: h.s, Dir: h.dir, Slot: h.slot(towns[3]), Channel: engine.Thread,
 		Lines: []string{"VOTE " + a, "", "I am with Bob on this."}, Cause: "<mutt.1@players.example.net>",
-		Subject: "Re: [dec26] Town thread", Received: h.now.Add(-time.Minute), Now: h.now})
+		Subject: "Re: [dec26] Day 1", Received: h.now.Add(-time.Minute), Now: h.now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	// Mail that no event causes: a refused message, a failed delivery.
 	n, err := h.c.NotAccepted(compose.Notice{State: h.s, Dir: h.dir, To: addrFor(a), Reason: "auth-failed",
 		Explanation: "the message failed DMARC at the receiving server", Cause: "<forged@players.example.net>",
-		Subject: "Re: [dec26] Town thread", Received: h.now.Add(-time.Minute), Now: h.now})
+		Subject: "Re: [dec26] Day 1", Received: h.now.Add(-time.Minute), Now: h.now})
 	if err != nil {
 		t.Fatalf("NotAccepted: %v", err)
 	}

@@ -91,7 +91,7 @@ func TestThroughARealServer(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimRight(p.text, "\n"), "\n") {
 		quoted.WriteString("> " + l + "\r\n")
 	}
-	answer := fmt.Sprintf("From: %s <%s>\r\nTo: %s\r\nSubject: Re: [dec26] Town thread\r\n"+
+	answer := fmt.Sprintf("From: %s <%s>\r\nTo: %s\r\nSubject: Re: [dec26] Day 1\r\n"+
 		"Message-ID: <answer1@players.example.net>\r\nIn-Reply-To: %s\r\nReferences: %s %s\r\n\r\n"+
 		"VOTE %s\r\n\r\nOn Tue, Dec 1, 2026 at 10:00 AM Mafia dec26 <host@example.org> wrote:\r\n%s",
 		alice, aliceAddr, rt[0].Address, thread.MessageID, p.header.Get("References"), thread.MessageID, bob, quoted.String())

@@ -2,6 +2,7 @@ package sender
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/mafiamail/mafiamail/internal/backoff"
@@ -53,6 +54,85 @@ type batch struct {
 	// halted is set when the provider refuses mail for its limit: the
 	// messages not taken wait for the hold to end.
 	halted bool
+	// busy counts, by recipient, the messages taken and not yet done
+	// with, and inFlight all of them; stalled marks the recipients of a
+	// message that was not handed over. A recipient's mail goes in the
+	// order it was claimed, one message at a time: a later message
+	// neither travels beside an earlier one on another connection nor
+	// overtakes one that must wait for a retry (docs/design.md
+	// "Guarantees").
+	busy     map[string]int
+	inFlight int
+	stalled  map[string]bool
+}
+
+// recipientKeys names the recipients of m, for busy and stalled.
+func recipientKeys(m store.OutMessage) []string {
+	keys := make([]string, len(m.To))
+	for i, a := range m.To {
+		keys[i] = strings.ToLower(strings.TrimSpace(a))
+	}
+	return keys
+}
+
+// next removes and returns the first queued message that may go now: no
+// recipient of it has an earlier message in flight, stalled, or still
+// queued. Called with mu held.
+func (b *batch) next() (store.OutMessage, bool) {
+	behind := map[string]bool{}
+	for i, m := range b.queue {
+		keys := recipientKeys(m)
+		free := true
+		for _, k := range keys {
+			if b.busy[k] > 0 || b.stalled[k] || behind[k] {
+				free = false
+			}
+		}
+		if !free {
+			for _, k := range keys {
+				behind[k] = true
+			}
+			continue
+		}
+		b.queue = append(b.queue[:i:i], b.queue[i+1:]...)
+		if b.busy == nil {
+			b.busy = map[string]int{}
+		}
+		for _, k := range keys {
+			b.busy[k]++
+		}
+		b.inFlight++
+		return m, true
+	}
+	return store.OutMessage{}, false
+}
+
+// finished records that a worker is done with m: handed over (sent), or
+// not, and then the rest of its recipients' mail waits for the next claim,
+// where the outbox keeps it behind m.
+func (b *batch) finished(m store.OutMessage, sent bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.release(m)
+	if !sent {
+		if b.stalled == nil {
+			b.stalled = map[string]bool{}
+		}
+		for _, k := range recipientKeys(m) {
+			b.stalled[k] = true
+		}
+	}
+	b.cond.Broadcast()
+}
+
+// release ends m's time in flight. Called with mu held.
+func (b *batch) release(m store.OutMessage) {
+	for _, k := range recipientKeys(m) {
+		if b.busy[k]--; b.busy[k] <= 0 {
+			delete(b.busy, k)
+		}
+	}
+	b.inFlight--
 }
 
 // halt stops the batch for a hold.
@@ -75,15 +155,16 @@ func (b *batch) take(ctx context.Context, hasConn bool) (store.OutMessage, bool)
 		if b.stopping || ctx.Err() != nil {
 			break
 		}
-		if len(b.queue) > 0 {
-			m := b.queue[0]
-			b.queue = b.queue[1:]
+		if m, ok := b.next(); ok {
 			if !hasConn {
 				b.dialing++
 			}
 			return m, true
 		}
-		if !hasConn || b.dialing == 0 {
+		// Nothing may go now; a worker with a connection waits while a
+		// dial may give a message back, or while messages in flight may
+		// free the mail queued behind them.
+		if !hasConn || (b.dialing == 0 && (b.inFlight == 0 || len(b.queue) == 0)) {
 			break
 		}
 		b.cond.Wait()
@@ -111,6 +192,7 @@ func (b *batch) dialFailed(m store.OutMessage, err error) (fatal bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.dialing--
+	b.release(m)
 	b.queue = append([]store.OutMessage{m}, b.queue...)
 	if b.open == 0 {
 		b.stopping = true
@@ -197,10 +279,9 @@ func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage
 	case b.halted:
 		s.release(ctx, rest, "not attempted: held for the provider's sending limit", 0)
 	case len(rest) > 0:
-		// Unreachable: a worker that gives a message back leaves one with
-		// a connection behind it. Released rather than left claimed.
-		s.log.Error("messages left unattempted by the workers; releasing them", "count", len(rest))
-		s.release(ctx, rest, "not attempted", 0)
+		// Mail queued behind a message that was not handed over: it is
+		// due again at once, and the outbox keeps it behind that message.
+		s.release(ctx, rest, "not attempted: earlier mail to the same recipient was not sent", 0)
 	}
 	return nil
 }
@@ -233,6 +314,7 @@ func (s *Sender) work(ctx context.Context, b *batch, p *pool, slot int, notify f
 		}
 		res := c.send(ctx, m)
 		s.apply(ctx, m, res, notify)
+		b.finished(m, res.sent)
 		if s.held() {
 			b.halt()
 		}

@@ -36,6 +36,13 @@
 // a server that allows fewer connections than configured is used with
 // those it allows.
 //
+// Each recipient's mail is handed over in the order it was claimed, one
+// message at a time: a later message to the same recipient neither travels
+// on another connection beside an earlier one nor goes while an earlier
+// one waits for a retry (it is released, and the outbox keeps it behind).
+// Mail caused by an event thus never reaches a reader's server before the
+// mail of an earlier event.
+//
 // Delivery is at least once: when a connection breaks after the data was
 // sent but before the server's answer arrived, the message is sent again,
 // with the same bytes and so the same Message-ID, which mail clients use to

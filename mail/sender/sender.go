@@ -21,8 +21,9 @@ import (
 // once when Config.Connections is above 1.
 type Outbox interface {
 	// ClaimDue marks up to limit messages that are due at now as being
-	// sent and returns them, by priority and then in the order they were
-	// queued.
+	// sent and returns them in the order they are to be handed over: by
+	// priority, never reordering one recipient's mail (see
+	// store.Tx.ClaimDue).
 	ClaimDue(ctx context.Context, now time.Time, limit int) ([]store.OutMessage, error)
 	// MarkSent records that the server accepted a claimed message.
 	MarkSent(ctx context.Context, id int64, now time.Time) error
