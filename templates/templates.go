@@ -270,6 +270,18 @@ func (m *View) Main(s *Section) bool {
 	return !m.headlineSet && s == m.main && len(m.Sections) > 0 && s == m.Sections[0]
 }
 
+// PostLeads reports whether the message opens with a post whose frame
+// names its writer as the headline does ("Judy writes"): the HTML then
+// lets the frame's label stand as its first line rather than say it twice.
+// A relayed post's headline says more (who relayed it), and stays.
+func (m *View) PostLeads() bool {
+	if m.SelfFirst() || len(m.Sections) == 0 {
+		return false
+	}
+	s := m.Sections[0]
+	return m.Main(s) && s.Kind == "post" && s.Variant != "relayed"
+}
+
 // oneLine folds a rendered subject into one line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
