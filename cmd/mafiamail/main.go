@@ -1,6 +1,7 @@
 // Command mafiamail hosts games of Mafia played by e-mail.
 //
 //	mafiamail demo [--setup classic|mafia150] [--seed N] [--out DIR]
+//	mafiamail init [--address ADDR] [--referee ADDR] [--out FILE] ...
 //	mafiamail serve [--config mafiamail.toml] [--embedded]
 //	mafiamail check --config mafiamail.toml
 //	mafiamail parse [--config FILE] [--db FILE] [message.eml]
@@ -22,6 +23,8 @@ const usage = `mafiamail hosts games of Mafia played by e-mail.
 Usage:
   mafiamail demo  [--setup classic|mafia150] [--seed N] [--out DIR]
                   play a whole game with bot players on built-in mail servers
+  mafiamail init  [--address ADDR] [--referee ADDR] [--out mafiamail.toml] ...
+                  set up a mailbox: find its servers, sign in, test it, write the configuration
   mafiamail serve [--config mafiamail.toml] [--embedded]
                   host games on a real mail account (or on built-in servers)
   mafiamail check --config mafiamail.toml
@@ -53,6 +56,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		err = cmdDemo(ctx, args[1:], stdout, stderr)
+	case "init":
+		err = cmdInit(ctx, args[1:], stdin, stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "check":

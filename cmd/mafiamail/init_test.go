@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/service"
+)
+
+// init, run by a script against the embedded mail servers: the answers
+// come from flags and from standard input; it signs in, proves
+// plus-addressing with a real message (which it then deletes), learns the
+// server's authserv-id from that message, and writes a configuration that
+// check accepts and that serve runs a game with.
+func TestInitWritesAConfigurationServeRuns(t *testing.T) {
+	var mu sync.Mutex
+	var toReferee int
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", AuthResults: true, AutoCreateUsers: true,
+		AutoCreatePassword: "refpw", Users: map[string]string{"host": "s3cret \"pw\""},
+		OnMessage: func(m mailserver.Delivery) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, to := range m.To {
+				if to == "ref@example.org" && m.Delivered {
+					toReferee++
+				}
+			}
+		}})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "mafiamail.toml")
+	db := filepath.Join(dir, "games.db")
+	// The address and the referee come as typed answers, the password as
+	// the next line: no terminal, so it is read as a line.
+	stdin := strings.NewReader("host@example.org\nref@example.org\ns3cret \"pw\"\n")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"init", "--imap", "imap://" + srv.IMAPAddr(), "--smtp", "smtp://" + srv.SMTPAddr(),
+		"--imap-username", "host", "--smtp-username", "host", "--database", db, "--out", out, "--wait", "30s"},
+		stdin, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("init: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	t.Logf("init said:\n%s", stdout.String())
+	for _, want := range []string{"plus-addressing works", `Authentication-Results as "example.org"`, "Wrote " + out} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("init did not say %q", want)
+		}
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the configuration file: %v, mode %v; want 0600", err, fi.Mode().Perm())
+	}
+	// The test message is gone: the host would read it as mail to it.
+	if n := inboxCount(t, srv, "host", `s3cret "pw"`); n != 0 {
+		t.Errorf("the host's mailbox holds %d messages after init, want none", n)
+	}
+	cfg, err := config.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Address != "host@example.org" || len(cfg.Referees) != 1 || cfg.Referees[0] != "ref@example.org" ||
+		cfg.Auth.AuthservID != "example.org" || cfg.IMAP.Password != `s3cret "pw"` || cfg.Database != db {
+		t.Fatalf("the configuration read back: %+v", cfg)
+	}
+	stdout.Reset()
+	if code := run([]string{"check", "--config", out}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("check: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+
+	// serve runs with it: the referee's NEW GAME, sent through the
+	// server as a mail client would, creates a game and is answered.
+	svc, err := service.Start(t.Context(), cfg, service.Config{Clock: host.Clock{Speed: 1, Anchor: time.Now()},
+		Log: testlog.New(t, slog.LevelWarn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+		svc.Close()
+	}()
+	c, err := smtp.Dial(srv.SMTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Auth(sasl.NewPlainClient("", "ref", "refpw")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SendMail("ref@example.org", []string{"host@example.org"}, strings.NewReader(
+		"From: ref@example.org\r\nTo: host@example.org\r\nSubject: new\r\nMessage-ID: <new@example.org>\r\n\r\nNEW GAME friday\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	c.Quit()
+	mailtest.WaitFor(t, "the game and its answer", 30*time.Second, 20*time.Millisecond, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		_, ok := svc.Host().Game("friday")
+		return ok && toReferee > 0
+	})
+}
+
+// Without a terminal and without an answer, init says which flag to give.
+func TestInitNeedsItsAnswers(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"init", "--out", filepath.Join(t.TempDir(), "x.toml")}, strings.NewReader(""), &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "give it with its flag") {
+		t.Errorf("init with no answers: exit %d, %s", code, stderr.String())
+	}
+}
+
+func inboxCount(t *testing.T, srv *mailserver.Server, user, pass string) uint32 {
+	t.Helper()
+	c, err := imapclient.DialInsecure(srv.IMAPAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login(user, pass).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := c.Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel.NumMessages
+}
