@@ -156,8 +156,8 @@ func NextDeadline(s *State) (t time.Time, ok bool) {
 			t, ok = c, true
 		}
 	}
-	if s.Setup.DigestInterval > 0 && s.DigestPending > 0 {
-		consider(s.LastDigest.Add(s.Setup.DigestInterval))
+	if every := s.DigestEvery(); every > 0 && s.DigestPending > 0 {
+		consider(s.LastDigest.Add(every))
 	}
 	switch s.Phase {
 	case DayPhase:

@@ -64,6 +64,9 @@ const (
 	// CmdZone sets the zone a player's own copies show times in beside the
 	// game's (Text: a zone such as Europe/Berlin), or asks for it (no Text).
 	CmdZone Verb = "ZONE"
+	// CmdMail chooses how a player takes the thread (Text: MailDigest or
+	// MailEach), or asks (no Text).
+	CmdMail Verb = "MAIL"
 
 	// Night.
 	CmdKill    Verb = "KILL"

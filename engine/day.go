@@ -360,7 +360,8 @@ func (t *step) endGame(w Side, reason string) {
 
 // digestDue reports whether a digest of the thread's news is due (T1).
 func (s *State) digestDue(now time.Time) bool {
-	return s.Setup.DigestInterval > 0 && s.DigestPending > 0 && !now.Before(s.LastDigest.Add(s.Setup.DigestInterval))
+	every := s.DigestEvery()
+	return every > 0 && s.DigestPending > 0 && !now.Before(s.LastDigest.Add(every))
 }
 
 // digest sends the thread's gathered posts and votes, if any (T1). The

@@ -69,6 +69,10 @@ const (
 	// EvZoneShown answers ZONE alone: the player's zone (Text) and how to
 	// set it.
 	EvZoneShown EventType = "zone"
+	// EvMailSet: a player chose how they take the thread (Text: MailDigest
+	// or MailEach); EvMailShown answers MAIL alone with the choice in force.
+	EvMailSet   EventType = "mail_set"
+	EvMailShown EventType = "mail"
 )
 
 // EvPostGameTalk is a thread post after the game's end, relayed at once to

@@ -412,6 +412,10 @@ func (rp *randomPlayer) randomCommand() Command {
 	case 9:
 		return Command{Verb: CmdReplace, By: Referee, Channel: Private, Target: name(),
 			Address: fmt.Sprintf("sub%d@example.org", r.IntN(1000)), Token: fmt.Sprintf("sub%d", r.IntN(1000))}
+	case 10:
+		// A reader takes the thread in digests, or post by post again.
+		modes := []string{MailDigest, MailEach, ""}
+		return Command{Verb: CmdMail, By: by, Channel: Private, Text: modes[r.IntN(len(modes))]}
 	}
 	if s.Phase == NightPhase {
 		// Someone with a role acts, now and then out of turn.

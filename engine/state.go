@@ -51,6 +51,9 @@ type Player struct {
 	// game's, as they wrote it (ZONE); "" for the game's alone. It goes with
 	// the player, not the seat: a substitute starts without one.
 	Zone string `json:"zone,omitempty"`
+	// Mail is how the player takes the thread (MAIL): MailDigest,
+	// MailEach, or "" for the setup's way (T1).
+	Mail string `json:"mail,omitempty"`
 
 	// Sent counts the events sent to this player alone or to the mafia
 	// list while they were in it (see State.PublicSent).
@@ -313,7 +316,17 @@ func (s *State) fold(e Event) error {
 			return err
 		}
 		p.Zone = e.Text
-	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown,
+	case EvMailSet:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		if s.Setup.DigestInterval == 0 && s.DigestPending == 0 && e.Text == MailDigest && s.DigestEvery() == 0 {
+			// The first reader of digests in a game that sends each post:
+			// the interval runs from the choice.
+			s.LastDigest = e.At
+		}
+		p.Mail = e.Text
+	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown, EvMailShown,
 		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
 	case EvExtensionDenied:
 		s.Asked = removeInt(s.Asked, e.Slot)
@@ -470,7 +483,7 @@ func (s *State) fold(e Event) error {
 			return err
 		}
 		p.Address, p.Token = e.Address, e.Token
-		p.Zone = ""
+		p.Zone, p.Mail = "", ""
 	case EvSuspended:
 		// Recorded by the host's registry; the game itself is unchanged.
 	case EvDigest:
@@ -484,7 +497,7 @@ func (s *State) fold(e Event) error {
 	default:
 		return fmt.Errorf("unknown event type %q", e.Type)
 	}
-	if s.Setup.DigestInterval > 0 && Digestible(e) {
+	if s.DigestEvery() > 0 && Digestible(e) {
 		s.DigestPending++
 	}
 	if s.Phase == NightPhase && s.Night.AllInAt.IsZero() && s.nightAllIn() {

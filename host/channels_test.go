@@ -36,7 +36,7 @@ var everyVerb = []struct {
 	{command.Suspend, "sUsPeNd zed@players.test"}, {command.Relay, "rElAy 1"}, {command.Reject, "rEjEcT 1"},
 	{command.Admit, "aDmIt obs2@players.test"}, {command.Pause, "pAuSe"}, {command.Resume, "rEsUmE"},
 	{command.Announce, "aNnOuNcE hello all"}, {command.End, "eNd"}, {command.NewGame, "nEw GaMe g2"},
-	{command.Join, "jOiN Zed"}, {command.Zone, "zOnE Europe/Berlin"},
+	{command.Join, "jOiN Zed"}, {command.Zone, "zOnE Europe/Berlin"}, {command.Mail, "mAiL dIgEsT"},
 }
 
 // The five kinds of address a message can be sent to.

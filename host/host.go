@@ -180,7 +180,7 @@ func (h *Host) load(ctx context.Context) error {
 				g.observers[p.Address] = p.Token
 			}
 		}
-		if s.Setup.DigestInterval > 0 && s.DigestPending > 0 {
+		if s.DigestEvery() > 0 && s.DigestPending > 0 {
 			// The news gathered for the next digest is in the log since
 			// the last one.
 			evs, err := h.st.Events(ctx, rb.Game, 0)
@@ -353,11 +353,16 @@ func (w *work) flush(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("store events of %s: %w", id, err)
 		}
-		hold := g.state.Setup.DigestInterval > 0
-		batch := compose.Batch{Dir: g.dir(), Sender: w.sender, HoldForDigest: hold}
+		// Held when anyone takes digests, before the batch or after it: a
+		// MAIL EACH that ends the last reader's digests sends the digest
+		// of what was held first.
+		hold := g.state.DigestEvery() > 0
+		batch := compose.Batch{Dir: g.dir(), Sender: w.sender}
 		if live, ok := w.h.games[id]; ok {
 			batch.Before = live.state
+			hold = hold || live.state.DigestEvery() > 0
 		}
+		batch.HoldForDigest = hold
 		if hold {
 			batch.Held, batch.HeldSince = g.digest, g.digestSince
 		}

@@ -76,6 +76,7 @@ const (
 	NewGame      Verb = "NEW GAME"
 	Join         Verb = "JOIN"
 	Zone         Verb = "ZONE" // ZONE alone, or ZONE Europe/Berlin (Text)
+	Mail         Verb = "MAIL" // MAIL alone, MAIL DIGEST or MAIL EACH (Text)
 )
 
 // NullTarget is the Target of VOTE NULL and of "Voter >> null" (D3).

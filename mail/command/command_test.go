@@ -119,6 +119,10 @@ func TestParseLine(t *testing.T) {
 		{Private, "ZONE Europe/Berlin", &Command{Verb: Zone, Text: "Europe/Berlin"}, ""},
 		{Private, "zone America/Los_Angeles.", &Command{Verb: Zone, Text: "America/Los_Angeles"}, ""},
 		{Private, "ZONE", &Command{Verb: Zone}, ""},
+		{Private, "MAIL digest", &Command{Verb: Mail, Text: "DIGEST"}, ""},
+		{Private, "Mail each.", &Command{Verb: Mail, Text: "EACH"}, ""},
+		{Private, "MAIL", &Command{Verb: Mail}, ""},
+		{Private, "mail me the rules", nil, "MAIL takes DIGEST"},
 		{Private, "ZONE Berlin please", nil, "ZONE takes one zone"},
 		// HELP RULES asks for the rules, in every channel.
 		{Thread, "HELP RULES", &Command{Verb: Help, Text: HelpRules}, ""},
@@ -301,7 +305,7 @@ func TestVerbsAreDisjointByArgumentShape(t *testing.T) {
 		Deny: "DENY", WeekendClose: "WEEKEND CLOSE", Replace: "REPLACE A WITH a@b.c", Modkill: "MODKILL A",
 		Suspend: "SUSPEND a@b.c", Relay: "RELAY 1", Reject: "REJECT 1", Admit: "ADMIT a@b.c",
 		Pause: "PAUSE", Resume: "RESUME", Announce: "ANNOUNCE hi", End: "END", NewGame: "NEW GAME ab",
-		Join: "JOIN A", Zone: "ZONE Europe/Berlin",
+		Join: "JOIN A", Zone: "ZONE Europe/Berlin", Mail: "MAIL DIGEST",
 	}
 	for set, vs := range verbs {
 		for _, v := range vs {

@@ -21,7 +21,7 @@ import (
 // often as any player does.
 var verbs = map[Set][]Verb{
 	Thread:  {Vote, Unvote, Lock, Unlock, Extend, Tally, Help},
-	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Zone, Help},
+	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Zone, Mail, Help},
 	Mafia:   {Kill, NoKill, Help},
 	Referee: {Add, Setup, Start, Close, Extend, Deadline, Grant, Deny, WeekendClose, Replace,
 		Modkill, Suspend, Relay, Reject, Admit, Pause, Resume, Announce, Status, End, Tally, Help},
@@ -98,6 +98,14 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	case NoKill, Unvote, Unlock:
 		// Distinctive enough that words after them are a remark, not prose.
 		cmd.Note = trimPunct(rest)
+		return cmd, true, nil
+
+	case Mail:
+		// MAIL alone asks which way the thread comes.
+		cmd.Text = strings.ToUpper(trimPunct(rest))
+		if cmd.Text != "" && cmd.Text != "DIGEST" && cmd.Text != "EACH" {
+			return cmd, true, errors.New("MAIL takes DIGEST (the thread gathered every few hours) or EACH (every post as it comes), or nothing to see which you have")
+		}
 		return cmd, true, nil
 
 	case Zone:
@@ -410,7 +418,7 @@ func lookupVerb(word, rest string) (Verb, string) {
 	switch Verb(w) {
 	case Vote, Unvote, Lock, Unlock, Extend, Tally, Help, Status, Kill, Inspect, Protect, Shoot, Pass,
 		Add, Setup, Start, Close, Deadline, Grant, Deny, Replace, Modkill, Suspend, Relay, Reject,
-		Admit, Pause, Resume, Announce, End, Join, Zone:
+		Admit, Pause, Resume, Announce, End, Join, Zone, Mail:
 		return Verb(w), rest
 	case "NOKILL":
 		return NoKill, rest

@@ -27,9 +27,10 @@ type Batch struct {
 	// their message (docs/design.md "Commands") carries them.
 	Sender *engine.Actor
 	// HoldForDigest leaves out the thread copies of the events Digestible
-	// accepts: they wait for the next digest (T1). A host sets it for
-	// games whose digest_interval is not zero; it is the caller's to set
-	// because a post held here and never digested is lost.
+	// accepts for the readers who take digests: they wait for the next
+	// digest (T1). A host sets it for games in which anyone takes digests
+	// (engine.State.DigestEvery), before or after the batch; it is the
+	// caller's to set because a post held here and never digested is lost.
 	HoldForDigest bool
 	// Held are the thread's posts and votes that earlier batches held for
 	// the next digest, and HeldSince when the last digest went out. When
@@ -153,7 +154,7 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 				return nil, err
 			}
 			if len(held) > 0 {
-				msgs, err := c.digest(Digest{State: s, Dir: dir, Events: held, Since: since, Now: e.At}, dated(e.At, step))
+				msgs, err := c.digest(Digest{State: s, Dir: dir, Events: held, Since: since, Now: e.At, byChoice: true}, dated(e.At, step))
 				if err != nil {
 					return nil, err
 				}
@@ -170,7 +171,7 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 			if sender != nil && d.ch != templates.Thread && isSender(d.r, *sender) {
 				continue
 			}
-			if hold && d.ch == templates.Thread && Digestible(e) {
+			if hold && d.ch == templates.Thread && Digestible(e) && readsDigests(s, d.r) {
 				continue
 			}
 			sec, err := c.section(e, s, d)
@@ -234,7 +235,7 @@ func (c *Composer) receipt(b Batch) (string, bool) {
 				if d.r.key != to.key {
 					continue
 				}
-				if d.ch != templates.Thread || (b.HoldForDigest && Digestible(e)) {
+				if d.ch != templates.Thread || (b.HoldForDigest && Digestible(e) && readsDigests(a.State, d.r)) {
 					return "", false
 				}
 				thread = true

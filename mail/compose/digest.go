@@ -22,6 +22,9 @@ type Digest struct {
 	// Since is when the interval began (zero: not shown).
 	Since time.Time
 	Now   time.Time
+	// byChoice sends it only to the readers who take digests (MAIL),
+	// as a batch's digest does; Composer.Digest sends it to every reader.
+	byChoice bool
 }
 
 // eventsDigest is a digest of events' contents (not their numbers in the
@@ -80,6 +83,9 @@ func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
 	}
 	var out []Outgoing
 	for _, d := range deliveries(engine.Event{To: engine.Audience{Public: true}}, s, dg.Dir) {
+		if dg.byChoice && !readsDigests(s, d.r) {
+			continue // has had each post as it came (MAIL EACH)
+		}
 		intro := &templates.Section{Kind: digestKind, Count: posts, Total: votes,
 			At: moment(s, since, dg.Now), When: moment(s, dg.Now, dg.Now)}
 		secs := []*templates.Section{intro}
@@ -102,4 +108,15 @@ func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// readsDigests reports whether the thread reaches r in digests: a player
+// as they chose (MAIL), everyone else as the setup says (T1).
+func readsDigests(s *engine.State, r recipient) bool {
+	if r.slot > 0 && !r.referee && !r.observer {
+		if p := s.Player(r.slot); p != nil {
+			return s.TakesDigests(p)
+		}
+	}
+	return s.Setup.DigestInterval > 0
 }

@@ -182,6 +182,8 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("reply-zone", r.reply)
 	r = h.refused(h.player("Judy"), engine.Private, "ZONE Berlin", engine.Command{Verb: engine.CmdZone, Text: "Berlin"})
 	g.add("reply-zone-refused", r.reply)
+	r = h.ok(h.player("Judy"), engine.Private, "MAIL", engine.Command{Verb: engine.CmdMail})
+	g.add("reply-mail-shown", r.reply)
 
 	// Extensions: asked and denied, asked and granted; the referee's own.
 	h.now = h.now.Add(2 * time.Hour)
@@ -493,6 +495,12 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("reply-help-rules", r.reply)
 	r = h.ok(h.player(vig), engine.Private, "ZONE", engine.Command{Verb: engine.CmdZone})
 	g.add("reply-zone-shown", r.reply)
+	r = h.ok(h.player(vig), engine.Private, "MAIL", engine.Command{Verb: engine.CmdMail})
+	g.add("reply-mail-shown", r.reply)
+	// The Vigilante leaves the digests for each post, and comes back.
+	r = h.ok(h.player(vig), engine.Private, "MAIL EACH", engine.Command{Verb: engine.CmdMail, Text: engine.MailEach})
+	g.add("reply-mail-each", r.reply)
+	h.ok(h.player(vig), engine.Private, "MAIL DIGEST", engine.Command{Verb: engine.CmdMail, Text: engine.MailDigest})
 	r = h.ok(h.player(mafia[0]), engine.Thread, "", post("Frank here. I was framed!"))
 	g.add("held-referee", to(t, r.msgs, "ref"))
 	h.ok(engine.Referee, engine.Private, "REJECT 1", engine.Command{Verb: engine.CmdReject, Held: 1})

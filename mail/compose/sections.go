@@ -286,6 +286,18 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 				sec.Status.Sending = sendingView(ss, s, now)
 			}
 		}
+	case engine.EvMailSet, engine.EvMailShown:
+		sec.Kind = "mailmode"
+		sec.Variant = "set"
+		if e.Type == engine.EvMailShown {
+			sec.Variant = "shown"
+		}
+		sec.Text = e.Text
+		every := s.Setup.DigestInterval
+		if every == 0 {
+			every = engine.DefaultDigestInterval
+		}
+		sec.Span = templates.Span(every)
 	case engine.EvZoneSet, engine.EvZoneShown:
 		sec.Kind = "zone"
 		sec.Variant = "set"
