@@ -41,7 +41,8 @@ func Client(mech, user, token string) sasl.Client {
 	return NewXOAuth2Client(user, token)
 }
 
-// Authenticate logs in as user with mech through auth. When the server
+// Authenticate logs in as user with mech through auth; ctx bounds the
+// token requests. When the server
 // refuses the token (refused says which errors mean that), the token is
 // refreshed and the login tried once more: the provider may have
 // revoked an access token before its expiry.
