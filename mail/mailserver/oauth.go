@@ -2,6 +2,7 @@ package mailserver
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/emersion/go-sasl"
@@ -18,7 +19,15 @@ func (s *Server) mechanisms() []string {
 	if s.opts.OAuthTokens == nil {
 		return []string{sasl.Plain}
 	}
+	if s.opts.OAuthMechanisms != nil {
+		return append([]string{sasl.Plain}, s.opts.OAuthMechanisms...)
+	}
 	return []string{sasl.Plain, oauth.XOAuth2, sasl.OAuthBearer}
+}
+
+// offers says whether mech is one of the mechanisms offered.
+func (s *Server) offers(mech string) bool {
+	return slices.Contains(s.mechanisms(), mech)
 }
 
 // saslServer returns the server side of mech. login is called with the
@@ -26,6 +35,9 @@ func (s *Server) mechanisms() []string {
 // protocol's "authentication failed".
 func (s *Server) saslServer(mech string, login func(*user) error, fail error) (sasl.Server, bool) {
 	mech = strings.ToUpper(mech)
+	if !s.offers(mech) {
+		return nil, false
+	}
 	var srv sasl.Server
 	switch {
 	case mech == sasl.Plain:
@@ -39,7 +51,7 @@ func (s *Server) saslServer(mech string, login func(*user) error, fail error) (s
 			}
 			return login(u)
 		})
-	case mech == oauth.XOAuth2 && s.opts.OAuthTokens != nil:
+	case mech == oauth.XOAuth2:
 		srv = oauth.NewXOAuth2Server(func(username, token string) error {
 			u, ok := s.tokenUser(username, token)
 			if !ok {
@@ -47,7 +59,7 @@ func (s *Server) saslServer(mech string, login func(*user) error, fail error) (s
 			}
 			return login(u)
 		})
-	case mech == sasl.OAuthBearer && s.opts.OAuthTokens != nil:
+	case mech == sasl.OAuthBearer:
 		srv = sasl.NewOAuthBearerServer(func(o sasl.OAuthBearerOptions) *sasl.OAuthBearerError {
 			u, ok := s.tokenUser(o.Username, o.Token)
 			if ok && login(u) == nil {
