@@ -36,7 +36,7 @@ func Mechanism(offered []string) (string, error) {
 // Client returns the SASL client of mech for user and token.
 func Client(mech, user, token string) sasl.Client {
 	if mech == sasl.OAuthBearer {
-		return sasl.NewOAuthBearerClient(&sasl.OAuthBearerOptions{Username: user, Token: token})
+		return NewOAuthBearerClient(user, token)
 	}
 	return NewXOAuth2Client(user, token)
 }

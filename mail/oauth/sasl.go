@@ -110,3 +110,26 @@ func parseXOAuth2(resp []byte) (user, token string, err error) {
 	}
 	return user, token, nil
 }
+
+type oauthBearerClient struct {
+	sasl.Client
+	refusal *sasl.OAuthBearerError
+}
+
+// NewOAuthBearerClient is go-sasl's OAUTHBEARER client (RFC 7628), but
+// one that answers the server's error challenge with the dummy response
+// %x01 the RFC asks for. go-sasl's client returns an error instead, which
+// go-imap's client takes as the end of AUTHENTICATE while the server still
+// waits for an answer.
+func NewOAuthBearerClient(user, token string) sasl.Client {
+	return &oauthBearerClient{Client: sasl.NewOAuthBearerClient(&sasl.OAuthBearerOptions{Username: user, Token: token})}
+}
+
+func (c *oauthBearerClient) Next(challenge []byte) ([]byte, error) {
+	if c.refusal != nil {
+		return nil, c.refusal
+	}
+	c.refusal = &sasl.OAuthBearerError{}
+	_ = json.Unmarshal(challenge, c.refusal)
+	return []byte{1}, nil
+}

@@ -66,3 +66,15 @@ func TestMechanismPrefersOAuthBearer(t *testing.T) {
 		}
 	}
 }
+
+func TestOAuthBearerClientAnswersTheErrorChallenge(t *testing.T) {
+	c := oauth.NewOAuthBearerClient("mafia@example.org", "tok")
+	mech, ir, _ := c.Start()
+	if want := "n,a=mafia@example.org,\x01auth=Bearer tok\x01\x01"; mech != "OAUTHBEARER" || string(ir) != want {
+		t.Errorf("Start = %q, %q; want OAUTHBEARER, %q", mech, ir, want)
+	}
+	resp, err := c.Next([]byte(`{"status":"invalid_token","schemes":"bearer"}`))
+	if err != nil || string(resp) != "\x01" {
+		t.Errorf("answer to the error challenge = %q, %v; want %%x01", resp, err)
+	}
+}
