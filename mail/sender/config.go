@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/mail/mailurl"
+	"github.com/mafiamail/mafiamail/mail/oauth"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -29,6 +30,11 @@ type Config struct {
 	// Auth chooses the mechanism: "plain", "login", or "" for PLAIN where
 	// the server offers it and LOGIN otherwise.
 	Auth string
+	// OAuth2, when set with Username, authenticates with an access token
+	// instead of Password: AUTH OAUTHBEARER where the server offers it,
+	// else XOAUTH2. A token the server refuses is refreshed and tried once
+	// more.
+	OAuth2 oauth.Bearer
 	// Helo is the name the sender gives in EHLO; default the machine's
 	// host name.
 	Helo string
