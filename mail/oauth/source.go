@@ -33,6 +33,12 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives refreshes and failures; default slog.Default().
 	Logger *slog.Logger
+	// OnRevoked, when set, is called when the provider refuses the refresh
+	// token for good (with the *RevokedError), and OnRestored when a token
+	// is obtained again after that. They run on the goroutine that asked
+	// for the token, outside the Source's lock.
+	OnRevoked  func(error)
+	OnRestored func()
 }
 
 // Source gives access tokens, refreshing them before they expire. It is
@@ -48,6 +54,8 @@ type Source struct {
 	// revoked is the RevokedError of the last refresh, kept until the
 	// token file changes: asking again would only be refused again.
 	revoked error
+	// lapsed is set from a revocation until a token is obtained again.
+	lapsed bool
 }
 
 // New checks cfg and returns a Source. The token file is read at the
@@ -85,7 +93,24 @@ func (s *Source) OAuth2Config() *oauth2.Config {
 // *RevokedError until the token file is written again.
 func (s *Source) Token(ctx context.Context) (string, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	wasLapsed := s.lapsed
+	tok, err := s.tokenLocked(ctx)
+	if err == nil {
+		s.lapsed = false
+	} else if IsRevoked(err) {
+		s.lapsed = true
+	}
+	s.mu.Unlock()
+	switch {
+	case err == nil && wasLapsed && s.cfg.OnRestored != nil:
+		s.cfg.OnRestored()
+	case err != nil && !wasLapsed && IsRevoked(err) && s.cfg.OnRevoked != nil:
+		s.cfg.OnRevoked(err)
+	}
+	return tok, err
+}
+
+func (s *Source) tokenLocked(ctx context.Context) (string, error) {
 	if err := s.reloadLocked(); err != nil {
 		return "", err
 	}

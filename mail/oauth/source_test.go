@@ -120,3 +120,44 @@ func TestSourceWithoutTokenFile(t *testing.T) {
 		t.Errorf("Token without a file: %v", err)
 	}
 }
+
+func TestSourceTellsRevocationAndRestorationOnce(t *testing.T) {
+	p := oauthtest.Start(t)
+	dir := t.TempDir()
+	cfg := p.Config(p.WriteTokenFile(t, dir, "", time.Time{}))
+	var revoked []error
+	restored := 0
+	cfg.OnRevoked = func(err error) { revoked = append(revoked, err) }
+	cfg.OnRestored = func() { restored++ }
+	s, err := oauth.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := mustToken(t, s, true)
+	p.Revoke()
+	s.Invalidate(tok)
+	s.Token(context.Background())
+	s.Token(context.Background())
+	if len(revoked) != 1 || !oauth.IsRevoked(revoked[0]) || restored != 0 {
+		t.Fatalf("told %v revoked, %d restored; want one revocation", revoked, restored)
+	}
+	p.Reauthorise()
+	time.Sleep(10 * time.Millisecond)
+	p.WriteTokenFile(t, dir, "", time.Time{})
+	mustToken(t, s, true)
+	mustToken(t, s, true)
+	if len(revoked) != 1 || restored != 1 {
+		t.Errorf("told %d revoked, %d restored; want 1 and 1", len(revoked), restored)
+	}
+}
+
+// mustToken returns the Source's token, failing the test unless it is as
+// expected.
+func mustToken(t *testing.T, s *oauth.Source, want bool) string {
+	t.Helper()
+	tok, err := s.Token(context.Background())
+	if (err == nil) != want {
+		t.Fatalf("Token: %q, %v", tok, err)
+	}
+	return tok
+}
