@@ -83,7 +83,7 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 		return nil, err
 	}
 	s := &Service{st: st, host: h, log: log}
-	tokens, err := TokenSource(cfg, log)
+	tokens, err := TokenSource(cfg, h, log)
 	if err != nil {
 		st.Close()
 		return nil, err

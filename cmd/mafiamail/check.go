@@ -37,7 +37,7 @@ func checkAccounts(ctx context.Context, cfg *config.Config, w io.Writer) error {
 	defer cancel()
 	quiet := cli.NewLogger(io.Discard, "text", "error")
 	// The same token source as serve: check logs in as the host does.
-	tokens, err := service.TokenSource(cfg, quiet)
+	tokens, err := service.TokenSource(cfg, nil, quiet)
 	if err != nil {
 		return err
 	}

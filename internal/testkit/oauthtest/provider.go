@@ -36,6 +36,7 @@ type Provider struct {
 	rotate    bool
 	expiresIn time.Duration
 	refreshes int
+	refused   int
 }
 
 // Start runs a provider for the length of the test. Its refresh token
@@ -79,6 +80,13 @@ func (p *Provider) Refuse(access string) {
 	p.mu.Unlock()
 }
 
+// RefuseAll makes the servers refuse every access token issued so far.
+func (p *Provider) RefuseAll() {
+	p.mu.Lock()
+	clear(p.access)
+	p.mu.Unlock()
+}
+
 // Revoke makes the refresh token invalid: refreshes get invalid_grant.
 func (p *Provider) Revoke() {
 	p.mu.Lock()
@@ -107,6 +115,13 @@ func (p *Provider) Refreshes() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.refreshes
+}
+
+// Refused counts the refresh requests it answered with invalid_grant.
+func (p *Provider) Refused() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused
 }
 
 // Check says whether token is an access token the provider issued and
@@ -142,6 +157,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.refresh == "" || r.Form.Get("refresh_token") != p.refresh {
+		p.refused++
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": "Token has been expired or revoked."})
 		return
 	}
