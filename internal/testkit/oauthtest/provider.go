@@ -37,19 +37,38 @@ type Provider struct {
 	expiresIn time.Duration
 	refreshes int
 	refused   int
+	// approved is set once the user entered the device code.
+	approved bool
 }
 
 // Start runs a provider for the length of the test. Its refresh token
 // is "refresh-0"; each access token it issues lasts an hour.
 func Start(t *testing.T) *Provider {
 	p := &Provider{refresh: "refresh-0", access: map[string]bool{}, expiresIn: time.Hour}
-	p.srv = httptest.NewServer(http.HandlerFunc(p.token))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/token", p.token)
+	mux.HandleFunc("/device", p.device)
+	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.srv.Close)
 	return p
 }
 
 // TokenURL is the token endpoint.
 func (p *Provider) TokenURL() string { return p.srv.URL + "/token" }
+
+// DeviceAuthURL is the device authorisation endpoint.
+func (p *Provider) DeviceAuthURL() string { return p.srv.URL + "/device" }
+
+// UserCode is the code the device authorisation shows.
+const UserCode = "WDJB-MJHT"
+
+// Approve is the user entering the device code: the next poll gets a new
+// refresh token.
+func (p *Provider) Approve() {
+	p.mu.Lock()
+	p.approved = true
+	p.mu.Unlock()
+}
 
 // Rotate makes every refresh issue a new refresh token.
 func (p *Provider) Rotate() {
@@ -146,10 +165,22 @@ func (p *Provider) WriteTokenFile(t *testing.T, dir, access string, expiry time.
 
 // Config is a Source configuration for this provider and token file.
 func (p *Provider) Config(tokenFile string) oauth.Config {
-	return oauth.Config{ClientID: ClientID, TokenURL: p.TokenURL(), TokenFile: tokenFile, Scopes: []string{"mail"}}
+	return oauth.Config{ClientID: ClientID, TokenURL: p.TokenURL(), DeviceAuthURL: p.DeviceAuthURL(),
+		TokenFile: tokenFile, Scopes: []string{"mail"}}
+}
+
+// device starts a device authorisation; the client then polls the token
+// endpoint every second.
+func (p *Provider) device(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"device_code": "device-1", "user_code": UserCode,
+		"verification_uri": "https://login.example.org/device", "expires_in": 900, "interval": 1})
 }
 
 func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
+	if r.ParseForm() == nil && r.Form.Get("grant_type") == "urn:ietf:params:oauth:grant-type:device_code" {
+		p.deviceToken(w)
+		return
+	}
 	if err := r.ParseForm(); err != nil || r.Form.Get("grant_type") != "refresh_token" {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
 		return
@@ -169,6 +200,20 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		out["refresh_token"] = p.refresh
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+func (p *Provider) deviceToken(w http.ResponseWriter) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.approved {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "authorization_pending"})
+		return
+	}
+	p.approved = false
+	p.serial++
+	p.refresh = fmt.Sprintf("refresh-%d", p.serial)
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": p.issueLocked(), "token_type": "Bearer",
+		"expires_in": int(p.expiresIn.Seconds()), "refresh_token": p.refresh})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
