@@ -171,6 +171,9 @@ func (c *Config) validate() error {
 	if c.Username == "" && c.Password != "" {
 		return errors.New("sender: a Password without a Username")
 	}
+	if c.Username == "" && c.OAuth2 != nil {
+		return errors.New("sender: OAuth2 without a Username to log in as")
+	}
 	if c.Connections < 1 || c.Connections > MaxConnections {
 		return fmt.Errorf("sender: Connections %d: want 1 to %d", c.Connections, MaxConnections)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/mafiamail/mafiamail/mail/oauth"
 )
 
-// Config configures a Watcher. URL, Username and Password are required;
-// every other field has a default.
+// Config configures a Watcher. URL, Username and Password (or OAuth2) are
+// required; every other field has a default.
 type Config struct {
 	// URL names the server: "imaps://host[:port]" for implicit TLS (port
 	// 993 by default), or "imap://host[:port]" (port 143), which requires
