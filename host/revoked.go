@@ -32,6 +32,7 @@ func (h *Host) AuthorisationRevoked(ctx context.Context, r Revocation) error {
 		return nil
 	}
 	since := h.clock.real()
+	number := h.revocations + 1
 	err := h.transact(ctx, "revoked", func(w *work) error {
 		ids := make([]string, 0, len(h.games))
 		for id := range h.games {
@@ -44,7 +45,7 @@ func (h *Host) AuthorisationRevoked(ctx context.Context, r Revocation) error {
 				continue
 			}
 			msg, err := h.mail.AuthorisationRevoked(compose.Revoked{State: g.state, Dir: g.dir(), Since: since,
-				Error: r.Error, Reading: r.Reading, Sending: r.Sending, Now: w.now})
+				Error: r.Error, Reading: r.Reading, Sending: r.Sending, Number: number, Now: w.now})
 			if err != nil {
 				return &failure{fmt.Errorf("compose the revoked authorisation notice: %w", err)}
 			}
@@ -55,7 +56,7 @@ func (h *Host) AuthorisationRevoked(ctx context.Context, r Revocation) error {
 	if err != nil {
 		return err
 	}
-	h.revokedSince = since
+	h.revokedSince, h.revocations = since, number
 	h.log.Error("the mail provider no longer accepts the host's authorisation; the referees are told",
 		"err", r.Error, "imap", r.Reading, "smtp", r.Sending)
 	return nil

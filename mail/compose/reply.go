@@ -363,7 +363,9 @@ type Revoked struct {
 	// Reading and Sending say which of IMAP and SMTP use the
 	// authorisation.
 	Reading, Sending bool
-	Now              time.Time
+	// Number tells this revocation from the host's earlier ones.
+	Number int
+	Now    time.Time
 }
 
 // AuthorisationRevoked tells a game's referee, once per revocation, that
@@ -380,6 +382,6 @@ func (c *Composer) AuthorisationRevoked(r Revoked) (Outgoing, error) {
 	return c.finish(draft{
 		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: r.Now,
 		sections: []*templates.Section{sec}, main: sec, kind: KindReferee,
-		id: c.msgID(s.Game, "revoked", hashKey(r.Since.UTC().Format(time.RFC3339Nano)), ref.key),
+		id: c.msgID(s.Game, "revoked", hashKey(fmt.Sprint(r.Number, " ", r.Since.UTC().Format(time.RFC3339Nano))), ref.key),
 	})
 }
