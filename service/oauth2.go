@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/mafiamail/mafiamail/config"
@@ -23,6 +24,12 @@ func TokenSource(cfg *config.Config, h *host.Host, log *slog.Logger) (*oauth.Sou
 		TokenFile: o.TokenFile, Logger: log}
 	if h != nil {
 		oc.OnRevoked = func(err error) {
+			// The notice says in its own words what happened; what the
+			// provider answered is quoted.
+			var re *oauth.RevokedError
+			if errors.As(err, &re) {
+				err = re.Err
+			}
 			r := host.Revocation{Error: err.Error(),
 				Reading: cfg.IMAP.Auth == config.AuthOAuth2, Sending: cfg.SMTP.Auth == config.AuthOAuth2}
 			if err := h.AuthorisationRevoked(context.Background(), r); err != nil {
