@@ -85,3 +85,29 @@ func TestOAuth2RevokedIsTold(t *testing.T) {
 		t.Fatalf("Check with a revoked token: %v, want the RevokedError", err)
 	}
 }
+
+// While the refresh token is revoked the watcher cannot log in and mail
+// waits in the mailbox; once the token file is written again by a new
+// authorisation, the running watcher logs in and reads it.
+func TestOAuth2ResumesWhenTheTokenFileIsRewritten(t *testing.T) {
+	p := oauthtest.Start(t)
+	srv := startServer(t, mailserver.Config{OAuthTokens: p.Check})
+	dir := t.TempDir()
+	src, err := oauth.New(p.Config(p.WriteTokenFile(t, dir, "", time.Time{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, srv.IMAPAddr())
+	cfg.Username, cfg.Password, cfg.OAuth2 = hostAddr, "", src
+	p.Revoke()
+	rec := &recorder{}
+	runWatcher(t, cfg, rec.handle)
+	deliver(t, srv, 1)
+	waitFor(t, "a refused refresh", func() bool { return p.Refused() >= 1 })
+	if rec.count() != 0 {
+		t.Fatal("mail was read with a revoked token")
+	}
+	p.Reauthorise()
+	p.WriteTokenFile(t, dir, "", time.Time{})
+	waitFor(t, "the message handled", func() bool { return rec.count() == 1 })
+}
