@@ -10,7 +10,7 @@ import (
 	"github.com/emersion/go-sasl"
 )
 
-// Bearer gives access tokens: a *Source, or a fixed token in tests.
+// Bearer gives access tokens; *Source is the one the host uses.
 type Bearer interface {
 	// Token returns an access token that is valid now.
 	Token(ctx context.Context) (string, error)
@@ -42,10 +42,9 @@ func Client(mech, user, token string) sasl.Client {
 }
 
 // Authenticate logs in as user with mech through auth; ctx bounds the
-// token requests. When the server
-// refuses the token (refused says which errors mean that), the token is
-// refreshed and the login tried once more: the provider may have
-// revoked an access token before its expiry.
+// token requests. When the server refuses the token (refused says which
+// errors mean that), the token is refreshed and the login tried once
+// more: the provider may have revoked an access token before its expiry.
 func Authenticate(ctx context.Context, b Bearer, mech, user string, auth func(sasl.Client) error, refused func(error) bool) error {
 	for try := 0; ; try++ {
 		token, err := b.Token(ctx)

@@ -81,13 +81,6 @@ func New(cfg Config) (*Source, error) {
 	}, nil
 }
 
-// OAuth2Config is the oauth2 configuration the Source refreshes with, for
-// the authorisation that writes the token file.
-func (s *Source) OAuth2Config() *oauth2.Config {
-	oc := s.oc
-	return &oc
-}
-
 // Token returns a valid access token, refreshed if it expires within
 // seconds. A refresh token the provider refuses for good gives a
 // *RevokedError until the token file is written again.
