@@ -32,6 +32,7 @@ type Config struct {
 	SMTP   SMTP    `toml:"smtp"`
 	Auth   Auth    `toml:"auth"`
 	Limits Limits  `toml:"limits"`
+	OAuth2 OAuth2  `toml:"oauth2"`
 }
 
 // Log chooses the log format and level.
@@ -46,6 +47,9 @@ type Account struct {
 	Username    string `toml:"username"`
 	Password    string `toml:"password"`
 	PasswordEnv string `toml:"password_env"`
+	// Auth is how the account logs in: "password" (the default) or
+	// "oauth2", with an access token obtained as [oauth2] says.
+	Auth string `toml:"auth"`
 	// InsecureSkipVerify accepts any TLS certificate (local test servers only).
 	InsecureSkipVerify bool `toml:"insecure_skip_verify"`
 	// Timeout bounds the wait for the server's answer to one command; a
@@ -235,7 +239,10 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 		if err := checkURL(a.acct.URL, a.schemes); err != nil {
 			errs = append(errs, bad(a.section+".url", "%v", err))
 		}
+		errs = append(errs, checkAccountAuth(a.section, a.acct, bad)...)
 		switch {
+		case a.acct.Auth == AuthOAuth2:
+			// Checked by checkAccountAuth: no password, a username.
 		case a.acct.Password != "" && a.acct.PasswordEnv != "":
 			errs = append(errs, bad(a.section+".password_env", "give password or password_env, not both"))
 		case a.acct.PasswordEnv != "":
@@ -246,7 +253,7 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 			a.acct.Password = v
 		}
 		switch {
-		case a.acct.Username != "":
+		case a.acct.Username != "", a.acct.Auth == AuthOAuth2:
 		case a.section == "smtp" && a.acct.Password == "" && a.acct.PasswordEnv == "":
 			// A mail server on the host's own machine or network (a local
 			// Postfix) may relay for it without authentication.
@@ -259,6 +266,7 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 			errs = append(errs, bad(a.section+".timeout", "must be between 1s and 1h, not %v", t))
 		}
 	}
+	errs = append(errs, checkOAuth2(&cfg, lookupEnv, bad)...)
 	if r := time.Duration(cfg.IMAP.IdleRefresh); r != 0 && (r < time.Second || r > 29*time.Minute) {
 		// RFC 2177: a server may end an IDLE after 30 minutes.
 		errs = append(errs, bad("imap.idle_refresh", "must be between 1s and 29m, not %v", r))

@@ -99,6 +99,12 @@ type Host struct {
 	// host started, from which a deadline that passed while it was down
 	// waits its grace.
 	watermark, started time.Time
+	// revokedSince is when the mail provider stopped accepting the host's
+	// authorisation, zero while it accepts it: the referees are told once
+	// per revocation (revoked.go). revocations counts them since the host
+	// started.
+	revokedSince time.Time
+	revocations  int
 }
 
 // New opens the host on its store, rebuilding every game from its events.

@@ -83,8 +83,14 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 		return nil, err
 	}
 	s := &Service{st: st, host: h, log: log}
+	tokens, err := TokenSource(cfg, h, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	wc := watcher.Config{
 		URL: cfg.IMAP.URL, Username: cfg.IMAP.Username, Password: cfg.IMAP.Password,
+		OAuth2:  Bearer(cfg.IMAP.Account, tokens),
 		Mailbox: cfg.IMAP.Mailbox, MoveTo: cfg.IMAP.MoveTo, TLSConfig: TLSConfig(cfg.IMAP.Account),
 		MinBackoff: 100 * time.Millisecond, Logger: log,
 		CommandTimeout: time.Duration(cfg.IMAP.Timeout), IdleRefresh: time.Duration(cfg.IMAP.IdleRefresh),
@@ -114,6 +120,7 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 	}
 	s.send, err = sender.New(sender.Config{
 		URL: cfg.SMTP.URL, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password,
+		OAuth2:    Bearer(cfg.SMTP.Account, tokens),
 		TLSConfig: TLSConfig(cfg.SMTP.Account), Helo: HeloName(cfg.Address), Logger: log,
 		CommandTimeout: time.Duration(cfg.SMTP.Timeout),
 		Connections:    cfg.SMTP.Connections,

@@ -159,6 +159,7 @@ type Section struct {
 	Reply   *Answer
 	Failure *Failure
 	Hold    *SendingHold
+	Revoked *Revoked
 	// Address is an address the section names (never a player's own
 	// address in public mail).
 	Address string
@@ -431,6 +432,16 @@ type SendingHold struct {
 	Waiting int
 	// Blocked: the same refusal of many messages, not a known limit reply.
 	Blocked bool
+}
+
+// Revoked tells the referee that the mail provider no longer accepts the
+// host's OAuth2 authorisation.
+type Revoked struct {
+	Since Moment
+	// Error is what the provider answered.
+	Error string
+	// Reading and Sending say which of IMAP and SMTP log in with it.
+	Reading, Sending bool
 }
 
 // Failure is a message the SMTP server refused for good.

@@ -36,9 +36,14 @@ func checkAccounts(ctx context.Context, cfg *config.Config, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	quiet := cli.NewLogger(io.Discard, "text", "error")
+	// The same token source as serve: check logs in as the host does.
+	tokens, err := service.TokenSource(cfg, nil, quiet)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	res, err := watcher.Check(ctx, watcher.Config{URL: cfg.IMAP.URL, Username: cfg.IMAP.Username,
-		Password: cfg.IMAP.Password, Mailbox: cfg.IMAP.Mailbox, TLSConfig: service.TLSConfig(cfg.IMAP.Account),
+		Password: cfg.IMAP.Password, OAuth2: service.Bearer(cfg.IMAP.Account, tokens), Mailbox: cfg.IMAP.Mailbox, TLSConfig: service.TLSConfig(cfg.IMAP.Account),
 		CommandTimeout: 20 * time.Second, Logger: quiet})
 	if err != nil {
 		fmt.Fprintf(w, "IMAP %s as %s: FAILED: %v\n", cfg.IMAP.URL, cfg.IMAP.Username, err)
@@ -52,7 +57,7 @@ func checkAccounts(ctx context.Context, cfg *config.Config, w io.Writer) error {
 			cfg.IMAP.URL, cfg.IMAP.Username, res.Security, cfg.IMAP.Mailbox, res.Messages, idle)
 	}
 	sec, err := sender.Check(ctx, sender.Config{URL: cfg.SMTP.URL, Username: cfg.SMTP.Username,
-		Password: cfg.SMTP.Password, TLSConfig: service.TLSConfig(cfg.SMTP.Account), Helo: service.HeloName(cfg.Address),
+		Password: cfg.SMTP.Password, OAuth2: service.Bearer(cfg.SMTP.Account, tokens), TLSConfig: service.TLSConfig(cfg.SMTP.Account), Helo: service.HeloName(cfg.Address),
 		CommandTimeout: 20 * time.Second, Logger: quiet})
 	if err != nil {
 		fmt.Fprintf(w, "SMTP %s as %s: FAILED: %v\n", cfg.SMTP.URL, cfg.SMTP.Username, err)

@@ -351,3 +351,37 @@ func (c *Composer) SendingHold(h Hold) (Outgoing, error) {
 		id: c.msgID(s.Game, "held", hashKey(fmt.Sprint(h.Number, " ", h.Since.UTC().Format(time.RFC3339Nano))), ref.key),
 	})
 }
+
+// Revoked is the referee's notice that the mail provider no longer
+// accepts the host's OAuth2 authorisation.
+type Revoked struct {
+	State *engine.State
+	Dir   Directory
+	// Since is when the provider first refused; Error what it said.
+	Since time.Time
+	Error string
+	// Reading and Sending say which of IMAP and SMTP use the
+	// authorisation.
+	Reading, Sending bool
+	// Number tells this revocation from the host's earlier ones.
+	Number int
+	Now    time.Time
+}
+
+// AuthorisationRevoked tells a game's referee, once per revocation, that
+// the host can no longer log in to its mailbox.
+func (c *Composer) AuthorisationRevoked(r Revoked) (Outgoing, error) {
+	s := r.State
+	if s == nil {
+		return Outgoing{}, errors.New("compose: a revoked authorisation notice needs its game")
+	}
+	ref := refereeRecipient(s, r.Dir)
+	view := &templates.Revoked{Since: moment(s, r.Since, r.Now), Error: strings.TrimSpace(r.Error),
+		Reading: r.Reading, Sending: r.Sending}
+	sec := &templates.Section{Kind: "revoked", Revoked: view}
+	return c.finish(draft{
+		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: r.Now,
+		sections: []*templates.Section{sec}, main: sec, kind: KindReferee,
+		id: c.msgID(s.Game, "revoked", hashKey(fmt.Sprint(r.Number, " ", r.Since.UTC().Format(time.RFC3339Nano))), ref.key),
+	})
+}

@@ -352,6 +352,13 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	}
 	h.record([]compose.Outgoing{hold})
 	g.add("sendinghold", hold)
+	revoked, err := h.c.AuthorisationRevoked(compose.Revoked{State: h.s, Dir: h.dir, Since: h.now.Add(-20 * time.Minute),
+		Error: `oauth2: "invalid_grant" "Token has been expired or revoked."`, Reading: true, Sending: true, Now: h.now})
+	if err != nil {
+		t.Fatalf("AuthorisationRevoked: %v", err)
+	}
+	h.record([]compose.Outgoing{revoked})
+	g.add("revoked", revoked)
 	return h, g
 }
 
@@ -587,6 +594,13 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	}
 	h.record([]compose.Outgoing{hold})
 	g.add("sendinghold", hold)
+	revoked, err := h.c.AuthorisationRevoked(compose.Revoked{State: h.s, Dir: h.dir, Since: h.now.Add(-20 * time.Minute),
+		Error: `oauth2: "invalid_grant" "Token has been expired or revoked."`, Reading: true, Sending: true, Now: h.now})
+	if err != nil {
+		t.Fatalf("AuthorisationRevoked: %v", err)
+	}
+	h.record([]compose.Outgoing{revoked})
+	g.add("revoked", revoked)
 	return h, g
 }
 

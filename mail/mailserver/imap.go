@@ -6,6 +6,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+	"github.com/emersion/go-sasl"
 )
 
 // imapSession is one IMAP connection. Before LOGIN the embedded UserSession
@@ -18,7 +19,10 @@ type imapSession struct {
 	user *user
 }
 
-var _ imapserver.SessionIMAP4rev2 = (*imapSession)(nil)
+var (
+	_ imapserver.SessionIMAP4rev2 = (*imapSession)(nil)
+	_ imapserver.SessionSASL      = (*imapSession)(nil)
+)
 
 // Login accepts "alice" and "alice@<local domain>" alike.
 func (s *imapSession) Login(username, password string) error {
@@ -26,6 +30,24 @@ func (s *imapSession) Login(username, password string) error {
 	if !ok {
 		return imapserver.ErrAuthFailed
 	}
+	return s.loggedIn(u)
+}
+
+// AuthenticateMechanisms offers PLAIN, and the OAuth2 mechanisms when the
+// server checks tokens.
+func (s *imapSession) AuthenticateMechanisms() []string { return s.srv.mechanisms() }
+
+// Authenticate serves AUTHENTICATE; imapserver then no longer provides
+// PLAIN itself, so saslServer does.
+func (s *imapSession) Authenticate(mech string) (sasl.Server, error) {
+	srv, ok := s.srv.saslServer(mech, s.loggedIn, imapserver.ErrAuthFailed)
+	if !ok {
+		return nil, &imap.Error{Type: imap.StatusResponseTypeNo, Text: "SASL mechanism not supported"}
+	}
+	return srv, nil
+}
+
+func (s *imapSession) loggedIn(u *user) error {
 	s.srv.mu.Lock()
 	u.conns[s.conn] = struct{}{}
 	s.srv.mu.Unlock()

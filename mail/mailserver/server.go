@@ -57,6 +57,14 @@ type Config struct {
 	// logged in as the From address (see AuthServID), and removes any such
 	// field the message already carried.
 	AuthResults bool
+	// OAuthTokens, when set, offers XOAUTH2 and OAUTHBEARER on IMAP and
+	// SMTP besides PLAIN: it says whether token is a valid access token
+	// for user (the name the client gave). The user must exist.
+	OAuthTokens func(user, token string) bool
+	// OAuthMechanisms are the OAuth2 mechanisms offered, XOAUTH2 and
+	// OAUTHBEARER by default, as Gmail does; Outlook.com offers XOAUTH2
+	// only.
+	OAuthMechanisms []string
 
 	// IMAPAddr and SMTPAddr are the listen addresses; default "127.0.0.1:0"
 	// (a random loopback port).

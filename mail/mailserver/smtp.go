@@ -48,23 +48,17 @@ var (
 	errDropped      = errors.New("mailserver: connection dropped on purpose")
 )
 
-func (s *smtpSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (s *smtpSession) AuthMechanisms() []string { return s.srv.mechanisms() }
 
 func (s *smtpSession) Auth(mech string) (sasl.Server, error) {
-	if mech != sasl.Plain {
-		return nil, smtp.ErrAuthUnknownMechanism
-	}
-	return sasl.NewPlainServer(func(identity, username, password string) error {
-		if identity != "" && identity != username {
-			return smtp.ErrAuthFailed
-		}
-		u, ok := s.srv.authenticate(username, password)
-		if !ok {
-			return smtp.ErrAuthFailed
-		}
+	srv, ok := s.srv.saslServer(mech, func(u *user) error {
 		s.auth = u.name
 		return nil
-	}), nil
+	}, smtp.ErrAuthFailed)
+	if !ok {
+		return nil, smtp.ErrAuthUnknownMechanism
+	}
+	return srv, nil
 }
 
 func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {

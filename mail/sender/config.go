@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/mail/mailurl"
+	"github.com/mafiamail/mafiamail/mail/oauth"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -29,6 +30,11 @@ type Config struct {
 	// Auth chooses the mechanism: "plain", "login", or "" for PLAIN where
 	// the server offers it and LOGIN otherwise.
 	Auth string
+	// OAuth2, when set with Username, authenticates with an access token
+	// instead of Password: AUTH OAUTHBEARER where the server offers it,
+	// else XOAUTH2. A token the server refuses is refreshed and tried once
+	// more.
+	OAuth2 oauth.Bearer
 	// Helo is the name the sender gives in EHLO; default the machine's
 	// host name.
 	Helo string
@@ -164,6 +170,9 @@ func (c *Config) validate() error {
 	}
 	if c.Username == "" && c.Password != "" {
 		return errors.New("sender: a Password without a Username")
+	}
+	if c.Username == "" && c.OAuth2 != nil {
+		return errors.New("sender: OAuth2 without a Username to log in as")
 	}
 	if c.Connections < 1 || c.Connections > MaxConnections {
 		return fmt.Errorf("sender: Connections %d: want 1 to %d", c.Connections, MaxConnections)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/mail/address"
 	"github.com/mafiamail/mafiamail/mail/mailurl"
+	"github.com/mafiamail/mafiamail/mail/oauth"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -53,14 +54,14 @@ func (s *Sender) connect(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	cn := &conn{s: s, raw: raw, stop: context.AfterFunc(ctx, func() { raw.Close() })}
-	if err := cn.setUp(); err != nil {
+	if err := cn.setUp(ctx); err != nil {
 		cn.close()
 		return nil, err
 	}
 	return cn, nil
 }
 
-func (cn *conn) setUp() error {
+func (cn *conn) setUp(ctx context.Context) error {
 	s := cn.s
 	if s.ep.Security == mailurl.StartTLS {
 		// NewClientStartTLS reads the greeting, says EHLO and upgrades;
@@ -89,7 +90,7 @@ func (cn *conn) setUp() error {
 	if err := cn.c.Hello(s.cfg.Helo); err != nil {
 		return fmt.Errorf("EHLO: %w", err)
 	}
-	if err := cn.auth(); err != nil {
+	if err := cn.auth(ctx); err != nil {
 		return err
 	}
 	if ok, limits := cn.c.Extension("LIMITS"); ok {
@@ -99,7 +100,7 @@ func (cn *conn) setUp() error {
 }
 
 // auth authenticates with PLAIN or LOGIN when a username is configured.
-func (cn *conn) auth() error {
+func (cn *conn) auth(ctx context.Context) error {
 	cfg := &cn.s.cfg
 	if cfg.Username == "" {
 		return nil
@@ -109,6 +110,9 @@ func (cn *conn) auth() error {
 		return errors.New("the server offers no AUTH, but a username is configured")
 	}
 	mechs := strings.Fields(strings.ToUpper(offered))
+	if cfg.OAuth2 != nil {
+		return cn.authOAuth2(ctx, mechs)
+	}
 	method := strings.ToUpper(cfg.Auth)
 	if method == "" {
 		switch {
@@ -128,6 +132,28 @@ func (cn *conn) auth() error {
 	}
 	if err := cn.c.Auth(client); err != nil {
 		return fmt.Errorf("AUTH %s as %q: %w", method, cfg.Username, err)
+	}
+	return nil
+}
+
+// authOAuth2 authenticates with an access token.
+func (cn *conn) authOAuth2(ctx context.Context, offered []string) error {
+	cfg := &cn.s.cfg
+	mech, err := oauth.Mechanism(offered)
+	if err != nil {
+		return fmt.Errorf("AUTH as %q with OAuth2: %w", cfg.Username, err)
+	}
+	// A token endpoint that hangs holds the login no longer than a
+	// command would.
+	tctx, cancel := context.WithTimeout(ctx, cfg.CommandTimeout)
+	defer cancel()
+	err = oauth.Authenticate(tctx, cfg.OAuth2, mech, cfg.Username, cn.c.Auth, func(err error) bool {
+		// 535: the server refused the token.
+		var se *smtp.SMTPError
+		return errors.As(err, &se) && se.Code == 535
+	})
+	if err != nil {
+		return fmt.Errorf("AUTH %s as %q: %w", mech, cfg.Username, err)
 	}
 	return nil
 }

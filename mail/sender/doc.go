@@ -24,7 +24,8 @@
 //
 // Connections follow the URL policy: smtps:// (TLS from the first byte) or
 // smtp:// with STARTTLS, which is required unless the server is on a
-// loopback address. AUTH PLAIN or LOGIN is used when a username is set. The
+// loopback address. AUTH PLAIN or LOGIN is used when a username is set, or
+// AUTH OAUTHBEARER or XOAUTH2 with an access token when Config.OAuth2 is. The
 // package-level smtp.SendMail of go-smtp is not used: it demands STARTTLS
 // even on loopback, and opens a connection per message.
 //

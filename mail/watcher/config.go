@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/mail/mailurl"
+	"github.com/mafiamail/mafiamail/mail/oauth"
 )
 
-// Config configures a Watcher. URL, Username and Password are required;
-// every other field has a default.
+// Config configures a Watcher. URL, Username and Password (or OAuth2) are
+// required; every other field has a default.
 type Config struct {
 	// URL names the server: "imaps://host[:port]" for implicit TLS (port
 	// 993 by default), or "imap://host[:port]" (port 143), which requires
@@ -28,6 +29,10 @@ type Config struct {
 	// (the LOGIN command), or "" for PLAIN where the server offers it and
 	// LOGIN otherwise.
 	Auth string
+	// OAuth2, when set, logs in with an access token instead of Password:
+	// AUTHENTICATE OAUTHBEARER where the server offers it, else XOAUTH2.
+	// A token the server refuses is refreshed and tried once more.
+	OAuth2 oauth.Bearer
 
 	// Mailbox is the folder to watch; default "INBOX".
 	Mailbox string
@@ -183,8 +188,8 @@ func (c *Config) validate() error {
 	if c.Username == "" {
 		return errors.New("watcher: Username is required")
 	}
-	if c.Password == "" {
-		return errors.New("watcher: Password is required")
+	if c.Password == "" && c.OAuth2 == nil {
+		return errors.New("watcher: Password (or OAuth2) is required")
 	}
 	switch strings.ToLower(c.Auth) {
 	case "", "plain", "login":

@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-sasl"
 
 	"github.com/mafiamail/mafiamail/mail/mailurl"
+	"github.com/mafiamail/mafiamail/mail/oauth"
 )
 
 // dial opens the connection as the URL policy says: TLS from the start,
@@ -81,6 +82,9 @@ func (s *session) login(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	if cfg.OAuth2 != nil {
+		return s.loginOAuth2(ctx, caps)
+	}
 	method := strings.ToLower(cfg.Auth)
 	if method == "" {
 		method = "login"
@@ -101,6 +105,30 @@ func (s *session) login(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("log in as %q: %w", cfg.Username, err)
+	}
+	return nil
+}
+
+// loginOAuth2 authenticates with an access token.
+func (s *session) loginOAuth2(ctx context.Context, caps imap.CapSet) error {
+	cfg := &s.w.cfg
+	mech, err := oauth.Mechanism(caps.AuthMechanisms())
+	if err != nil {
+		return fmt.Errorf("log in as %q with OAuth2: %w", cfg.Username, err)
+	}
+	// A token endpoint that hangs holds the login no longer than a
+	// command would.
+	tctx, cancel := context.WithTimeout(ctx, cfg.CommandTimeout)
+	defer cancel()
+	err = oauth.Authenticate(tctx, cfg.OAuth2, mech, cfg.Username, func(c sasl.Client) error {
+		return s.cmd(ctx, "AUTHENTICATE "+mech, func() error { return s.c.Authenticate(c) })
+	}, func(err error) bool {
+		// NO to AUTHENTICATE: the server refused the token.
+		var ie *imap.Error
+		return errors.As(err, &ie) && ie.Type == imap.StatusResponseTypeNo
+	})
+	if err != nil {
+		return fmt.Errorf("log in as %q with %s: %w", cfg.Username, mech, err)
 	}
 	return nil
 }

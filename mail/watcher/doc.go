@@ -6,7 +6,9 @@
 //
 // Run connects to the server (imaps://, or imap:// with STARTTLS, which is
 // required unless the server is on a loopback address), logs in with
-// AUTHENTICATE PLAIN or LOGIN, selects the mailbox and then repeats:
+// AUTHENTICATE PLAIN or LOGIN, or with an OAuth2 access token
+// (AUTHENTICATE OAUTHBEARER or XOAUTH2) when Config.OAuth2 is set, selects
+// the mailbox and then repeats:
 //
 //  1. UID SEARCH UNSEEN, and read of each new message, in one fetch per
 //     thousand, what scheduling needs: its sender and routing header fields
