@@ -303,9 +303,11 @@ func TestKickWakesTheSender(t *testing.T) {
 		s.Kick()
 		waitFor(t, fmt.Sprintf("message %d sent", i), func() bool { return ob.count(store.OutSent) == i })
 	}
-	// Nothing due: no connection was opened for nothing.
-	if st := s.Stats(); st.Connects != 3 {
-		t.Errorf("stats %+v: want one connection per kick with mail", st)
+	// Nothing due: no connection was opened for nothing. A kick that
+	// comes while the last message's connection is still open may use it,
+	// so a busy machine sees fewer.
+	if st := s.Stats(); st.Connects < 1 || st.Connects > 3 {
+		t.Errorf("stats %+v: want at most one connection per kick with mail", st)
 	}
 }
 
