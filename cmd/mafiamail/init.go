@@ -16,6 +16,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/internal/cli"
+	mailoauth "github.com/mafiamail/mafiamail/mail/oauth"
 	"github.com/mafiamail/mafiamail/mail/provider"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
@@ -31,6 +32,9 @@ type initOptions struct {
 	database, out, autoconfig string
 	force                     bool
 	wait                      time.Duration
+	// OAuth2 (see initOAuth2).
+	signIn, oauthProvider, clientID, clientSecretEnv string
+	tokenURL, deviceURL, scopes, tokenFile           string
 }
 
 // cmdInit sets up a host for a mailbox: it finds the servers from the
@@ -53,6 +57,14 @@ func cmdInit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.StringVar(&o.autoconfig, "autoconfig", "", "an autoconfig file URL to read the servers from, before the usual places")
 	fs.BoolVar(&o.force, "force", false, "overwrite the configuration file if it exists")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long to wait for the test message to arrive")
+	fs.StringVar(&o.signIn, "sign-in", "", "password or oauth2 (default: as the provider wants)")
+	fs.StringVar(&o.oauthProvider, "oauth-provider", "", "with OAuth2: google, microsoft or custom (default: as the provider is)")
+	fs.StringVar(&o.clientID, "oauth-client-id", "", "with OAuth2: the client ID of the app you registered with the provider")
+	fs.StringVar(&o.clientSecretEnv, "oauth-client-secret-env", "", "with OAuth2: the environment variable holding the app's client secret, if it has one")
+	fs.StringVar(&o.tokenURL, "oauth-token-url", "", "with OAuth2 and a custom provider: its token endpoint")
+	fs.StringVar(&o.deviceURL, "oauth-device-url", "", "with OAuth2 and a custom provider: its device authorisation endpoint")
+	fs.StringVar(&o.scopes, "oauth-scopes", "", "with OAuth2 and a custom provider: the scopes, comma-separated")
+	fs.StringVar(&o.tokenFile, "token-file", "", "with OAuth2: where the authorisation is kept (default: mafiamail-token.json beside --out)")
 	if err := parseFlags(fs, args); err != nil {
 		return cli.Usage(err)
 	}
@@ -74,7 +86,8 @@ func runInit(ctx context.Context, o initOptions, in *asker, w io.Writer) error {
 	if o.referees, err = in.ask(o.referees, "Your address, as the referee who creates games (several: comma-separated): "); err != nil {
 		return err
 	}
-	settings := provider.Settings{IMAP: o.imapURL, SMTP: o.smtpURL, IMAPUsername: o.address, SMTPUsername: o.address,
+	_, domain, _ := strings.Cut(o.address, "@")
+	settings := provider.Settings{Name: domain, IMAP: o.imapURL, SMTP: o.smtpURL, IMAPUsername: o.address, SMTPUsername: o.address,
 		SignIn: provider.Password, Source: "given"}
 	if o.imapURL == "" || o.smtpURL == "" {
 		l := provider.Lookup{}
@@ -112,16 +125,24 @@ func runInit(ctx context.Context, o initOptions, in *asker, w io.Writer) error {
 	if o.smtpUser != "" {
 		settings.SMTPUsername = o.smtpUser
 	}
-	if settings.SignIn == provider.OAuth2 {
-		return fmt.Errorf("%s takes no passwords from programs: the host must sign in with OAuth2, which init cannot set up yet; "+
-			"where the provider allows an app password, give the servers with --imap and --smtp and use that", settings.Name)
+	if o.signIn != "" {
+		if o.signIn != provider.Password && o.signIn != provider.OAuth2 {
+			return cli.Usagef("--sign-in is password or oauth2, not %q", o.signIn)
+		}
+		settings.SignIn = o.signIn
 	}
-	if settings.SignIn == provider.AppPassword {
+	oauth := settings.SignIn == provider.OAuth2
+	var password string
+	switch {
+	case oauth:
+		fmt.Fprintf(w, "%s takes no passwords from programs: the host signs in with OAuth2.\n", settings.Name)
+	case settings.SignIn == provider.AppPassword:
 		fmt.Fprintf(w, "%s wants an app password for programs, not your own: make one at %s\n", settings.Name, settings.AppPasswordHelp)
-	}
-	password, err := in.password(o.passwordEnv, "Password for "+settings.IMAPUsername+" (not shown): ")
-	if err != nil {
-		return err
+		fallthrough
+	default:
+		if password, err = in.password(o.passwordEnv, "Password for "+settings.IMAPUsername+" (not shown): "); err != nil {
+			return err
+		}
 	}
 
 	cfg := config.Defaults()
@@ -136,10 +157,42 @@ func runInit(ctx context.Context, o initOptions, in *asker, w io.Writer) error {
 	if p, ok := sender.KnownProvider(cfg.SMTP.URL); ok {
 		cfg.SMTP.RecipientsPerDay, cfg.SMTP.MessagesPerMinute = p.RecipientsPerDay, p.MessagesPerMinute
 	}
-	if err := checkAccounts(ctx, &cfg, w); err != nil {
+	if oauth {
+		if err := initOAuth2(o, settings, &cfg, in, w); err != nil {
+			return err
+		}
+	}
+	// The configuration is read back as serve will read it, presets and
+	// all, before anything is tried with it.
+	lookupEnv := func(name string) (string, bool) {
+		if name == o.passwordEnv && password != "" {
+			return password, true
+		}
+		return os.LookupEnv(name)
+	}
+	read, err := config.Parse([]byte(configText(&cfg, settings, o.passwordEnv)), o.out, lookupEnv)
+	if err != nil {
+		return fmt.Errorf("the configuration made from the answers is not accepted: %w", err)
+	}
+	quiet := cli.NewLogger(io.Discard, "text", "error")
+	tokens, err := service.TokenSource(read, nil, quiet)
+	if err != nil {
+		return err
+	}
+	if oauth {
+		fmt.Fprintln(w, "Authorise the host: sign in to the host's mailbox in a browser, on any device.")
+		err := tokens.Authorise(ctx, func(dc mailoauth.DeviceCode) {
+			fmt.Fprintf(w, "Open %s and enter the code %s (before %s). Waiting…\n", dc.URL, dc.Code, dc.Expires.Format("15:04 MST"))
+		})
+		if err != nil {
+			return fmt.Errorf("the authorisation did not complete: %w", err)
+		}
+		fmt.Fprintf(w, "Authorised; the authorisation is kept in %s (readable by you alone).\n", cfg.OAuth2.TokenFile)
+	}
+	if err := checkAccounts(ctx, read, w); err != nil {
 		return fmt.Errorf("signing in failed, nothing was written: %w", err)
 	}
-	probe, err := roundTrip(ctx, &cfg, o.wait)
+	probe, err := roundTrip(ctx, read, tokens, o.wait)
 	if err != nil {
 		return err
 	}
@@ -154,21 +207,12 @@ func runInit(ctx context.Context, o initOptions, in *asker, w io.Writer) error {
 	if err := os.WriteFile(o.out, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", o.out, err)
 	}
-	if _, err := loadConfig(o.out, o.passwordEnv, password); err != nil {
+	if _, err := config.Parse([]byte(text), o.out, lookupEnv); err != nil {
 		return fmt.Errorf("the configuration written to %s is not accepted: %w", o.out, err)
 	}
 	fmt.Fprintf(w, "Wrote %s (readable by you alone). Next: mafiamail serve --config %s, then send NEW GAME name to %s.\n",
 		o.out, o.out, cfg.Address)
 	return nil
-}
-
-// loadConfig loads the written file as serve will, with the password's
-// variable set when the file names one.
-func loadConfig(path, env, password string) (*config.Config, error) {
-	if env != "" && os.Getenv(env) == "" {
-		os.Setenv(env, password)
-	}
-	return config.Load(path)
 }
 
 // probeResult is what the test message showed.
@@ -181,7 +225,7 @@ type probeResult struct {
 // roundTrip sends a message from the host's address to a plus-address of
 // it and reads it back: it arrives only where plus-addressing works, and
 // its topmost Authentication-Results names the receiving server.
-func roundTrip(ctx context.Context, cfg *config.Config, wait time.Duration) (probeResult, error) {
+func roundTrip(ctx context.Context, cfg *config.Config, tokens *mailoauth.Source, wait time.Duration) (probeResult, error) {
 	local, domain, _ := strings.Cut(cfg.Address, "@")
 	tag := make([]byte, 6)
 	rand.Read(tag)
@@ -194,12 +238,13 @@ func roundTrip(ctx context.Context, cfg *config.Config, wait time.Duration) (pro
 	quiet := cli.NewLogger(io.Discard, "text", "error")
 	start := time.Now()
 	if err := sender.SendOne(ctx, sender.Config{URL: cfg.SMTP.URL, Username: cfg.SMTP.Username, Password: cfg.SMTP.Password,
+		OAuth2:    service.Bearer(cfg.SMTP.Account, tokens),
 		TLSConfig: service.TLSConfig(cfg.SMTP.Account), Helo: service.HeloName(cfg.Address), CommandTimeout: 30 * time.Second,
 		Logger: quiet}, cfg.Address, []string{to}, []byte(raw)); err != nil {
 		return probeResult{}, fmt.Errorf("send the test message to %s: %w", to, err)
 	}
 	found, err := watcher.FindAndRemove(ctx, watcher.Config{URL: cfg.IMAP.URL, Username: cfg.IMAP.Username,
-		Password: cfg.IMAP.Password, Mailbox: cfg.IMAP.Mailbox, TLSConfig: service.TLSConfig(cfg.IMAP.Account),
+		Password: cfg.IMAP.Password, OAuth2: service.Bearer(cfg.IMAP.Account, tokens), Mailbox: cfg.IMAP.Mailbox, TLSConfig: service.TLSConfig(cfg.IMAP.Account),
 		CommandTimeout: 30 * time.Second, Logger: quiet}, id, wait)
 	if errors.Is(err, watcher.ErrNotArrived) {
 		return probeResult{}, fmt.Errorf("the test message to %s did not reach %s of %s within %v: the mailbox may not take "+

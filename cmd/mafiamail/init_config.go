@@ -67,9 +67,12 @@ func configText(cfg *config.Config, s provider.Settings, passwordEnv string) str
 		line("[%s]", acct.section)
 		line("url = %s", tomlString(acct.a.URL))
 		line("username = %s", tomlString(acct.a.Username))
-		if passwordEnv != "" {
+		switch {
+		case acct.a.Auth == config.AuthOAuth2:
+			line("auth = \"oauth2\"   # signs in with the authorisation in [oauth2]")
+		case passwordEnv != "":
 			line("password_env = %s   # the password is read from this environment variable", tomlString(passwordEnv))
-		} else {
+		default:
 			line("password = %s   # this file is readable by its owner alone; keep it so", tomlString(acct.a.Password))
 		}
 		if acct.section == "smtp" {
@@ -85,6 +88,31 @@ func configText(cfg *config.Config, s provider.Settings, passwordEnv string) str
 				line("# recipients_per_day = 500")
 			}
 		}
+		line("")
+	}
+	if o := cfg.OAuth2; o.Provider != "" {
+		line("# The host signs in with OAuth2, as the app you registered; `mafiamail init` wrote the")
+		line("# authorisation to token_file. Run it again if the provider withdraws it.")
+		line("[oauth2]")
+		line("provider = %s", tomlString(o.Provider))
+		line("client_id = %s", tomlString(o.ClientID))
+		if o.ClientSecretEnv != "" {
+			line("client_secret_env = %s", tomlString(o.ClientSecretEnv))
+		}
+		if o.TokenURL != "" {
+			line("token_url = %s", tomlString(o.TokenURL))
+		}
+		if o.DeviceAuthURL != "" {
+			line("device_auth_url = %s", tomlString(o.DeviceAuthURL))
+		}
+		if len(o.Scopes) > 0 {
+			quoted := make([]string, len(o.Scopes))
+			for i, sc := range o.Scopes {
+				quoted[i] = tomlString(sc)
+			}
+			line("scopes = [%s]", strings.Join(quoted, ", "))
+		}
+		line("token_file = %s", tomlString(o.TokenFile))
 		line("")
 	}
 	line("[auth]")

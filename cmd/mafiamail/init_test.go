@@ -18,6 +18,7 @@ import (
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
+	"github.com/mafiamail/mafiamail/internal/testkit/oauthtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/service"
@@ -140,4 +141,77 @@ func inboxCount(t *testing.T, srv *mailserver.Server, user, pass string) uint32 
 		t.Fatal(err)
 	}
 	return sel.NumMessages
+}
+
+// init for a mailbox that takes only OAuth2, against the embedded servers
+// and a local OAuth2 provider: it runs the device authorisation, keeps the
+// token in a file of its own, signs in with it to test the mailbox, and
+// writes a configuration that check accepts and serve runs with.
+func TestInitAuthorisesWithOAuth2(t *testing.T) {
+	p := oauthtest.Start(t)
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", AuthResults: true, AutoCreateUsers: true,
+		AutoCreatePassword: "refpw", OAuthTokens: p.Check, Users: map[string]string{"host": "no password works"}})
+	dir := t.TempDir()
+	out, tokenFile := filepath.Join(dir, "mafiamail.toml"), filepath.Join(dir, "token.json")
+	p.Approve() // the user enters the code as soon as it is shown
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"init", "--address", "host@example.org", "--referee", "ref@example.org",
+		"--imap", "imap://" + srv.IMAPAddr(), "--smtp", "smtp://" + srv.SMTPAddr(),
+		"--sign-in", "oauth2", "--oauth-provider", "custom", "--oauth-client-id", oauthtest.ClientID,
+		"--oauth-token-url", p.TokenURL(), "--oauth-device-url", p.DeviceAuthURL(), "--oauth-scopes", "mail",
+		"--token-file", tokenFile, "--database", filepath.Join(dir, "games.db"), "--out", out, "--wait", "30s"},
+		strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("init: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	t.Logf("init said:\n%s", stdout.String())
+	for _, want := range []string{"enter the code " + oauthtest.UserCode, "Authorised", "plus-addressing works"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("init did not say %q", want)
+		}
+	}
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the token file: %v; want mode 0600", err)
+	}
+	cfg, err := config.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.IMAP.Auth != config.AuthOAuth2 || cfg.SMTP.Auth != config.AuthOAuth2 || cfg.IMAP.Password != "" ||
+		cfg.OAuth2.TokenFile != tokenFile || cfg.OAuth2.ClientID != oauthtest.ClientID {
+		t.Fatalf("the configuration read back: %+v", cfg)
+	}
+	stdout.Reset()
+	if code := run([]string{"check", "--config", out}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("check: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	svc, err := service.Start(t.Context(), cfg, service.Config{Clock: host.Clock{Speed: 1, Anchor: time.Now()},
+		Log: testlog.New(t, slog.LevelWarn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+		svc.Close()
+	}()
+	c, err := smtp.Dial(srv.SMTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Auth(sasl.NewPlainClient("", "ref", "refpw")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SendMail("ref@example.org", []string{"host@example.org"}, strings.NewReader(
+		"From: ref@example.org\r\nTo: host@example.org\r\nSubject: new\r\nMessage-ID: <new@example.org>\r\n\r\nNEW GAME friday\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	c.Quit()
+	mailtest.WaitFor(t, "the game", 30*time.Second, 20*time.Millisecond, func() bool {
+		_, ok := svc.Host().Game("friday")
+		return ok
+	})
 }
