@@ -77,13 +77,22 @@ func TestInitWritesAConfigurationServeRuns(t *testing.T) {
 		cfg.Auth.AuthservID != "example.org" || cfg.IMAP.Password != `s3cret "pw"` || cfg.Database != db {
 		t.Fatalf("the configuration read back: %+v", cfg)
 	}
-	stdout.Reset()
+	checkAndServe(t, srv, out, cfg, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return toReferee > 0
+	})
+}
+
+// checkAndServe runs check on the configuration file out, then serve with
+// cfg, and sends NEW GAME from the referee through srv as a mail client
+// would: the game must be created, and answered must hold.
+func checkAndServe(t *testing.T, srv *mailserver.Server, out string, cfg *config.Config, answered func() bool) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
 	if code := run([]string{"check", "--config", out}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("check: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
-
-	// serve runs with it: the referee's NEW GAME, sent through the
-	// server as a mail client would, creates a game and is answered.
 	svc, err := service.Start(t.Context(), cfg, service.Config{Clock: host.Clock{Speed: 1, Anchor: time.Now()},
 		Log: testlog.New(t, slog.LevelWarn)})
 	if err != nil {
@@ -110,10 +119,8 @@ func TestInitWritesAConfigurationServeRuns(t *testing.T) {
 	}
 	c.Quit()
 	mailtest.WaitFor(t, "the game and its answer", 30*time.Second, 20*time.Millisecond, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
 		_, ok := svc.Host().Game("friday")
-		return ok && toReferee > 0
+		return ok && answered()
 	})
 }
 
@@ -181,37 +188,5 @@ func TestInitAuthorisesWithOAuth2(t *testing.T) {
 		cfg.OAuth2.TokenFile != tokenFile || cfg.OAuth2.ClientID != oauthtest.ClientID {
 		t.Fatalf("the configuration read back: %+v", cfg)
 	}
-	stdout.Reset()
-	if code := run([]string{"check", "--config", out}, nil, &stdout, &stderr); code != 0 {
-		t.Fatalf("check: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	}
-	svc, err := service.Start(t.Context(), cfg, service.Config{Clock: host.Clock{Speed: 1, Anchor: time.Now()},
-		Log: testlog.New(t, slog.LevelWarn)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-		svc.Close()
-	}()
-	c, err := smtp.Dial(srv.SMTPAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Auth(sasl.NewPlainClient("", "ref", "refpw")); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.SendMail("ref@example.org", []string{"host@example.org"}, strings.NewReader(
-		"From: ref@example.org\r\nTo: host@example.org\r\nSubject: new\r\nMessage-ID: <new@example.org>\r\n\r\nNEW GAME friday\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	c.Quit()
-	mailtest.WaitFor(t, "the game", 30*time.Second, 20*time.Millisecond, func() bool {
-		_, ok := svc.Host().Game("friday")
-		return ok
-	})
+	checkAndServe(t, srv, out, cfg, func() bool { return true })
 }
