@@ -87,16 +87,7 @@ func (h *Host) SendingHeld(ctx context.Context, hold SendingHold) error {
 		for _, c := range waiting {
 			n += c
 		}
-		ids := make([]string, 0, len(h.games))
-		for id := range h.games {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			g := h.games[id]
-			if g.state.Phase == engine.EndedPhase || g.state.Referee == "" {
-				continue
-			}
+		for _, g := range h.refereedGames() {
 			msg, err := h.mail.SendingHold(compose.Hold{State: g.state, Dir: g.dir(), Since: w.now, Reply: hold.Reply,
 				Sent: hold.Sent, Learned: hold.Learned, Waiting: n, Blocked: hold.Blocked, Number: lim.Holds, Now: w.now})
 			if err != nil {
@@ -166,4 +157,22 @@ func (h *Host) sendingStatus() (compose.SendingStatus, bool) {
 // gameSpan is the game time that passes in the real duration d.
 func (c Clock) gameSpan(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * c.speed())
+}
+
+// refereedGames are the games under way with a referee to tell of what
+// concerns the whole host (a sending hold, a withdrawn authorisation), in
+// the order of their names. The caller holds h.mu.
+func (h *Host) refereedGames() []*game {
+	ids := make([]string, 0, len(h.games))
+	for id, g := range h.games {
+		if g.state.Phase != engine.EndedPhase && g.state.Referee != "" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	games := make([]*game, len(ids))
+	for i, id := range ids {
+		games[i] = h.games[id]
+	}
+	return games
 }

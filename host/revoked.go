@@ -3,10 +3,8 @@ package host
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
-	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
@@ -34,16 +32,7 @@ func (h *Host) AuthorisationRevoked(ctx context.Context, r Revocation) error {
 	since := h.clock.real()
 	number := h.revocations + 1
 	err := h.transact(ctx, "revoked", func(w *work) error {
-		ids := make([]string, 0, len(h.games))
-		for id := range h.games {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
-			g := h.games[id]
-			if g.state.Phase == engine.EndedPhase || g.state.Referee == "" {
-				continue
-			}
+		for _, g := range h.refereedGames() {
 			msg, err := h.mail.AuthorisationRevoked(compose.Revoked{State: g.state, Dir: g.dir(), Since: since,
 				Error: r.Error, Reading: r.Reading, Sending: r.Sending, Number: number, Now: w.now})
 			if err != nil {

@@ -76,12 +76,9 @@ func (s *Server) saslServer(mech string, login func(*user) error, fail error) (s
 // tokenUser finds the user an access token logs in, if the hook accepts
 // it.
 func (s *Server) tokenUser(username, token string) (*user, bool) {
-	name := strings.ToLower(username)
-	if local, domain, ok := splitAddress(name); ok {
-		if !s.domains[domain] {
-			return nil, false
-		}
-		name = local
+	name, ok := s.loginName(username)
+	if !ok {
+		return nil, false
 	}
 	s.mu.Lock()
 	u, ok := s.users[name]

@@ -527,15 +527,25 @@ func (s *Server) localUser(addr string, create bool) (*user, error) {
 	return u, nil
 }
 
-// authenticate checks a user name ("alice" or "alice@<local domain>") and
-// password, for IMAP and SMTP alike.
-func (s *Server) authenticate(username, password string) (*user, bool) {
+// loginName is the user a login names: "alice" as given, or the local
+// part of "alice@<local domain>"; false for an address of another domain.
+func (s *Server) loginName(username string) (string, bool) {
 	name := strings.ToLower(username)
 	if local, domain, ok := splitAddress(name); ok {
 		if !s.domains[domain] {
-			return nil, false
+			return "", false
 		}
 		name = local
+	}
+	return name, true
+}
+
+// authenticate checks a user name ("alice" or "alice@<local domain>") and
+// password, for IMAP and SMTP alike.
+func (s *Server) authenticate(username, password string) (*user, bool) {
+	name, ok := s.loginName(username)
+	if !ok {
+		return nil, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
