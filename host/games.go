@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	netmail "net/mail"
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -110,4 +112,18 @@ func (g *game) dated(msgs []compose.Outgoing) {
 			g.lastDate = m.Date
 		}
 	}
+}
+
+// headerDate is the Date of a message the host composed; zero when it
+// cannot be read.
+func headerDate(raw []byte) time.Time {
+	m, err := netmail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return time.Time{}
+	}
+	t, err := m.Header.Date()
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }

@@ -186,6 +186,13 @@ func (h *Host) load(ctx context.Context) error {
 				g.observers[p.Address] = p.Token
 			}
 		}
+		// Mail composed after a restart is never dated before the mail
+		// composed before it.
+		if raw, err := h.st.LastQueued(ctx, rb.Game); err != nil {
+			return fmt.Errorf("host: %w", err)
+		} else if len(raw) > 0 {
+			g.lastDate = headerDate(raw)
+		}
 		if s.DigestEvery() > 0 && s.DigestPending > 0 {
 			// The news gathered for the next digest is in the log since
 			// the last one.

@@ -614,3 +614,35 @@ func TestOversizedFromHeader(t *testing.T) {
 		t.Fatalf("a message cut short within the limit: %d refused, want a second one, as malformed", len(refused))
 	}
 }
+
+// Mail composed after a restart is never dated before the game's mail
+// composed before it, even when the clock reads earlier (a machine whose
+// clock was set back while the host was down).
+func TestDatesDoNotGoBackAcrossARestart(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob")
+	last := func(from int) (time.Time, int) {
+		var latest time.Time
+		msgs := hs.outbox()[from:]
+		for _, m := range msgs {
+			if d := headerDate(m.Raw); d.After(latest) {
+				latest = d
+			}
+		}
+		return latest, len(msgs)
+	}
+	before, _ := last(0)
+	n := len(hs.outbox())
+	hs.now = hs.now.Add(-10 * time.Second)
+	hs.restart()
+	hs.send(addr("Bob"), hs.thread("Bob"), "VOTE Carol")
+	for _, m := range hs.outbox()[n:] {
+		if d := headerDate(m.Raw); d.Before(before) {
+			t.Fatalf("after the restart %s is dated %v, before the last mail before it (%v)", m.MessageID, d, before)
+		}
+	}
+	if _, count := last(n); count == 0 {
+		t.Fatal("the vote after the restart sent no mail")
+	}
+}

@@ -377,3 +377,18 @@ func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 	}
 	return ms, rows.Err()
 }
+
+// LastQueued is the raw text of the message queued last for game (by
+// queue order, which is Date order for a game's mail); nil when there is
+// none.
+func (r reader) LastQueued(ctx context.Context, game string) ([]byte, error) {
+	var raw []byte
+	err := r.q.QueryRowContext(ctx, `SELECT raw FROM outbox WHERE game = ? ORDER BY id DESC LIMIT 1`, game).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: last message of %s: %w", game, err)
+	}
+	return raw, nil
+}
