@@ -282,6 +282,14 @@ func (m *View) PostLeads() bool {
 	return m.Main(s) && s.Kind == "post" && s.Variant != "relayed"
 }
 
+// Lead reports whether s is the section whose subject is the headline,
+// wherever it stands: its subject is not repeated above it. When other
+// news comes before it (a removal before the end it causes), the layout
+// sets it apart with a rule instead.
+func (m *View) Lead(s *Section) bool {
+	return !m.headlineSet && s == m.main
+}
+
 // oneLine folds a rendered subject into one line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
