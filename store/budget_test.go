@@ -120,7 +120,8 @@ func TestOutboxPrioritiesAndBudget(t *testing.T) {
 // recipient in the order it was queued, whatever its priority; an urgent
 // message takes the mail queued before it to the same recipient along,
 // ahead of less urgent mail to others; and a message waiting for a retry
-// holds back the later mail to its recipient, and only to them.
+// holds back the later mail to its recipient, and only to them, unless
+// its retry lies more than MaxOrderWait away.
 func TestOutboxKeepsEachRecipientsOrder(t *testing.T) {
 	ctx := context.Background()
 	s := openAt(t, filepath.Join(t.TempDir(), "order.db"))
@@ -166,17 +167,33 @@ func TestOutboxKeepsEachRecipientsOrder(t *testing.T) {
 		_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET status = 'sent' WHERE message_id = '<receipt@host>'`)
 		return err
 	})
-	update(t, s, func(ctx context.Context, tx *Tx) error {
-		_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET status = 'pending', next_attempt = ? WHERE message_id = '<digest@host>'`,
-			toNanos(t0.Add(time.Hour)))
-		return err
-	})
-	later, err := s.ClaimDue(ctx, t0.Add(time.Minute), 10)
+	retryAt := func(at time.Time) {
+		t.Helper()
+		update(t, s, func(ctx context.Context, tx *Tx) error {
+			_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET status = 'pending', next_attempt = ? WHERE message_id = '<digest@host>'`,
+				toNanos(at))
+			return err
+		})
+	}
+	retryAt(t0.Add(40 * time.Second))
+	later, err := s.ClaimDue(ctx, t0.Add(10*time.Second), 10)
 	if err != nil || len(later) != 1 || later[0].MessageID != "<tally@host>" {
 		t.Errorf("with the digest waiting for a retry, claimed %+v (%v), want only the other recipient's tally", later, err)
 	}
-	again, err := s.ClaimDue(ctx, t0.Add(time.Hour), 10)
+	again, err := s.ClaimDue(ctx, t0.Add(40*time.Second), 10)
 	if err != nil || len(again) != 2 || again[0].MessageID != "<digest@host>" || again[1].MessageID != "<close@host>" {
 		t.Errorf("once the digest is due again, claimed %+v (%v), want the digest, then the close", again, err)
+	}
+	// A failure that lasts: a retry more than MaxOrderWait away holds
+	// back nothing, so the close is not stuck behind it.
+	for _, m := range again {
+		if err := s.MarkRetry(ctx, m.ID, t0.Add(40*time.Second), "released"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retryAt(t0.Add(40*time.Second + MaxOrderWait + time.Hour))
+	stuck, err := s.ClaimDue(ctx, t0.Add(40*time.Second), 10)
+	if err != nil || len(stuck) != 1 || stuck[0].MessageID != "<close@host>" {
+		t.Errorf("with the digest's retry an hour out, claimed %+v (%v), want the close", stuck, err)
 	}
 }

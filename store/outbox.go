@@ -162,6 +162,22 @@ func (tx *Tx) claimWithin(ctx context.Context, now time.Time, limit, recipients 
 	return ms, nil
 }
 
+// MaxOrderWait is how long a message waiting for a retry may hold back
+// later mail to its recipients (see claimable): a few retries' worth, so
+// that a passing fault keeps each reader's mail in order, and a lasting
+// one does not stop it.
+const MaxOrderWait = time.Minute
+
+// anyBlocked reports whether one of to is held back already.
+func anyBlocked(blocked map[string]bool, to []string) bool {
+	for _, a := range to {
+		if blocked[a] {
+			return true
+		}
+	}
+	return false
+}
+
 // candidate is a message that may be claimed now.
 type candidate struct {
 	id       int64
@@ -174,8 +190,11 @@ type candidate struct {
 // the mail of an earlier event (docs/design.md "Guarantees"), and the
 // outbox holds it in the order it was queued. So a message is claimable
 // only when every earlier message to one of its recipients is claimable
-// too: one that waits for a retry or is being sent holds back the rest of
-// that recipient's mail. Priority orders what goes first while the
+// too: one that is being sent, or waits for a retry due within
+// MaxOrderWait, holds back the rest of that recipient's mail. A message
+// whose retry lies further out (a failure that has repeated for minutes)
+// holds back nothing: the mail after it must not wait for ever behind it,
+// and it comes late, alone, when its retry succeeds. Priority orders what goes first while the
 // sending budget is tight, but never within one recipient's mail: a
 // message takes on the most urgent priority of the later mail to the same
 // recipient, so an urgent close pulls the posts queued before it along
@@ -215,8 +234,10 @@ func (tx *Tx) claimable(ctx context.Context, now time.Time) ([]candidate, error)
 			}
 		}
 		if !ok {
-			for _, a := range o.to {
-				blocked[a] = true
+			if status == string(OutSending) || next <= toNanos(now.Add(MaxOrderWait)) || anyBlocked(blocked, o.to) {
+				for _, a := range o.to {
+					blocked[a] = true
+				}
 			}
 			continue
 		}
