@@ -197,3 +197,44 @@ func TestOutboxKeepsEachRecipientsOrder(t *testing.T) {
 		t.Errorf("with the digest's retry an hour out, claimed %+v (%v), want the close", stuck, err)
 	}
 }
+
+// A claimed message put back without an attempt counts none: mail
+// released again and again behind a failing message to the same reader
+// builds up no backoff of its own.
+func TestReleaseCountsNoAttempt(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "release.db"))
+	mustCreateGame(t, s, "g1")
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		_, err := tx.Enqueue(ctx, OutMessage{MessageID: "<m@host>", Game: "g1", Kind: "thread", From: "host@example.org",
+			To: []string{"a@example.org"}, Raw: rawMail("<m@host>", "x"), Priority: PriorityThread}, t0)
+		return err
+	})
+	attempts := func() int {
+		t.Helper()
+		ms, err := s.OutMessages(ctx, "")
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("outbox: %v %v", ms, err)
+		}
+		return ms[0].Attempts
+	}
+	for range 3 {
+		claimed, err := s.ClaimDue(ctx, t0, 10)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claim: %v %v", claimed, err)
+		}
+		if err := s.Release(ctx, claimed[0].ID, t0, "not attempted"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := attempts(); n != 0 {
+		t.Fatalf("%d attempts after three releases, want 0", n)
+	}
+	claimed, _ := s.ClaimDue(ctx, t0, 10)
+	if err := s.MarkRetry(ctx, claimed[0].ID, t0, "451"); err != nil {
+		t.Fatal(err)
+	}
+	if n := attempts(); n != 1 {
+		t.Fatalf("%d attempts after a failed one, want 1", n)
+	}
+}

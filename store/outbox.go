@@ -273,6 +273,13 @@ func (tx *Tx) MarkSent(ctx context.Context, id int64, now time.Time) error {
 	return tx.updateOut(ctx, id, `status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = ''`, toNanos(now))
 }
 
+// Release puts a claimed message that was not attempted back in the
+// queue, due at next: it counts no attempt, so its backoff, when it does
+// fail, starts where it stood.
+func (tx *Tx) Release(ctx context.Context, id int64, next time.Time, why string) error {
+	return tx.updateOut(ctx, id, `status = 'pending', next_attempt = ?, last_error = ?`, toNanos(next), why)
+}
+
 // MarkRetry records a failed attempt that may succeed later (4xx, network):
 // the message is due again at next.
 func (tx *Tx) MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error {
@@ -313,6 +320,11 @@ func (s *Store) MarkSent(ctx context.Context, id int64, now time.Time) error {
 // MarkRetry runs Tx.MarkRetry in a transaction of its own.
 func (s *Store) MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error {
 	return s.Update(ctx, func(tx *Tx) error { return tx.MarkRetry(ctx, id, next, errText) })
+}
+
+// Release runs Tx.Release in a transaction of its own.
+func (s *Store) Release(ctx context.Context, id int64, next time.Time, why string) error {
+	return s.Update(ctx, func(tx *Tx) error { return tx.Release(ctx, id, next, why) })
 }
 
 // MarkFailed runs Tx.MarkFailed in a transaction of its own.

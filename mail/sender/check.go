@@ -33,4 +33,5 @@ func (noOutbox) ClaimDue(context.Context, time.Time, int) ([]store.OutMessage, e
 func (noOutbox) MarkSent(context.Context, int64, time.Time) error          { return nil }
 func (noOutbox) MarkRetry(context.Context, int64, time.Time, string) error { return nil }
 func (noOutbox) MarkFailed(context.Context, int64, string) error           { return nil }
+func (noOutbox) Release(context.Context, int64, time.Time, string) error   { return nil }
 func (noOutbox) NextAttempt(context.Context) (time.Time, bool, error)      { return time.Time{}, false, nil }

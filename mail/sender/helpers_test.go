@@ -90,6 +90,10 @@ func (o *memOutbox) MarkRetry(_ context.Context, id int64, next time.Time, errTe
 	return o.mark(id, func(m *store.OutMessage) { m.Status, m.NextAttempt, m.LastError = store.OutPending, next, errText })
 }
 
+func (o *memOutbox) Release(_ context.Context, id int64, next time.Time, why string) error {
+	return o.mark(id, func(m *store.OutMessage) { m.Status, m.NextAttempt, m.LastError = store.OutPending, next, why })
+}
+
 func (o *memOutbox) MarkFailed(_ context.Context, id int64, errText string) error {
 	return o.mark(id, func(m *store.OutMessage) { m.Status, m.LastError = store.OutFailed, errText })
 }

@@ -197,6 +197,7 @@ func (nopOutbox) ClaimDue(context.Context, time.Time, int) ([]store.OutMessage, 
 }
 func (nopOutbox) MarkSent(context.Context, int64, time.Time) error          { return nil }
 func (nopOutbox) MarkRetry(context.Context, int64, time.Time, string) error { return nil }
+func (nopOutbox) Release(context.Context, int64, time.Time, string) error   { return nil }
 func (nopOutbox) MarkFailed(context.Context, int64, string) error           { return nil }
 func (nopOutbox) NextAttempt(context.Context) (time.Time, bool, error) {
 	return time.Time{}, false, nil

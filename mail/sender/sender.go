@@ -30,6 +30,10 @@ type Outbox interface {
 	// MarkRetry makes a claimed message due again at next, after a
 	// temporary failure described by errText.
 	MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error
+	// Release puts a claimed message that was not attempted back, due at
+	// next, without counting an attempt: mail released again and again
+	// behind a failing message must not build up a backoff of its own.
+	Release(ctx context.Context, id int64, next time.Time, why string) error
 	// MarkFailed records that a claimed message cannot be sent.
 	MarkFailed(ctx context.Context, id int64, errText string) error
 	// NextAttempt returns when the earliest message waiting to be sent is
@@ -325,7 +329,7 @@ func (s *Sender) release(ctx context.Context, msgs []store.OutMessage, why strin
 	next := s.clock().Add(delay)
 	for _, m := range msgs {
 		s.save(ctx, record{what: "release", id: m.ID, save: func(ctx context.Context) error {
-			return s.outbox.MarkRetry(ctx, m.ID, next, why)
+			return s.outbox.Release(ctx, m.ID, next, why)
 		}}, runNow)
 	}
 }
