@@ -171,10 +171,21 @@ func TestIntegrationDayAndNight(t *testing.T) {
 		c := mailCheck{t: t, e: e, r: r, final: final, tokens: tokens}
 		c.check(letters, sentTo[r.p.addr])
 		for ch, root := range c.roots {
+			if ch == 't' || ch == 'm' {
+				continue
+			}
 			if roots[ch] == nil {
 				roots[ch] = map[string][]string{}
 			}
 			roots[ch][root] = append(roots[ch][root], r.p.name)
+		}
+		for ch, rs := range c.rounds {
+			if roots[ch] == nil {
+				roots[ch] = map[string][]string{}
+			}
+			for _, root := range rs {
+				roots[ch][root] = append(roots[ch][root], r.p.name)
+			}
 		}
 		if r.referee {
 			continue
@@ -190,17 +201,18 @@ func TestIntegrationDayAndNight(t *testing.T) {
 			t.Errorf("%s has no dawn report naming %s", r.p.name, victim.name)
 		}
 	}
-	// Everyone's town thread is one conversation, and so is the mafia list.
-	for ch, byRoot := range roots {
-		if ch != 'p' && len(byRoot) != 1 {
-			t.Errorf("the %c conversation has %d roots: %v", ch, len(byRoot), byRoot)
+	// Everyone has Day 1 of the town thread, one conversation for all;
+	// only the Mafiosi have the mafia list.
+	if got := len(roots['t']["g1.thread.d1@"+e.stack.Domain()]); got != len(readers) {
+		t.Errorf("%d of %d readers have Day 1 of the town thread: %v", got, len(readers), roots['t'])
+	}
+	for root, who := range roots['m'] {
+		if len(who) > len(mafia) {
+			t.Errorf("%d readers have the mafia list's conversation %s, want at most the %d Mafiosi: %v", len(who), root, len(mafia), who)
 		}
 	}
-	if got := len(roots['t'][firstKey(roots['t'])]); got != len(readers) {
-		t.Errorf("%d of %d readers have the town thread", got, len(readers))
-	}
-	if got := len(roots['m'][firstKey(roots['m'])]); got != len(mafia) {
-		t.Errorf("%d readers have the mafia list, want the %d Mafiosi: %v", got, len(mafia), roots['m'])
+	if len(roots['m']) == 0 {
+		t.Error("no one has the mafia list")
 	}
 	if got := len(roots['p']); got != len(readers) {
 		t.Errorf("%d private conversations for %d readers: one each is wanted", got, len(readers))
@@ -244,9 +256,16 @@ type mailCheck struct {
 	final  *engine.State
 	tokens map[string]string
 	// roots maps each conversation's channel letter (t, p, m) to its
-	// References root.
-	roots map[byte]string
+	// References root (for t and m, one of them); rounds lists the roots
+	// of the town thread's and the mafia list's conversations, one per
+	// round.
+	roots  map[byte]string
+	rounds map[byte][]string
 }
+
+// roundRoot is the root of one round's conversation of the town thread
+// or the mafia list.
+var roundRoot = regexp.MustCompile(`^g1\.(thread|mafia)\.(signup|d\d+|n\d+|end|over)@`)
 
 // What the host may send, by X-Mafiamail-Kind (docs/design.md).
 var kinds = []string{"role", "thread", "tally", "dawn", "confirm", "error", "mafia", "referee", "end", "private"}
@@ -395,10 +414,21 @@ func (c *mailCheck) check(letters []letter, sent []string) {
 		}
 	}
 
-	// One conversation per thread: the town thread and one's private
-	// channel, and the mafia list for a Mafioso.
+	// One conversation for one's private channel; the town thread and,
+	// for a Mafioso, the mafia list have one per round, each named by
+	// its round (docs/mail.md), so that no conversation grows past what
+	// a mail client keeps together.
 	c.roots = map[byte]string{}
+	c.rounds = map[byte][]string{}
 	for root, cv := range convs {
+		if cv.ch == 't' || cv.ch == 'm' {
+			if !roundRoot.MatchString(root) {
+				t.Errorf("%s has a %c conversation whose root %s names no round", who, cv.ch, root)
+			}
+			c.rounds[cv.ch] = append(c.rounds[cv.ch], root)
+			c.roots[cv.ch] = root
+			continue
+		}
 		if prev, dup := c.roots[cv.ch]; dup {
 			t.Errorf("%s has two %c conversations: %s and %s", who, cv.ch, prev, root)
 		}
