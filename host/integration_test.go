@@ -230,13 +230,6 @@ func (e *e2e) slotOf(p *person) int {
 	return 0
 }
 
-func firstKey(m map[string][]string) string {
-	for k := range m {
-		return k
-	}
-	return ""
-}
-
 // mailReader is a participant whose mailbox is checked, and what they may
 // know: the slots whose roles they are entitled to learn.
 type mailReader struct {
