@@ -110,6 +110,41 @@ func (t *text) at(i int) string {
 // Split splits text into the author's new text, the quoted text, the
 // signature and what could not be placed.
 func Split(text string) Parts {
+	p := splitOnce(text)
+	// What one reading keeps as new text can read, once what followed it
+	// is cut away, as a signature or an attribution of its own (a mobile
+	// signature on the line of an "a écrit :"). Reading it again until
+	// nothing changes makes the split stable; what a later reading takes
+	// joins the part it belongs to, ahead of what the first one took.
+	for range 4 {
+		again := splitOnce(p.New)
+		if again.New == p.New {
+			break
+		}
+		p.New = again.New
+		p.Quoted = joinPart(again.Quoted, p.Quoted)
+		p.Signature = joinPart(again.Signature, p.Signature)
+		p.Unsure = joinPart(again.Unsure, p.Unsure)
+		if p.Cut == "" {
+			p.Cut = again.Cut
+		}
+	}
+	return p
+}
+
+// joinPart joins two pieces of one part, in order.
+func joinPart(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n" + b
+}
+
+// splitOnce is one reading of Split.
+func splitOnce(text string) Parts {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	lines := strings.Split(text, "\n")
