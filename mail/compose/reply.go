@@ -341,14 +341,20 @@ func (c *Composer) SendingHold(h Hold) (Outgoing, error) {
 	if s == nil {
 		return Outgoing{}, errors.New("compose: a sending hold notice needs its game")
 	}
-	ref := refereeRecipient(s, h.Dir)
 	view := &templates.SendingHold{Since: moment(s, h.Since, h.Now), Reply: strings.TrimSpace(h.Reply),
 		Sent: h.Sent, Learned: h.Learned, Waiting: h.Waiting, Blocked: h.Blocked}
-	sec := &templates.Section{Kind: "sendinghold", Hold: view}
+	return c.hostNotice(s, h.Dir, &templates.Section{Kind: "sendinghold", Hold: view}, "held", h.Number, h.Since, h.Now)
+}
+
+// hostNotice is a referee's private notice of news that concerns the
+// whole host (a sending hold, a withdrawn authorisation): number and
+// since tell one occurrence of it from another in its Message-ID.
+func (c *Composer) hostNotice(s *engine.State, dir Directory, sec *templates.Section, what string, number int, since, now time.Time) (Outgoing, error) {
+	ref := refereeRecipient(s, dir)
 	return c.finish(draft{
-		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: h.Now,
+		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: now,
 		sections: []*templates.Section{sec}, main: sec, kind: KindReferee,
-		id: c.msgID(s.Game, "held", hashKey(fmt.Sprint(h.Number, " ", h.Since.UTC().Format(time.RFC3339Nano))), ref.key),
+		id: c.msgID(s.Game, what, hashKey(fmt.Sprint(number, " ", since.UTC().Format(time.RFC3339Nano))), ref.key),
 	})
 }
 
@@ -375,13 +381,7 @@ func (c *Composer) AuthorisationRevoked(r Revoked) (Outgoing, error) {
 	if s == nil {
 		return Outgoing{}, errors.New("compose: a revoked authorisation notice needs its game")
 	}
-	ref := refereeRecipient(s, r.Dir)
 	view := &templates.Revoked{Since: moment(s, r.Since, r.Now), Error: strings.TrimSpace(r.Error),
 		Reading: r.Reading, Sending: r.Sending}
-	sec := &templates.Section{Kind: "revoked", Revoked: view}
-	return c.finish(draft{
-		game: s.Game, d: delivery{r: ref, ch: templates.Private}, state: s, now: r.Now,
-		sections: []*templates.Section{sec}, main: sec, kind: KindReferee,
-		id: c.msgID(s.Game, "revoked", hashKey(fmt.Sprint(r.Number, " ", r.Since.UTC().Format(time.RFC3339Nano))), ref.key),
-	})
+	return c.hostNotice(s, r.Dir, &templates.Section{Kind: "revoked", Revoked: view}, "revoked", r.Number, r.Since, r.Now)
 }
