@@ -68,7 +68,11 @@ func NewGame(id, referee string, setup Setup, now time.Time) (*State, []Event, e
 // refused (err is then a *Refusal).
 func Apply(s *State, cmd Command, env Env) ([]Event, error) {
 	t := &step{s: s, now: env.Now.UTC()}
-	t.tick()
+	if cmd.By.Kind != ByHost || cmd.Verb != CmdMailWait {
+		// The host's MAIL WAIT comes as the close falls due, to hold it
+		// (T4): it goes before the clock's work, not after.
+		t.tick()
+	}
 	err := t.command(cmd, env)
 	if err == nil {
 		t.tick()
@@ -93,6 +97,8 @@ func (t *step) command(c Command, env Env) error {
 		return refuse(GameOver, "game %s is over", s.Game)
 	}
 	switch c.By.Kind {
+	case ByHost:
+		return t.hostCommand(c)
 	case ByReferee:
 		return t.referee(c, env)
 	case ByPlayer:

@@ -19,8 +19,14 @@ const DefaultDigestInterval = 2 * time.Hour
 
 // DigestEvery is how often the thread's digest goes out: the setup's
 // interval, or DefaultDigestInterval while any player takes digests in a
-// game that sends each post; zero when no one takes them (T1).
+// game that sends each post; zero when no one takes them (T1); while the
+// host's plan for its sending budget is in force, the plan's (T3).
 func (s *State) DigestEvery() time.Duration {
+	if s.MailPlan > 0 {
+		// The host's plan for its sending budget (T3) gathers no more
+		// often than the setup does.
+		return max(s.MailPlan, s.Setup.DigestInterval)
+	}
 	if s.Setup.DigestInterval > 0 {
 		return s.Setup.DigestInterval
 	}
@@ -33,8 +39,12 @@ func (s *State) DigestEvery() time.Duration {
 }
 
 // TakesDigests reports whether the thread reaches the player in digests:
-// their own choice, or else the setup's way.
+// their own choice, or else the setup's way; everyone while the host's
+// plan for its sending budget is in force (T3).
 func (s *State) TakesDigests(p *Player) bool {
+	if s.MailPlan > 0 {
+		return true // the budget's plan holds for everyone (T3)
+	}
 	switch p.Mail {
 	case MailDigest:
 		return true

@@ -84,6 +84,10 @@ type Setup struct {
 	// (D8); zero leaves it to the host (15 minutes unless configured). The
 	// engine only carries it for the host's clock.
 	MailGrace time.Duration `json:"mail_grace,omitempty"`
+	// HeldMailGrace is how long, in game time, a round's close waits at
+	// most for mail the host's sending limit holds back (T4): zero is the
+	// default of 2 hours, a negative value no wait at all.
+	HeldMailGrace time.Duration `json:"held_mail_grace,omitempty"`
 	// PostGameTalk is how long after the end thread posts are still
 	// relayed to every participant: zero is the default of a week, a
 	// negative value none at all.
@@ -202,6 +206,8 @@ func (s Setup) Validate() error {
 		return fmt.Errorf("reminder and digest intervals cannot be negative")
 	case s.MailGrace != 0 && (s.MailGrace < time.Minute || s.MailGrace > 24*time.Hour):
 		return fmt.Errorf("mail_grace must be between 1m and 24h")
+	case s.HeldMailGrace > 0 && (s.HeldMailGrace < time.Minute || s.HeldMailGrace > 24*time.Hour):
+		return fmt.Errorf("held_mail_grace must be between 1m and 24h, or none")
 	}
 	if _, err := loadZone(s.Zone); err != nil {
 		return fmt.Errorf("unknown time zone %q", s.Zone)
@@ -213,7 +219,7 @@ func (s Setup) Validate() error {
 var setupKeys = []string{"players", "mafia", "inspectors", "doctors", "vigilantes",
 	"inspector_result", "inspector_knows_mafioso", "vigilante_shots", "doctor_saves",
 	"day_length", "runoff_length", "extra_length", "tie_extension", "night_step",
-	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace", "post_game_talk"}
+	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace", "held_mail_grace", "post_game_talk"}
 
 // ParseSetup reads the argument of the referee's SETUP command: an optional
 // built-in name followed by key=value pairs, e.g.
@@ -298,6 +304,12 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 			s.Zone = val
 		case "mail_grace":
 			durv(&s.MailGrace)
+		case "held_mail_grace":
+			if strings.EqualFold(val, "none") || val == "0" {
+				s.HeldMailGrace = -1
+			} else {
+				durv(&s.HeldMailGrace)
+			}
 		case "post_game_talk":
 			if strings.EqualFold(val, "none") || val == "0" {
 				s.PostGameTalk = -1

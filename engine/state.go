@@ -139,6 +139,15 @@ type State struct {
 	// LastDigest is when it went out (T1).
 	DigestPending int       `json:"digest_pending"`
 	LastDigest    time.Time `json:"last_digest"`
+	// MailPlan is the digest interval the host set for everyone to stay
+	// within its sending limit; zero while there is room (T3).
+	MailPlan time.Duration `json:"mail_plan,omitempty"`
+	// MailWaitUntil, while set, is the latest the round's close waits for
+	// mail the sending limit holds back (T4).
+	MailWaitUntil time.Time `json:"mail_wait_until,omitzero"`
+	// ThreadPosts counts the posts in the town thread: the group's pace,
+	// which the host's plan for its sending budget reads (T3).
+	ThreadPosts int `json:"thread_posts,omitempty"`
 
 	Held       []HeldPost `json:"held"`
 	Commitment string     `json:"commitment"`
@@ -326,8 +335,16 @@ func (s *State) fold(e Event) error {
 			s.LastDigest = e.At
 		}
 		p.Mail = e.Text
+	case EvMailPlan:
+		s.applyMailPlan(e)
+	case EvMailWait, EvMailFlowed:
+		if err := s.applyMailWait(e); err != nil {
+			return err
+		}
+	case EvThreadPost:
+		s.ThreadPosts++
 	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown, EvMailShown,
-		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
+		EvAnnouncement, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
 	case EvExtensionDenied:
 		s.Asked = removeInt(s.Asked, e.Slot)
 	case EvDayStarted, EvExtraStarted:
@@ -381,6 +398,7 @@ func (s *State) fold(e Event) error {
 	case EvExtensionAsked:
 		s.Asked = append(s.Asked, e.Slot)
 	case EvExtended:
+		s.MailWaitUntil = time.Time{} // the extended deadline stands (T4)
 		if s.Phase == NightPhase {
 			s.Night.End = e.Deadline
 		} else {
@@ -392,6 +410,7 @@ func (s *State) fold(e Event) error {
 		}
 		s.Asked = nil
 	case EvDeadlineSet:
+		s.MailWaitUntil = time.Time{} // the referee's deadline stands (T4)
 		if s.Phase == NightPhase {
 			s.Night.End = e.Deadline
 		} else {
@@ -429,6 +448,7 @@ func (s *State) fold(e Event) error {
 		s.Asked = nil
 		s.WeekendClose = false
 		s.Night = Night{Start: e.At, End: e.Deadline}
+		s.MailWaitUntil = time.Time{}
 		for i := range s.Players {
 			s.Players[i].Vote, s.Players[i].Locked, s.Players[i].Cleared = 0, false, 0
 		}
@@ -514,6 +534,7 @@ func (s *State) startRound(at, deadline time.Time) {
 	s.WeekendClose = false
 	s.Reminded = false
 	s.Asked = nil
+	s.MailWaitUntil = time.Time{}
 }
 
 func (s *State) isCandidate(slot int) bool {

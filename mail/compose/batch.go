@@ -326,7 +326,7 @@ func dropRedundant(items []item) []item {
 var rank = map[string]int{
 	"end": 100, "dawn": 90, "close": 85, "runoff": 80, "day": 75, "night": 70,
 	"death": 65, "start": 60, "role": 58, "inspection": 55, "draw": 54, "cleared": 52,
-	"deadline": 50, "pause": 48, "announce": 47, "missed": 46, "substitute": 45,
+	"deadline": 50, "mailplan": 49, "pause": 48, "announce": 47, "missed": 46, "substitute": 45,
 	"post": 40, "mafia": 40, "action": 35, "held": 34, "extension": 33,
 	"tally": 30, "status": 30, "help": 30, "joined": 28, "renamed": 28, "observer": 28,
 	"created": 28, "setup": 27, "replaced": 26, "suspended": 25, "note": 24,

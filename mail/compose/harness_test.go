@@ -241,6 +241,21 @@ func (h *harness) run(by engine.Actor, ch engine.Channel, line string, cmd engin
 	return r
 }
 
+// host applies a command of the host's own (its sending plan, a close
+// that waits for held mail) and composes its events.
+func (h *harness) host(cmd engine.Command) []compose.Outgoing {
+	h.t.Helper()
+	cmd.By = engine.Actor{Kind: engine.ByHost}
+	h.step = "host " + string(cmd.Verb)
+	h.stepBy = 0
+	before := h.s.Clone()
+	evs, err := engine.Apply(h.s, cmd, engine.Env{Now: h.now, Rand: h.rand})
+	if err != nil {
+		h.t.Fatalf("%s: %v", h.step, err)
+	}
+	return h.batch(before, evs, nil)
+}
+
 // held answers a JOIN from mail the host could not authenticate: held
 // until the sender replies to the one-time address.
 func (h *harness) held(addr, line string) compose.Outgoing {

@@ -300,13 +300,30 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 		h.ok(h.player(n), engine.Thread, "VOTE "+a, vote(a))
 	}
 	h.ok(h.player(mafia[0]), engine.Thread, "VOTE "+a, vote(a))
-	h.untilClose()
+	// The close waits for mail the sending limit held back, until it has
+	// gone out.
+	h.now = h.s.ClosesAt()
+	msgs = h.host(engine.Command{Verb: engine.CmdMailWait, Time: h.now.Add(2 * time.Hour)})
+	g.add("deadline-wait", to(t, msgs, h.key(a)))
+	h.now = h.now.Add(40 * time.Minute)
+	msgs = h.host(engine.Command{Verb: engine.CmdMailFlowed})
+	g.add("close-flowed", to(t, msgs, h.key(a)))
 
 	// Night 2: no kill; the town gets an extra round.
 	h.ok(h.player(mafia[1]), engine.Private, "NO KILL", verb(engine.CmdNoKill))
 	h.ok(h.player(insp), engine.Private, "INSPECT "+mafia[2], at(engine.CmdInspect, mafia[2]))
 	msgs = h.untilClose()
 	g.add("dawn-extra", to(t, msgs, h.key(a)))
+
+	// The mailbox's sending limit is near: the thread comes in digests
+	// for everyone until it has room again.
+	msgs = h.host(engine.Command{Verb: engine.CmdMailPlan, Duration: 3 * time.Hour})
+	g.add("mailplan-on", to(t, msgs, h.key(a)))
+	r = h.ok(h.player(a), engine.Private, "MAIL EACH", engine.Command{Verb: engine.CmdMail, Text: engine.MailEach})
+	g.add("reply-mail-plan", r.reply)
+	h.now = h.now.Add(3 * time.Hour)
+	msgs = h.host(engine.Command{Verb: engine.CmdMailPlan})
+	g.add("mailplan-off", to(t, msgs, h.key(a)))
 
 	// The referee removes the last Mafiosi: the Town wins.
 	h.ok(engine.Referee, engine.Private, "MODKILL "+mafia[1], at(engine.CmdModkill, mafia[1]))
@@ -541,18 +558,28 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	msgs = h.untilClose()
 	g.add("dawn-doctor", to(t, msgs, h.key(doc)))
 
-	// Day 3: one player misses a second vote: the round is void.
+	// Day 3: the mailbox's sending limit is near, so the thread comes in
+	// longer digests; one player misses a second vote: the round is void,
+	// once the mail the limit held back has gone out.
+	msgs = h.host(engine.Command{Verb: engine.CmdMailPlan, Duration: 4 * time.Hour})
+	g.add("mailplan-on", to(t, msgs, h.key(a)))
 	z := towns[5]
 	for _, p := range h.s.Players {
 		if p.Alive && p.Name != z {
 			h.ok(h.player(p.Name), engine.Thread, "VOTE "+towns[4], vote(towns[4]))
 		}
 	}
-	msgs = h.untilClose()
+	h.now = h.s.ClosesAt()
+	msgs = h.host(engine.Command{Verb: engine.CmdMailWait, Time: h.now.Add(2 * time.Hour)})
+	g.add("deadline-wait", to(t, msgs, h.key(a)))
+	h.now = h.now.Add(25 * time.Minute)
+	msgs = h.host(engine.Command{Verb: engine.CmdMailFlowed})
 	g.add("close-void", to(t, msgs, h.key(a)))
 	g.add("close-void-removed", to(t, msgs, h.key(z)))
 	g.add("suspended", toKind(t, msgs, "ref", compose.KindReferee))
 
+	msgs = h.host(engine.Command{Verb: engine.CmdMailPlan})
+	g.add("mailplan-off", to(t, msgs, h.key(a)))
 	r = h.ok(engine.Referee, engine.Private, "END", verb(engine.CmdEnd))
 	g.add("end-referee", to(t, r.msgs, h.key(a)))
 

@@ -152,6 +152,28 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		default:
 			sec.Variant = "extend"
 		}
+	case engine.EvMailWait, engine.EvMailFlowed:
+		// T4: the close waits for mail the sending limit holds back.
+		sec.Kind = "deadline"
+		sec.Variant = "wait"
+		if e.Type == engine.EvMailFlowed {
+			sec.Variant = "flowed"
+		}
+		if s.Phase == engine.NightPhase {
+			sec.Variant += "-night"
+		}
+		sec.When = mo(e.Deadline)
+	case engine.EvMailPlan:
+		// T3: the thread is gathered to fit the sending budget.
+		sec.Kind = "mailplan"
+		sec.Variant = "off"
+		switch {
+		case e.Duration > 0:
+			sec.Variant = "on"
+			sec.Span = templates.Span(s.DigestEvery())
+		case s.Setup.DigestInterval > 0:
+			sec.Span = templates.Span(s.Setup.DigestInterval)
+		}
 	case engine.EvVoteCleared:
 		// D14: to the voter alone, at once.
 		sec.Kind = "cleared"
@@ -293,11 +315,15 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			sec.Variant = "shown"
 		}
 		sec.Text = e.Text
-		every := s.Setup.DigestInterval
+		every := s.DigestEvery()
 		if every == 0 {
 			every = engine.DefaultDigestInterval
 		}
 		sec.Span = templates.Span(every)
+		if s.MailPlan > 0 {
+			// The choice is kept, and counts once the plan ends (T3).
+			sec.Reason = "plan"
+		}
 	case engine.EvZoneSet, engine.EvZoneShown:
 		sec.Kind = "zone"
 		sec.Variant = "set"
