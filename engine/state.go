@@ -145,9 +145,11 @@ type State struct {
 	// MailWaitUntil, while set, is the latest the round's close waits for
 	// mail the sending limit holds back (T4).
 	MailWaitUntil time.Time `json:"mail_wait_until,omitzero"`
-	// ThreadPosts counts the posts in the town thread: the group's pace,
-	// which the host's plan for its sending budget reads (T3).
-	ThreadPosts int `json:"thread_posts,omitempty"`
+	// StartedAt is when the roles were drawn, and ThreadNews counts the
+	// thread's posts and votes since: the group's pace, which the host's
+	// plan for its sending budget reads (T3).
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	ThreadNews int       `json:"thread_news,omitempty"`
 
 	Held       []HeldPost `json:"held"`
 	Commitment string     `json:"commitment"`
@@ -305,6 +307,7 @@ func (s *State) fold(e Event) error {
 	case EvObserverAdmitted:
 		s.Observers = append(s.Observers, e.Address)
 	case EvRolesDrawn:
+		s.StartedAt = e.At
 		if len(e.Roles) != len(s.Players) {
 			return fmt.Errorf("draw of %d roles for %d players", len(e.Roles), len(s.Players))
 		}
@@ -341,10 +344,8 @@ func (s *State) fold(e Event) error {
 		if err := s.applyMailWait(e); err != nil {
 			return err
 		}
-	case EvThreadPost:
-		s.ThreadPosts++
 	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown, EvMailShown,
-		EvAnnouncement, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
+		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
 	case EvExtensionDenied:
 		s.Asked = removeInt(s.Asked, e.Slot)
 	case EvDayStarted, EvExtraStarted:
@@ -519,6 +520,9 @@ func (s *State) fold(e Event) error {
 	}
 	if s.DigestEvery() > 0 && Digestible(e) {
 		s.DigestPending++
+	}
+	if Digestible(e) && !s.StartedAt.IsZero() {
+		s.ThreadNews++
 	}
 	if s.Phase == NightPhase && s.Night.AllInAt.IsZero() && s.nightAllIn() {
 		s.Night.AllInAt = e.At

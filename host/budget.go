@@ -110,7 +110,7 @@ func (h *Host) SendingResumed(ctx context.Context) error {
 // was sent in the host's last day, the budget, the hold under way, what
 // waits and when it will have gone out. It reads the store's committed
 // state; a failure leaves the budget out of the answer.
-func (h *Host) sendingStatus() (compose.SendingStatus, bool) {
+func (h *Host) sendingStatus(game string) (compose.SendingStatus, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	day := h.opts.SendingDay
@@ -150,6 +150,11 @@ func (h *Host) sendingStatus() (compose.SendingStatus, bool) {
 	if f := sender.Forecast(sent, total, ss.Limit, day, now); !f.IsZero() {
 		// The outbox keeps real time; the game's clock may run faster.
 		ss.Forecast = h.clock.Now().Add(h.clock.gameSpan(f.Sub(now)))
+	}
+	if p, ok, err := h.st.Plan(ctx, game); err != nil {
+		h.log.Warn("cannot read the sending plan for STATUS", "game", game, "err", err)
+	} else if ok && ss.Limit > 0 {
+		ss.Round = roundForecast(p)
 	}
 	return ss, true
 }

@@ -105,6 +105,9 @@ type Host struct {
 	// started.
 	revokedSince time.Time
 	revocations  int
+	// nextPlan is when (real time) the host next weighs its games'
+	// rounds against the sending budget (replan.go).
+	nextPlan time.Time
 }
 
 // New opens the host on its store, rebuilding every game from its events.

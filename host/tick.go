@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -89,6 +90,24 @@ func (h *Host) nextWake() (time.Duration, bool) {
 			wait, found = d, true
 		}
 	}
+	// The sending plan is weighed again now and then while rounds run,
+	// and a close that waits for held mail looks whether it has gone out.
+	running, waiting := false, false
+	for _, g := range h.games {
+		if g.state.Phase == engine.DayPhase || g.state.Phase == engine.NightPhase {
+			running = true
+			waiting = waiting || g.state.MailWaiting()
+		}
+	}
+	if running {
+		d := max(time.Until(h.nextPlan), 0)
+		if waiting {
+			d = min(d, h.heldCheckEvery())
+		}
+		if !found || d < wait {
+			wait, found = d, true
+		}
+	}
 	return wait, found
 }
 
@@ -114,6 +133,16 @@ func (h *Host) tickDue(ctx context.Context) (int, error) {
 	moved := 0
 	for _, id := range h.sortedGames() {
 		g := h.games[id]
+		if g.state.MailWaiting() {
+			flowed, err := h.mailFlowed(ctx, id)
+			if err != nil {
+				return moved, err
+			}
+			if flowed {
+				moved++
+				g = h.games[id]
+			}
+		}
 		if !g.hasNext || g.next.After(now) {
 			continue
 		}
@@ -130,6 +159,12 @@ func (h *Host) tickDue(ctx context.Context) (int, error) {
 			if at.Before(g.state.Clock) {
 				at = g.state.Clock
 			}
+		}
+		if waited, err := h.waitForHeldMail(ctx, id, at); err != nil {
+			return moved, err
+		} else if waited {
+			moved++
+			continue
 		}
 		applied := 0
 		err := h.transactAt(ctx, "deadline", at, func(w *work) error {
@@ -149,7 +184,71 @@ func (h *Host) tickDue(ctx context.Context) (int, error) {
 			moved++
 		}
 	}
+	if !h.clock.real().Before(h.nextPlan) {
+		if err := h.replan(ctx); err != nil {
+			return moved, fmt.Errorf("weigh the sending plan: %w", err)
+		}
+	}
 	return moved, nil
+}
+
+// waitForHeldMail holds a round's close that the clock makes due at at,
+// while mail its players need before it is held back by the sending
+// limit, for the setup's grace at most (T4). It reports whether it did.
+// The caller holds h.mu.
+func (h *Host) waitForHeldMail(ctx context.Context, id string, at time.Time) (bool, error) {
+	s := h.games[id].state
+	grace := s.Setup.SendingGrace()
+	if grace <= 0 || s.MailWaiting() || !s.ClockCloseDue(at) {
+		return false, nil
+	}
+	closes := s.ClosesAt()
+	latest := closes.Add(grace)
+	if !latest.After(at) {
+		return false, nil
+	}
+	held, err := h.heldBefore(ctx, id, closes)
+	if err != nil || !held {
+		return false, err
+	}
+	waited := false
+	err = h.transactAt(ctx, "mail-wait", at, func(w *work) error {
+		g := w.game(id)
+		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdMailWait, By: engine.Actor{Kind: engine.ByHost}, Time: latest},
+			engine.Env{Now: w.now, Rand: h.opts.Rand})
+		w.record(id, evs)
+		waited = err == nil
+		return nil
+	})
+	if waited {
+		h.log.Info("a close waits for mail the sending limit holds back", "game", id, "closes_by", latest)
+	}
+	return waited, err
+}
+
+// mailFlowed closes a round that waits for held mail once that mail has
+// gone out (T4). It reports whether it did. The caller holds h.mu.
+func (h *Host) mailFlowed(ctx context.Context, id string) (bool, error) {
+	s := h.games[id].state
+	closes := s.MailWaitUntil.Add(-s.Setup.SendingGrace())
+	n, err := h.unsentBefore(ctx, id, closes)
+	if err != nil || n > 0 {
+		return false, err
+	}
+	err = h.transact(ctx, "mail-flowed", func(w *work) error {
+		g := w.game(id)
+		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdMailFlowed, By: engine.Actor{Kind: engine.ByHost}},
+			engine.Env{Now: w.now, Rand: h.opts.Rand})
+		w.record(id, evs)
+		if err != nil {
+			h.log.Warn("the close that waited for held mail was not applied", "game", id, "err", err)
+		}
+		return nil
+	})
+	if err == nil {
+		h.log.Info("the held mail has gone out; the round closes", "game", id)
+	}
+	return err == nil, err
 }
 
 // dropOldRawMail keeps only the header of inbound mail for games that

@@ -159,6 +159,7 @@ type Section struct {
 	Reply   *Answer
 	Failure *Failure
 	Hold    *SendingHold
+	Plan    *SendingPlan
 	Revoked *Revoked
 	// Address is an address the section names (never a player's own
 	// address in public mail).
@@ -417,6 +418,27 @@ type Sending struct {
 	// Forecast is when what waits will have gone out, when it does not
 	// fit now.
 	Forecast *Moment
+	// Plan is the forecast for this game's round and the plan that fits
+	// it; nil when the host has made none.
+	Plan *SendingPlan
+}
+
+// SendingPlan is the host's forecast for a game's round against its
+// sending budget, and the plan it chose to fit (T3).
+type SendingPlan struct {
+	// Round names the round ("Day 2"); Closes is its close.
+	Round  string
+	Closes Moment
+	// Every is the digest interval the plan sets for everyone; zero when
+	// the thread goes as the setup and the players chose.
+	Every Span
+	// AsChosen is the recipients the rest of the round would take as the
+	// players chose, Planned those under the plan; Room what the budget
+	// leaves this game until the close, Limit the budget, Used what was
+	// sent in the last 24 hours.
+	AsChosen, Planned, Room, Limit, Used int
+	// Changed: the plan has just begun (Every set) or ended.
+	Changed bool
 }
 
 // SendingHold tells the referee that the mailbox's provider refuses mail

@@ -143,7 +143,7 @@ type Composer struct {
 	domain string
 	// sending, if set, tells the host's sending budget for the referee's
 	// STATUS.
-	sending func() (SendingStatus, bool)
+	sending func(game string) (SendingStatus, bool)
 }
 
 // SendingStatus is the host's sending budget as the referee's STATUS
@@ -160,11 +160,29 @@ type SendingStatus struct {
 	// Forecast is when what waits will have gone out; zero when it fits
 	// now or no limit is known.
 	Forecast time.Time
+	// Round is the host's latest forecast for the game's round, nil for
+	// none.
+	Round *RoundForecast
+}
+
+// RoundForecast is the host's forecast for a game's round against the
+// sending budget, and the plan it chose to fit (T3).
+type RoundForecast struct {
+	// Round names the round ("Day 2"); Closes is when it closes.
+	Round  string
+	Closes time.Time
+	// Every is the digest interval the plan sets for everyone, zero for
+	// none.
+	Every time.Duration
+	// AsChosen is the recipients the rest of the round would take as the
+	// players chose, Planned those under the plan, Room what the budget
+	// leaves the game until the close.
+	AsChosen, Planned, Room int
 }
 
 // SetSendingStatus makes the referee's STATUS show the sending budget
-// that f reports (ok false: nothing to show).
-func (c *Composer) SetSendingStatus(f func() (SendingStatus, bool)) { c.sending = f }
+// that f reports for the game (ok false: nothing to show).
+func (c *Composer) SetSendingStatus(f func(game string) (SendingStatus, bool)) { c.sending = f }
 
 // New returns a Composer for the host's bare address, host@example.org.
 func New(host string) (*Composer, error) {

@@ -346,6 +346,30 @@ func (c *Composer) SendingHold(h Hold) (Outgoing, error) {
 	return c.hostNotice(s, h.Dir, &templates.Section{Kind: "sendinghold", Hold: view}, "held", h.Number, h.Since, h.Now)
 }
 
+// Plan is the referee's notice that the host began or ended its plan for
+// the sending budget (T3).
+type Plan struct {
+	State *engine.State
+	Dir   Directory
+	// Forecast is the round's, with the plan chosen; Sending the budget.
+	Forecast RoundForecast
+	Sending  SendingStatus
+	Now      time.Time
+}
+
+// SendingPlan tells a game's referee, with the figures, that the thread
+// now comes in digests for everyone to fit the sending budget, or that
+// the plan has ended.
+func (c *Composer) SendingPlan(p Plan) (Outgoing, error) {
+	s := p.State
+	if s == nil {
+		return Outgoing{}, errors.New("compose: a sending plan notice needs its game")
+	}
+	view := planView(p.Forecast, p.Sending, s, p.Now)
+	view.Changed = true
+	return c.hostNotice(s, p.Dir, &templates.Section{Kind: "sendingplan", Plan: view}, "plan", int(p.Forecast.Every/time.Minute), p.Now, p.Now)
+}
+
 // hostNotice is a referee's private notice of news that concerns the
 // whole host (a sending hold, a withdrawn authorisation): number and
 // since tell one occurrence of it from another in its Message-ID.

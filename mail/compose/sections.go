@@ -304,7 +304,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Kind = "status"
 		sec.Status = statusView(e.Status, s, now, forRef)
 		if forRef && c.sending != nil {
-			if ss, ok := c.sending(); ok {
+			if ss, ok := c.sending(s.Game); ok {
 				sec.Status.Sending = sendingView(ss, s, now)
 			}
 		}
@@ -657,7 +657,16 @@ func sendingView(ss SendingStatus, s *engine.State, now time.Time) *templates.Se
 		m := moment(s, ss.Forecast, now)
 		v.Forecast = &m
 	}
+	if f := ss.Round; f != nil {
+		v.Plan = planView(*f, ss, s, now)
+	}
 	return v
+}
+
+// planView shows a round's forecast against the sending budget.
+func planView(f RoundForecast, ss SendingStatus, s *engine.State, now time.Time) *templates.SendingPlan {
+	return &templates.SendingPlan{Round: f.Round, Closes: moment(s, f.Closes, now), Every: templates.Span(f.Every),
+		AsChosen: f.AsChosen, Planned: f.Planned, Room: f.Room, Limit: ss.Limit, Used: ss.Used}
 }
 
 // kindWords name the kinds of mail in the referee's STATUS.

@@ -1,0 +1,152 @@
+package host
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// The plan for the sending budget (T3). The budget is the recipients the
+// mailbox may send in a rolling day, shared by every game of the host.
+// While the thread's expected mail for the rest of every round fits what
+// the budget leaves, the thread goes as the setup and the players chose;
+// when it does not, every game's thread is gathered into digests at the
+// shortest interval that fits the game's share.
+
+// roundLoad is one game's round as the plan sees it: who reads the
+// thread, how fast the group writes, how long the round has left.
+type roundLoad struct {
+	// readers is the copies of one thread mail; each those who take each
+	// post as they chose (the rest take digests).
+	readers, each int
+	// setupEvery is the setup's own digest interval, zero for none.
+	setupEvery time.Duration
+	// perHour is the group's pace: the thread's posts and votes per hour
+	// of game time.
+	perHour float64
+	// rest is the game time left until the round closes.
+	rest time.Duration
+	// fixed is the rest of the round's other mail: the close and the next
+	// round's start to every reader, a reminder to each living player.
+	fixed int
+}
+
+// The group's pace before it has shown its own: a post or a vote per
+// player every 4 hours of game time, weighed as 6 hours of play.
+const (
+	priorNewsPerPlayerHour = 0.25
+	priorSpan              = 6 * time.Hour
+)
+
+// loadOf reads a game's round for the plan at game time now.
+func loadOf(s *engine.State, observers int, now time.Time) roundLoad {
+	l := roundLoad{readers: len(s.Players) + observers + 1, setupEvery: s.Setup.DigestInterval, fixed: 0}
+	for i := range s.Players {
+		p := &s.Players[i]
+		if p.Mail == engine.MailEach || (p.Mail == "" && s.Setup.DigestInterval == 0) {
+			l.each++
+		}
+		if p.Alive {
+			l.fixed++ // the reminder
+		}
+	}
+	if s.Setup.DigestInterval == 0 {
+		l.each += observers + 1 // observers and the referee take the setup's way
+	}
+	l.fixed += 2 * l.readers // the close, and the next round's start
+	if closes := s.ClosesAt(); closes.After(now) {
+		l.rest = closes.Sub(now)
+	}
+	played := time.Duration(0)
+	if !s.StartedAt.IsZero() && now.After(s.StartedAt) {
+		played = now.Sub(s.StartedAt)
+	}
+	prior := priorNewsPerPlayerHour * float64(len(s.Players)) * priorSpan.Hours()
+	l.perHour = (float64(s.ThreadNews) + prior) / (played + priorSpan).Hours()
+	return l
+}
+
+// digestsIn is how many digests go out in rest at one every every: one
+// for what is gathered when the round closes, however short the rest.
+func digestsIn(rest, every time.Duration) int {
+	return max(1, int(math.Ceil(float64(rest)/float64(every))))
+}
+
+// asChosen is the recipients the rest of the round takes as the setup and
+// the players chose.
+func (l roundLoad) asChosen() int {
+	news := l.perHour * l.rest.Hours()
+	n := float64(l.each) * news
+	if digesters := l.readers - l.each; digesters > 0 {
+		every := l.setupEvery
+		if every == 0 {
+			every = engine.DefaultDigestInterval
+		}
+		n += float64(digesters * digestsIn(l.rest, every))
+	}
+	return int(math.Ceil(n)) + l.fixed
+}
+
+// planned is the recipients the rest of the round takes with the thread
+// gathered for everyone every every, or as chosen if that is no more.
+func (l roundLoad) planned(every time.Duration) int {
+	return min(l.readers*digestsIn(l.rest, max(every, l.setupEvery))+l.fixed, l.asChosen())
+}
+
+// Hysteresis: a plan ends only once what the players chose fits in
+// endAt of the room, so that it does not come and go with every post.
+const endAt = 0.8
+
+// fitPlan chooses the digest interval of each game's thread: zero for
+// every game while the rounds' mail as chosen fits room (or, for a plan
+// already in force, endAt of it); otherwise, for each game, the shortest
+// interval of engine.PlanIntervals whose mail fits the game's share of
+// room, in proportion to what it would send as chosen, or the longest.
+// current is the plan in force in each game.
+func fitPlan(room int, loads []roundLoad, current []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(loads))
+	need := 0
+	for _, l := range loads {
+		need += l.asChosen()
+	}
+	limit := float64(room)
+	if slices.ContainsFunc(current, func(d time.Duration) bool { return d > 0 }) {
+		limit *= endAt
+	}
+	if float64(need) <= limit || need == 0 {
+		return out
+	}
+	for i, l := range loads {
+		share := float64(max(room, 0)) * float64(l.asChosen()) / float64(need)
+		out[i] = engine.PlanIntervals[len(engine.PlanIntervals)-1]
+		for _, every := range engine.PlanIntervals {
+			if every < l.setupEvery {
+				continue
+			}
+			if float64(l.planned(every)) <= share {
+				out[i] = every
+				break
+			}
+		}
+	}
+	return out
+}
+
+// roomUntil is what the budget leaves between now and until, every time
+// in the outbox's real clock: limit a day (more over a span longer than
+// a day), less what was sent that is still within a day of until, less
+// what waits to be sent.
+func roomUntil(limit int, day time.Duration, sent []store.Sent, waiting int, now, until time.Time) int {
+	span := until.Sub(now)
+	allowed := float64(limit) * max(1, float64(span)/float64(day))
+	used := 0
+	for _, x := range sent {
+		if x.At.After(until.Add(-day)) {
+			used += x.Recipients
+		}
+	}
+	return int(allowed) - used - waiting
+}
