@@ -170,6 +170,15 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("status", to(t, h.single(r.events), h.key(mafia[0])))
 	r = h.ok(engine.Referee, engine.Private, "STATUS", verb(engine.CmdStatus))
 	g.add("status-referee", to(t, h.single(r.events), "ref"))
+	// The referee's STATUS on a host near its sending limit.
+	h.c.SetSendingStatus(func(game string) (compose.SendingStatus, bool) {
+		return compose.SendingStatus{Used: 431, Limit: 500, Waiting: map[string]int{compose.KindThread: 22},
+			Round: &compose.RoundForecast{Round: "Day 1", Closes: h.s.ClosesAt(), Every: 2 * time.Hour,
+				AsChosen: 540, Planned: 120, Room: 69 + 100}}, game == h.s.Game
+	})
+	r = h.ok(engine.Referee, engine.Private, "STATUS", verb(engine.CmdStatus))
+	g.add("status-referee-sending", to(t, h.single(r.events), "ref"))
+	h.c.SetSendingStatus(nil)
 	r = h.ok(h.player(insp), engine.Private, "HELP", verb(engine.CmdHelp))
 	g.add("help", to(t, h.single(r.events), h.key(insp)))
 	r = h.ok(engine.Actor{Kind: engine.ByObserver, Address: observerAddr}, engine.Private, "HELP", verb(engine.CmdHelp))
@@ -369,6 +378,15 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	}
 	h.record([]compose.Outgoing{hold})
 	g.add("sendinghold", hold)
+	plan, err := h.c.SendingPlan(compose.Plan{State: h.s, Dir: h.dir, Now: h.now,
+		Forecast: compose.RoundForecast{Round: "Day 3", Closes: h.now.Add(20 * time.Hour), Every: 3 * time.Hour,
+			AsChosen: 612, Planned: 130, Room: 188},
+		Sending: compose.SendingStatus{Used: 402, Limit: 500}})
+	if err != nil {
+		t.Fatalf("SendingPlan: %v", err)
+	}
+	h.record([]compose.Outgoing{plan})
+	g.add("sendingplan", plan)
 	revoked, err := h.c.AuthorisationRevoked(compose.Revoked{State: h.s, Dir: h.dir, Since: h.now.Add(-20 * time.Minute),
 		Error: `oauth2: "invalid_grant" "Token has been expired or revoked."`, Reading: true, Sending: true, Now: h.now})
 	if err != nil {
@@ -621,6 +639,14 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	}
 	h.record([]compose.Outgoing{hold})
 	g.add("sendinghold", hold)
+	plan, err := h.c.SendingPlan(compose.Plan{State: h.s, Dir: h.dir, Now: h.now,
+		Forecast: compose.RoundForecast{Round: "Night 3", Closes: h.now.Add(6 * time.Hour), AsChosen: 90, Planned: 90, Room: 210},
+		Sending: compose.SendingStatus{Used: 75, Limit: 300}})
+	if err != nil {
+		t.Fatalf("SendingPlan: %v", err)
+	}
+	h.record([]compose.Outgoing{plan})
+	g.add("sendingplan-ended", plan)
 	revoked, err := h.c.AuthorisationRevoked(compose.Revoked{State: h.s, Dir: h.dir, Since: h.now.Add(-20 * time.Minute),
 		Error: `oauth2: "invalid_grant" "Token has been expired or revoked."`, Reading: true, Sending: true, Now: h.now})
 	if err != nil {
