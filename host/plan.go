@@ -11,10 +11,10 @@ import (
 
 // The plan for the sending budget (T3). The budget is the recipients the
 // mailbox may send in a rolling day, shared by every game of the host.
-// While the thread's expected mail for the rest of every round fits what
-// the budget leaves, the thread goes as the setup and the players chose;
-// when it does not, every game's thread is gathered into digests at the
-// shortest interval that fits the game's share.
+// While the thread's expected mail for the rest of a game's round fits
+// that game's share of what the budget leaves, the thread goes as the
+// setup and the players chose; when it does not, the game's thread is
+// gathered into digests at the shortest interval that fits its share.
 
 // roundLoad is one game's round as the plan sees it: who reads the
 // thread, how fast the group writes, how long the round has left.
@@ -100,37 +100,57 @@ func (l roundLoad) planned(every time.Duration) int {
 // endAt of the room, so that it does not come and go with every post.
 const endAt = 0.8
 
-// fitPlan chooses the digest interval of each game's thread: zero for
-// every game while the rounds' mail as chosen fits room (or, for a plan
-// already in force, endAt of it); otherwise, for each game, the shortest
-// interval of engine.PlanIntervals whose mail fits the game's share of
-// room, in proportion to what it would send as chosen, or the longest.
-// current is the plan in force in each game.
+// fitPlan chooses the digest interval of each game's thread. Each game
+// has a share of room (sharesOf); a game whose round fits its share as
+// chosen (a game under a plan: in endAt of it) goes as chosen, interval
+// zero; any other is gathered at the shortest interval of
+// engine.PlanIntervals whose mail fits its share, or the longest. current
+// is the plan in force in each game.
 func fitPlan(room int, loads []roundLoad, current []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(loads))
-	need := 0
-	for _, l := range loads {
-		need += l.asChosen()
-	}
-	limit := float64(room)
-	if slices.ContainsFunc(current, func(d time.Duration) bool { return d > 0 }) {
-		limit *= endAt
-	}
-	if float64(need) <= limit || need == 0 {
-		return out
-	}
+	shares := sharesOf(room, loads)
 	for i, l := range loads {
-		share := float64(max(room, 0)) * float64(l.asChosen()) / float64(need)
+		share := float64(shares[i])
+		fits := share
+		if current[i] > 0 {
+			fits *= endAt
+		}
+		if float64(l.asChosen()) <= fits {
+			continue
+		}
 		out[i] = engine.PlanIntervals[len(engine.PlanIntervals)-1]
 		for _, every := range engine.PlanIntervals {
-			if every < l.setupEvery {
-				continue
-			}
-			if float64(l.planned(every)) <= share {
+			if every >= l.setupEvery && float64(l.planned(every)) <= share {
 				out[i] = every
 				break
 			}
 		}
+	}
+	return out
+}
+
+// sharesOf divides room among the games, fairly: no game gets more than
+// its round would send as chosen until every game has as much as another
+// may have (max-min fairness), so a quiet game keeps its way while a busy
+// one is gathered; what is left over is shared out evenly.
+func sharesOf(room int, loads []roundLoad) []int {
+	out := make([]int, len(loads))
+	if len(loads) == 0 {
+		return out
+	}
+	order := make([]int, len(loads))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return loads[a].asChosen() - loads[b].asChosen() })
+	left := max(room, 0)
+	for k, i := range order {
+		fair := left / (len(order) - k)
+		out[i] = min(loads[i].asChosen(), fair)
+		left -= out[i]
+	}
+	for k := range order {
+		out[order[k]] += left / len(order)
 	}
 	return out
 }

@@ -147,24 +147,6 @@ func (h *Host) replan(ctx context.Context) error {
 	})
 }
 
-// sharesOf divides room among the games in proportion to what each
-// round would send as chosen.
-func sharesOf(room int, loads []roundLoad) []int {
-	out := make([]int, len(loads))
-	need := 0
-	for _, l := range loads {
-		need += l.asChosen()
-	}
-	for i, l := range loads {
-		if need > 0 {
-			out[i] = int(float64(room) * float64(l.asChosen()) / float64(need))
-		} else {
-			out[i] = room
-		}
-	}
-	return out
-}
-
 // setPlan applies a game's new plan, keeps its forecast and tells its
 // referee, in one transaction. The caller holds h.mu.
 func (h *Host) setPlan(ctx context.Context, id string, f store.SendingPlan, ss compose.SendingStatus) error {
