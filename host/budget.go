@@ -18,7 +18,7 @@ import (
 // game's end. A thread message that carries any of them leaves before
 // the posts when the sending budget is tight.
 var gameNews = []string{"start", "draw", "day", "runoff", "extension", "deadline", "missed", "close",
-	"death", "night", "dawn", "end", "pause", "announce"}
+	"death", "night", "dawn", "end", "pause", "announce", "mailplan"}
 
 // priorityOf orders a message when the sending budget is tight: what the
 // game cannot go on without first (role mails, night results, the close,

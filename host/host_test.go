@@ -38,6 +38,8 @@ type harness struct {
 	// checks its mail does. Empty: the host has none, and mail to its own
 	// and the sign-up addresses is unproven.
 	authserv string
+	// recipientsPerDay is the configured sending budget, 0 for none.
+	recipientsPerDay int
 }
 
 // harnessAuthServ is the receiving server the harness's host trusts.
@@ -95,7 +97,7 @@ func (hs *harness) open() {
 	}
 	h, err := New(context.Background(), Config{Address: "host@example.org", Referees: []string{"ref@example.org"},
 		PerSenderPerHour: hs.perHour, AuthServID: hs.authserv, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log,
-		Rand: hs.draw})
+		Rand: hs.draw, RecipientsPerDay: hs.recipientsPerDay})
 	if err != nil {
 		hs.t.Fatal(err)
 	}

@@ -155,18 +155,34 @@ func sharesOf(room int, loads []roundLoad) []int {
 	return out
 }
 
-// roomUntil is what the budget leaves between now and until, every time
-// in the outbox's real clock: limit a day (more over a span longer than
-// a day), less what was sent that is still within a day of until, less
-// what waits to be sent.
+// roomUntil is what the budget leaves for mail sent evenly between now
+// and until, every time in the outbox's real clock. Over a span x from
+// now the budget allows limit a day (more over a span longer than a day),
+// less what was sent that is still within a day of now+x, less what waits
+// to be sent; mail spread evenly over the whole span sends x/span of
+// itself by then. The tightest of the spans an eighth, a quarter, half
+// and all of the way to until bounds it: a window the sends of a busy
+// morning fill leaves no room for the next hours, however long the round.
 func roomUntil(limit int, day time.Duration, sent []store.Sent, waiting int, now, until time.Time) int {
 	span := until.Sub(now)
-	allowed := float64(limit) * max(1, float64(span)/float64(day))
-	used := 0
-	for _, x := range sent {
-		if x.At.After(until.Add(-day)) {
-			used += x.Recipients
+	within := func(x time.Duration) float64 {
+		allowed := float64(limit) * max(1, float64(x)/float64(day))
+		used := 0
+		for _, s := range sent {
+			if s.At.After(now.Add(x - day)) {
+				used += s.Recipients
+			}
+		}
+		return allowed - float64(used) - float64(waiting)
+	}
+	if span <= 0 {
+		return int(within(0))
+	}
+	room := within(span)
+	for _, part := range []time.Duration{span / 8, span / 4, span / 2} {
+		if part > 0 {
+			room = min(room, within(part)*float64(span)/float64(part))
 		}
 	}
-	return int(allowed) - used - waiting
+	return int(room)
 }

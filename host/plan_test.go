@@ -97,12 +97,21 @@ func TestRoomUntilCountsTheWindowAtTheClose(t *testing.T) {
 	if got := roomUntil(500, day, sent, 40, now, now); got != 500-250-40 {
 		t.Errorf("room now: %d", got)
 	}
+	// Two hours ahead: a quarter of an hour from now the whole window
+	// still counts, which leaves 210 for an eighth of the span: 1,680
+	// for all of it; at the close, 310.
 	if got := roomUntil(500, day, sent, 40, now, now.Add(2*time.Hour)); got != 500-150-40 {
 		t.Errorf("room in 2 hours: %d", got)
 	}
 	// A round of 36 hours may send a day and a half's worth.
 	if got := roomUntil(500, day, nil, 0, now, now.Add(36*time.Hour)); got != 750 {
 		t.Errorf("room over 36 hours: %d", got)
+	}
+	// A window full now leaves nothing for the next hours, however long
+	// the round: the mail waits until it frees.
+	full := []store.Sent{{At: now.Add(-time.Hour), Recipients: 520}}
+	if got := roomUntil(500, day, full, 0, now, now.Add(33*time.Hour)); got >= 0 {
+		t.Errorf("room with the window over full: %d, want none", got)
 	}
 }
 
