@@ -641,7 +641,7 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("sendinghold", hold)
 	plan, err := h.c.SendingPlan(compose.Plan{State: h.s, Dir: h.dir, Now: h.now,
 		Forecast: compose.RoundForecast{Round: "Night 3", Closes: h.now.Add(6 * time.Hour), AsChosen: 90, Planned: 90, Room: 210},
-		Sending: compose.SendingStatus{Used: 75, Limit: 300}})
+		Sending:  compose.SendingStatus{Used: 75, Limit: 300}})
 	if err != nil {
 		t.Fatalf("SendingPlan: %v", err)
 	}
