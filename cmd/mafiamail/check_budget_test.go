@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -82,6 +84,56 @@ func TestShowSending(t *testing.T) {
 	}
 	for _, want := range []string{"1 recipients in the last 24 hours of the 1 a day learned", "held since",
 		"550 5.4.5", "waiting: 3 (role 1, thread 2)", "at 1 a day, what waits will have gone out by"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("games show lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// games show names the host's forecast for the game's round against the
+// sending budget, and the plan it chose.
+func TestShowPlan(t *testing.T) {
+	ctx := t.Context()
+	db := filepath.Join(t.TempDir(), "games.db")
+	st, err := store.Open(ctx, db, store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := host.New(ctx, host.Config{Address: "host@example.org", AuthServID: "mx.players.test", Referees: []string{"ref@example.org"},
+		Store: st, RecipientsPerDay: 20, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := uint32(0)
+	send := func(from, to, body string) {
+		uid++
+		raw := fmt.Sprintf("Authentication-Results: mx.players.test; dmarc=pass header.from=%s\r\n"+
+			"From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from[strings.LastIndexByte(from, '@')+1:], from, to, uid, body)
+		if err := h.HandleMessage(ctx, "INBOX", 1, uid, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("ref@example.org", "host@example.org", "NEW GAME club")
+	ps, err := st.Participants(ctx, "club")
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("participants: %v %v", ps, err)
+	}
+	ref := "host+club-p-" + ps[0].Token + "@example.org"
+	send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false")
+	for _, n := range []string{"Alice", "Bob", "Carol", "Dave", "Erin"} {
+		send(strings.ToLower(n)+"@example.org", "host+club@example.org", "JOIN "+n)
+	}
+	send("ref@example.org", ref, "START")
+	if err := h.TickDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"games", "show", "--db", db, "club"}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("games show: exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"Forecast for the rest of Day 1", "recipients as the players chose",
+		"of the 20 a day the mailbox may send", "plan: the thread in digests every 12h0m0s for everyone"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("games show lacks %q:\n%s", want, out.String())
 		}

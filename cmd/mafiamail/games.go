@@ -178,6 +178,9 @@ func showGame(ctx context.Context, st *store.Store, id string, w io.Writer) erro
 			fmt.Fprintf(w, "  not voted: %s\n", strings.Join(t.NotVoted, ", "))
 		}
 	}
+	if err := showPlan(ctx, st, s, fmtT, w); err != nil {
+		return err
+	}
 	held, err := st.HeldPosts(ctx, id, store.Held)
 	if err != nil {
 		return err
@@ -341,6 +344,32 @@ func showSending(ctx context.Context, st *store.Store, db string, w io.Writer) e
 		if t := sender.Forecast(sent, total, lim.Learned, day, now); !t.IsZero() {
 			fmt.Fprintf(w, "  at %d a day, what waits will have gone out by %s\n", lim.Learned, fmtT(t))
 		}
+	}
+	return nil
+}
+
+// showPlan shows the host's latest forecast for the game's round against
+// the sending budget, the plan it chose, and a close that waits for held
+// mail.
+func showPlan(ctx context.Context, st *store.Store, s *engine.State, fmtT func(time.Time) string, w io.Writer) error {
+	if s.MailWaiting() {
+		fmt.Fprintf(w, "\nThe close waits for mail the sending limit holds back: it comes once that mail has gone out, %s at the latest.\n", fmtT(s.MailWaitUntil))
+	}
+	p, ok, err := st.Plan(ctx, s.Game)
+	if err != nil || !ok || (s.Phase != engine.DayPhase && s.Phase != engine.NightPhase) {
+		return err
+	}
+	fmt.Fprintf(w, "\nForecast for the rest of %s (closes %s), as of %s:\n", p.Round, fmtT(p.ClosesAt), p.PlannedAt.UTC().Format("Mon 2 Jan 2006 15:04:05 MST"))
+	fmt.Fprintf(w, "  about %d recipients as the players chose; ", p.AsChosen)
+	if p.Room > 0 {
+		fmt.Fprintf(w, "%d left for this game of the %d a day the mailbox may send\n", p.Room, p.Limit)
+	} else {
+		fmt.Fprintf(w, "no room left for now of the %d a day the mailbox may send\n", p.Limit)
+	}
+	if p.Interval > 0 {
+		fmt.Fprintf(w, "  plan: the thread in digests every %s for everyone (about %d recipients)\n", p.Interval, p.Planned)
+	} else {
+		fmt.Fprintf(w, "  plan: none needed; the thread goes as the setup and each player chose\n")
 	}
 	return nil
 }
