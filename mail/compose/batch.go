@@ -212,7 +212,8 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 // a digest. A refused line, a private answer (a tally, a night action, a
 // status) or a vote held for the digest keeps the answer a mail of its
 // own, so the sender learns at once, and in private, what became of each
-// line.
+// line; except under the plan for the sending budget (T3), where the
+// sender's next digest says what became of the lines it holds.
 func (c *Composer) receipt(b Batch) (string, bool) {
 	a := b.Answer
 	// Only a message to the thread: an answer to the private channel is
@@ -235,9 +236,15 @@ func (c *Composer) receipt(b Batch) (string, bool) {
 				if d.r.key != to.key {
 					continue
 				}
-				if d.ch != templates.Thread || (b.HoldForDigest && Digestible(e) && readsDigests(a.State, d.r)) {
+				if d.ch != templates.Thread {
 					return "", false
 				}
+				if b.HoldForDigest && Digestible(e) && readsDigests(a.State, d.r) && a.State.MailPlan == 0 {
+					return "", false
+				}
+				// Thread news of this batch, or, under the plan for the
+				// sending budget, news that the sender's next digest
+				// carries with its receipt (T3).
 				thread = true
 			}
 		}

@@ -88,6 +88,11 @@ func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
 		}
 		intro := &templates.Section{Kind: digestKind, Count: posts, Total: votes,
 			At: moment(s, since, dg.Now), When: moment(s, dg.Now, dg.Now)}
+		if s.MailPlan > 0 {
+			// Under the plan for the sending budget the answers to the
+			// reader's own thread commands come here, not on their own (T3).
+			intro.Text = ownReceipt(s, dg.Events, d.r)
+		}
 		secs := []*templates.Section{intro}
 		for _, l := range dg.Events {
 			sec, err := c.section(l.Event, s, d)
@@ -119,4 +124,49 @@ func readsDigests(s *engine.State, r recipient) bool {
 		}
 	}
 	return s.Setup.DigestInterval > 0
+}
+
+// ownReceipt says which of the digest's news was the reader's own doing,
+// as the answer to their thread commands that the sending plan folds into
+// the digest (T3); empty when none was.
+func ownReceipt(s *engine.State, evs []Logged, r recipient) string {
+	if r.slot == 0 || r.referee || r.observer {
+		return ""
+	}
+	var done []string
+	posts := 0
+	for _, l := range evs {
+		e := l.Event
+		if e.Slot != r.slot {
+			continue
+		}
+		switch e.Type {
+		case engine.EvThreadPost:
+			posts++
+		case engine.EvVoted:
+			switch {
+			case e.Null:
+				done = append(done, "VOTE NULL")
+			case s.Player(e.Target) != nil:
+				done = append(done, "VOTE "+s.Player(e.Target).Name)
+			}
+		case engine.EvUnvoted:
+			done = append(done, "UNVOTE")
+		case engine.EvLocked:
+			done = append(done, "LOCK")
+		case engine.EvUnlocked:
+			done = append(done, "UNLOCK")
+		}
+	}
+	switch posts {
+	case 0:
+	case 1:
+		done = append(done, "your post")
+	default:
+		done = append(done, fmt.Sprintf("your %d posts", posts))
+	}
+	if len(done) == 0 {
+		return ""
+	}
+	return "Your messages since the last digest, all done: " + templates.List(done) + "."
 }

@@ -254,3 +254,59 @@ func TestAnswerRidesOnTheAuthorsThreadCopy(t *testing.T) {
 	}
 	checkInvariants(t, h)
 }
+
+// TestUnderThePlanTheDigestCarriesTheReceipt: while the host gathers the
+// thread to fit its sending budget (T3), a post with a vote sends its
+// author nothing at once; their next digest says what became of it.
+func TestUnderThePlanTheDigestCarriesTheReceipt(t *testing.T) {
+	h := started(t)
+	a, b := h.town()[0], h.town()[1]
+	env := engine.Env{Now: h.now, Rand: h.rand}
+	if _, err := engine.Apply(h.s, engine.Command{Verb: engine.CmdMailPlan, By: engine.Actor{Kind: engine.ByHost}, Duration: 2 * time.Hour}, env); err != nil {
+		t.Fatal(err)
+	}
+	before := h.s.Clone()
+	by := h.player(a)
+	v := vote(b)
+	v.By, v.Channel = by, engine.Thread
+	evs, err := engine.Apply(h.s, v, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := post("Trust me on this one.")
+	p.By, p.Channel = by, engine.Thread
+	posted, err := engine.Apply(h.s, p, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans := &compose.Answer{State: h.s, Dir: h.dir, Sender: by, Channel: engine.Thread, Cause: "<p1@players.example.net>",
+		Received: h.now, Now: h.now, Lines: []compose.Line{{Text: "VOTE " + b, Events: evs}}}
+	held := h.logged(append(evs, posted...))
+	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: held, Dir: h.dir, Sender: &by, Answer: ans, HoldForDigest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Recipient == h.key(a) {
+			t.Fatalf("the author got a %s message at once under the plan:\n%s", m.Kind, readBack(t, m.Raw).text)
+		}
+	}
+	// The digest comes at the plan's interval.
+	before = h.s.Clone()
+	h.now = h.now.Add(2 * time.Hour)
+	ticked := engine.Tick(h.s, h.now)
+	if len(ticked) == 0 || ticked[0].Type != engine.EvDigest {
+		t.Fatalf("no digest at the plan's interval: %+v", ticked)
+	}
+	msgs, err = h.c.Batch(compose.Batch{Before: before, Events: h.logged(ticked), Dir: h.dir, HoldForDigest: true, Held: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := readBack(t, to(t, msgs, h.key(a)).Raw).text
+	if want := "Your messages since the last digest, all done: VOTE " + b + " and your post."; !strings.Contains(strings.Join(strings.Fields(own), " "), want) {
+		t.Errorf("the author's digest lacks %q:\n%s", want, own)
+	}
+	if other := readBack(t, to(t, msgs, h.key(h.town()[2])).Raw).text; strings.Contains(other, "Your messages") {
+		t.Errorf("another reader's digest carries the author's receipt:\n%s", other)
+	}
+}
