@@ -152,6 +152,11 @@ func (rp *randomPlayer) advance() {
 	} else {
 		rp.now = rp.now.Add(time.Duration(1+rp.rng.IntN(20*60)) * time.Minute)
 	}
+	if rp.s.ClockCloseDue(rp.now) && !rp.s.MailWaiting() && rp.rng.IntN(4) == 0 {
+		// The host holds the close for mail its sending limit holds back
+		// (T4); the wait's end is the round's announced close.
+		rp.step(Command{Verb: CmdMailWait, By: Actor{Kind: ByHost}, Time: rp.now.Add(time.Duration(1+rp.rng.IntN(120)) * time.Minute)}, true)
+	}
 	due, hasDue := NextDeadline(rp.s)
 	// D9: the announced deadline (ClosesAt) is when a round really closes
 	// by the clock: not before, unless it was ready to close early, and
@@ -416,6 +421,14 @@ func (rp *randomPlayer) randomCommand() Command {
 		// A reader takes the thread in digests, or post by post again.
 		modes := []string{MailDigest, MailEach, ""}
 		return Command{Verb: CmdMail, By: by, Channel: Private, Text: modes[r.IntN(len(modes))]}
+	case 11:
+		// The host gathers the thread to fit its budget, or ends it (T3);
+		// or the mail a close waits for has gone out (T4).
+		if r.IntN(3) == 0 {
+			return Command{Verb: CmdMailFlowed, By: Actor{Kind: ByHost}}
+		}
+		plans := append([]time.Duration{0}, PlanIntervals...)
+		return Command{Verb: CmdMailPlan, By: Actor{Kind: ByHost}, Duration: plans[r.IntN(len(plans))]}
 	}
 	if s.Phase == NightPhase {
 		// Someone with a role acts, now and then out of turn.
