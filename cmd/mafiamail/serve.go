@@ -18,6 +18,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	embedded := fs.Bool("embedded", false, "run the embedded IMAP and SMTP servers on loopback and host games on them")
 	dbPath := fs.String("db", "", "with --embedded: the database (default mafiamail.db)")
 	speed := fs.Float64("speed", 1, "with --embedded: how much faster than real time game time runs")
+	perDay := fs.Int("recipients-per-day", 0, "with --embedded: a sending budget, as a small mailbox has, to see the host plan for it (0: none)")
 	if err := parseFlags(fs, args); err != nil {
 		return cli.Usage(err)
 	}
@@ -28,6 +29,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer srv.Close()
+		c.SMTP.RecipientsPerDay = *perDay
 		cfg = c
 		fmt.Fprintf(stdout, `Embedded mail servers are running on loopback:
   IMAP  %s   (plain text, no TLS)

@@ -116,8 +116,12 @@ func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
 }
 
 // readsDigests reports whether the thread reaches r in digests: a player
-// as they chose (MAIL), everyone else as the setup says (T1).
+// as they chose (MAIL), everyone else as the setup says (T1); everyone
+// while the host's plan for its sending budget is in force (T3).
 func readsDigests(s *engine.State, r recipient) bool {
+	if s.MailPlan > 0 {
+		return true
+	}
 	if r.slot > 0 && !r.referee && !r.observer {
 		if p := s.Player(r.slot); p != nil {
 			return s.TakesDigests(p)
