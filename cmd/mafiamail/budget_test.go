@@ -96,6 +96,19 @@ func TestDemoWithinSendingLimit(t *testing.T) {
 			if holdNotices != 0 {
 				t.Errorf("with the budget set, the referee was told of %d holds", holdNotices)
 			}
+			// The host planned for the budget: every player was told in
+			// the thread that posts come gathered, and the referee why.
+			for addr, ms := range res.received {
+				told := false
+				for _, m := range ms {
+					if l, err := parseLetter(m.Data); err == nil && strings.Contains(strings.Join(strings.Fields(l.text), " "), "daily sending limit") {
+						told = true
+					}
+				}
+				if !told {
+					t.Errorf("%s was never told that the thread is gathered to fit the sending limit", addr)
+				}
+			}
 			var at []time.Time
 			for _, m := range res.outbox {
 				at = append(at, m.SentAt)
