@@ -99,6 +99,9 @@ func TestDemoWithinSendingLimit(t *testing.T) {
 			// The host planned for the budget: every player was told in
 			// the thread that posts come gathered, and the referee why.
 			for addr, ms := range res.received {
+				if strings.HasPrefix(addr, "host") {
+					continue // the players' mail to the host
+				}
 				told := false
 				for _, m := range ms {
 					if l, err := parseLetter(m.Data); err == nil && strings.Contains(strings.Join(strings.Fields(l.text), " "), "daily sending limit") {
