@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,25 +94,7 @@ func TestShowSending(t *testing.T) {
 func TestShowPlan(t *testing.T) {
 	ctx := t.Context()
 	db := filepath.Join(t.TempDir(), "games.db")
-	st, err := store.Open(ctx, db, store.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	h, err := host.New(ctx, host.Config{Address: "host@example.org", AuthServID: "mx.players.test", Referees: []string{"ref@example.org"},
-		Store: st, RecipientsPerDay: 20, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid := uint32(0)
-	send := func(from, to, body string) {
-		uid++
-		raw := fmt.Sprintf("Authentication-Results: mx.players.test; dmarc=pass header.from=%s\r\n"+
-			"From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from[strings.LastIndexByte(from, '@')+1:], from, to, uid, body)
-		if err := h.HandleMessage(ctx, "INBOX", 1, uid, []byte(raw)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st, h, send := testHost(t, db, host.Config{Address: "host@example.org", Referees: []string{"ref@example.org"}, RecipientsPerDay: 20})
 	send("ref@example.org", "host@example.org", "NEW GAME club")
 	ps, err := st.Participants(ctx, "club")
 	if err != nil || len(ps) != 1 {

@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // TestCheck logs in to the embedded servers, and reports a wrong password
@@ -93,29 +91,8 @@ func TestParseCommand(t *testing.T) {
 // TestGamesCommands lists, shows, exports and backs up a game on a
 // database that a host has open, as a referee would while serve runs.
 func TestGamesCommands(t *testing.T) {
-	ctx := t.Context()
 	db := filepath.Join(t.TempDir(), "games.db")
-	st, err := store.Open(ctx, db, store.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	h, err := host.New(ctx, host.Config{Address: "host@example.org", AuthServID: "mx.players.test", Referees: []string{"ref@example.org"}, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	send := func(uid uint32, from, to, body string) {
-		// Passed by the receiving server the host trusts.
-		raw := fmt.Sprintf("Authentication-Results: mx.players.test; dmarc=pass header.from=%s\r\n"+
-			"From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from[strings.LastIndexByte(from, '@')+1:], from, to, uid, body)
-		if err := h.HandleMessage(ctx, "INBOX", 1, uid, []byte(raw)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(1, "ref@example.org", "host@example.org", "NEW GAME club")
-	for i, n := range []string{"Alice", "Bob", "Carol"} {
-		send(uint32(10+i), strings.ToLower(n)+"@example.org", "host+club@example.org", "JOIN "+n)
-	}
+	hostGame(t, db, "host@example.org", "ref@example.org", "club")
 	var out, errOut bytes.Buffer
 	cli := func(args ...string) string {
 		t.Helper()

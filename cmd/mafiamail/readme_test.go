@@ -133,6 +133,20 @@ func readmeTOML(text string) string {
 // the database open until the test ends.
 func hostGame(t *testing.T, path, address, referee, game string) {
 	t.Helper()
+	_, _, send := testHost(t, path, host.Config{Address: address, Referees: []string{referee}})
+	local, domain, _ := strings.Cut(address, "@")
+	send(referee, address, "NEW GAME "+game)
+	for _, n := range []string{"Alice", "Bob", "Carol"} {
+		send(strings.ToLower(n)+"@"+domain, local+"+"+game+"@"+domain, "JOIN "+n)
+	}
+}
+
+// testHost opens a host as cfg says (its store at path, quiet, trusting
+// the receiving server mx.players.test) until the test ends, and returns
+// it and its store with a way to hand it mail, each message under the
+// next UID, passed by that server.
+func testHost(t *testing.T, path string, cfg host.Config) (*store.Store, *host.Host, func(from, to, body string)) {
+	t.Helper()
 	ctx := t.Context()
 	quiet := slog.New(slog.DiscardHandler)
 	st, err := store.Open(ctx, path, store.Config{Logger: quiet})
@@ -140,21 +154,19 @@ func hostGame(t *testing.T, path, address, referee, game string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h, err := host.New(ctx, host.Config{Address: address, AuthServID: "mx.players.test", Referees: []string{referee}, Store: st, Log: quiet})
+	cfg.Store, cfg.Log, cfg.AuthServID = st, quiet, "mx.players.test"
+	h, err := host.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, domain, _ := strings.Cut(address, "@")
-	send := func(uid uint32, from, to, body string) {
-		// Passed by the receiving server the host trusts.
+	uid := uint32(0)
+	return st, h, func(from, to, body string) {
+		t.Helper()
+		uid++
 		raw := fmt.Sprintf("Authentication-Results: mx.players.test; dmarc=pass header.from=%s\r\n"+
 			"From: %s\r\nTo: %s\r\nSubject: x\r\nMessage-ID: <%d@t>\r\n\r\n%s\r\n", from[strings.LastIndexByte(from, '@')+1:], from, to, uid, body)
 		if err := h.HandleMessage(ctx, "INBOX", 1, uid, []byte(raw)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	send(1, referee, address, "NEW GAME "+game)
-	for i, n := range []string{"Alice", "Bob", "Carol"} {
-		send(uint32(10+i), strings.ToLower(n)+"@"+domain, local+"+"+game+"@"+domain, "JOIN "+n)
 	}
 }
