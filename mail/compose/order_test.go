@@ -179,20 +179,7 @@ func TestAnswerRidesOnTheAuthorsThreadCopy(t *testing.T) {
 	before := h.s.Clone()
 	env := engine.Env{Now: h.now, Rand: h.rand}
 	by := h.player(a)
-	v := vote(b)
-	v.By, v.Channel = by, engine.Thread
-	evs, err := engine.Apply(h.s, v, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := post("I have my reasons.")
-	p.By, p.Channel = by, engine.Thread
-	posted, err := engine.Apply(h.s, p, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ans := &compose.Answer{State: h.s, Dir: h.dir, Sender: by, Channel: engine.Thread, Cause: "<p1@players.example.net>",
-		Received: h.now, Now: h.now, Lines: []compose.Line{{Text: "VOTE " + b, Events: evs}}}
+	evs, posted, ans := voteAndPost(t, h, a, b, "I have my reasons.")
 	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(append(evs, posted...)), Dir: h.dir, Sender: &by, Answer: ans})
 	if err != nil {
 		t.Fatal(err)
@@ -227,13 +214,13 @@ func TestAnswerRidesOnTheAuthorsThreadCopy(t *testing.T) {
 
 	// A refused line: the author is told in an answer of their own.
 	before = h.s.Clone()
-	v = vote("Nobody")
+	v := vote("Nobody")
 	v.By, v.Channel = by, engine.Thread
 	_, verr := engine.Apply(h.s, v, env)
 	if verr == nil {
 		t.Fatal("a vote for no one was accepted")
 	}
-	p = post("Oops.")
+	p := post("Oops.")
 	p.By, p.Channel = by, engine.Thread
 	posted, err = engine.Apply(h.s, p, env)
 	if err != nil {
@@ -267,20 +254,7 @@ func TestUnderThePlanTheDigestCarriesTheReceipt(t *testing.T) {
 	}
 	before := h.s.Clone()
 	by := h.player(a)
-	v := vote(b)
-	v.By, v.Channel = by, engine.Thread
-	evs, err := engine.Apply(h.s, v, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := post("Trust me on this one.")
-	p.By, p.Channel = by, engine.Thread
-	posted, err := engine.Apply(h.s, p, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ans := &compose.Answer{State: h.s, Dir: h.dir, Sender: by, Channel: engine.Thread, Cause: "<p1@players.example.net>",
-		Received: h.now, Now: h.now, Lines: []compose.Line{{Text: "VOTE " + b, Events: evs}}}
+	evs, posted, ans := voteAndPost(t, h, a, b, "Trust me on this one.")
 	held := h.logged(append(evs, posted...))
 	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: held, Dir: h.dir, Sender: &by, Answer: ans, HoldForDigest: true})
 	if err != nil {
@@ -309,4 +283,26 @@ func TestUnderThePlanTheDigestCarriesTheReceipt(t *testing.T) {
 	if other := readBack(t, to(t, msgs, h.key(h.town()[2])).Raw).text; strings.Contains(other, "Your messages") {
 		t.Errorf("another reader's digest carries the author's receipt:\n%s", other)
 	}
+}
+
+// voteAndPost applies a's thread message that votes for b and says text:
+// the vote's events, the post's, and the answer to the message.
+func voteAndPost(t *testing.T, h *harness, a, b, text string) (evs, posted []engine.Event, ans *compose.Answer) {
+	t.Helper()
+	env := engine.Env{Now: h.now, Rand: h.rand}
+	by := h.player(a)
+	v := vote(b)
+	v.By, v.Channel = by, engine.Thread
+	evs, err := engine.Apply(h.s, v, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := post(text)
+	p.By, p.Channel = by, engine.Thread
+	if posted, err = engine.Apply(h.s, p, env); err != nil {
+		t.Fatal(err)
+	}
+	ans = &compose.Answer{State: h.s, Dir: h.dir, Sender: by, Channel: engine.Thread, Cause: "<p1@players.example.net>",
+		Received: h.now, Now: h.now, Lines: []compose.Line{{Text: "VOTE " + b, Events: evs}}}
+	return evs, posted, ans
 }
