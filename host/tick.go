@@ -268,6 +268,8 @@ func (h *Host) dropOldRawMail(ctx context.Context) {
 		return err
 	})
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// Stopping: it is done at the next start.
 	case err != nil:
 		h.log.Error("dropping the bodies of old inbound mail failed", "err", err)
 	case n > 0:
