@@ -104,8 +104,9 @@ const endAt = 0.8
 // has a share of room (sharesOf); a game whose round fits its share as
 // chosen (a game under a plan: in endAt of it) goes as chosen, interval
 // zero; any other is gathered at the shortest interval of
-// engine.PlanIntervals whose mail fits its share, or the longest. current
-// is the plan in force in each game.
+// engine.PlanIntervals whose mail fits its share, or the longest, and a
+// plan in force is shortened only when the shorter one fits in endAt of
+// the share. current is the plan in force in each game.
 func fitPlan(room int, loads []roundLoad, current []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(loads))
 	shares := sharesOf(room, loads)
@@ -118,15 +119,25 @@ func fitPlan(room int, loads []roundLoad, current []time.Duration) []time.Durati
 		if float64(l.asChosen()) <= fits {
 			continue
 		}
-		out[i] = engine.PlanIntervals[len(engine.PlanIntervals)-1]
-		for _, every := range engine.PlanIntervals {
-			if every >= l.setupEvery && float64(l.planned(every)) <= share {
-				out[i] = every
-				break
-			}
+		out[i] = l.shortestFitting(share)
+		if c := current[i]; c > 0 && out[i] < c && float64(l.planned(out[i])) > share*endAt {
+			// Shorter digests only with room to spare: every change is
+			// a mail to every reader.
+			out[i] = c
 		}
 	}
 	return out
+}
+
+// shortestFitting is the shortest interval of engine.PlanIntervals, and
+// no shorter than the setup's, whose digests fit share; else the longest.
+func (l roundLoad) shortestFitting(share float64) time.Duration {
+	for _, every := range engine.PlanIntervals {
+		if every >= l.setupEvery && float64(l.planned(every)) <= share {
+			return every
+		}
+	}
+	return engine.PlanIntervals[len(engine.PlanIntervals)-1]
 }
 
 // sharesOf divides room among the games, fairly: no game gets more than

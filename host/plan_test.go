@@ -52,6 +52,10 @@ func TestFitPlanChoosesTheShortestIntervalThatFits(t *testing.T) {
 		{"nothing fits: the longest", 10, 0, 12 * time.Hour},
 		{"a plan stays until the round fits in four fifths", 1000, 3 * time.Hour, time.Hour},
 		{"and then ends", 1200, 3 * time.Hour, 0},
+		{"a plan lengthens as soon as it must", 150, 2 * time.Hour, 3 * time.Hour},
+		// Every 2 hours sends 155: it fits 190, but not in four fifths.
+		{"and shortens only with room to spare", 190, 3 * time.Hour, 3 * time.Hour},
+		{"as here", 200, 3 * time.Hour, 2 * time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := fitPlan(tc.room, []roundLoad{eleven}, []time.Duration{tc.current})
