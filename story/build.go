@@ -68,10 +68,15 @@ func (b *builder) read(e engine.Event) {
 			b.names[e.Slot] = e.Name
 			b.h.Players[e.Slot-1].Name = e.Name
 		}
-	case engine.EvDayStarted, engine.EvExtraStarted:
+	case engine.EvDayStarted:
 		b.endNight()
 		b.startDay(e.Day)
 		b.day.Rounds = append(b.day.Rounds, Round{Kind: e.Round})
+	case engine.EvExtraStarted:
+		// It follows the night: told after it, as its own part.
+		b.endNight()
+		b.h.Days = append(b.h.Days, Day{Number: e.Day, Extra: true, Rounds: []Round{{Kind: engine.Extra}}})
+		b.day = &b.h.Days[len(b.h.Days)-1]
 	case engine.EvRunoffStarted:
 		b.startDay(e.Day)
 		b.day.Rounds = append(b.day.Rounds, Round{Kind: engine.Runoff})
@@ -147,6 +152,9 @@ func (b *builder) closeRound(e engine.Event) {
 		return
 	}
 	r.Closed, r.Outcome = e.At, e.Outcome
+	if e.Outcome == engine.Eliminated {
+		r.Target = b.name(e.Target)
+	}
 	if e.Tally == nil {
 		return
 	}
@@ -168,7 +176,7 @@ func (b *builder) died(slot int, c engine.Cause) {
 // nightOf is the night that followed day n, if it was recorded.
 func (b *builder) nightOf(n int) *Night {
 	for i := range b.h.Days {
-		if b.h.Days[i].Number == n {
+		if b.h.Days[i].Number == n && !b.h.Days[i].Extra {
 			return b.h.Days[i].Night
 		}
 	}

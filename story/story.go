@@ -39,6 +39,9 @@ type Player struct {
 // Day is one day of votes and the night that followed it.
 type Day struct {
 	Number int
+	// Extra: this is the extra round after night Number, which had no
+	// kill (the engine counts it in the day before the night).
+	Extra  bool
 	Rounds []Round
 	// Deaths are those of the day: by vote, missed votes, the referee, a
 	// Vigilante's shot by day.
@@ -56,6 +59,8 @@ type Round struct {
 	// Closed is when the round closed (zero while it runs).
 	Closed  time.Time
 	Outcome engine.Outcome
+	// Target is the player the round eliminated, if any.
+	Target string
 	// Votes is every living player's vote at the close, in seat order.
 	Votes []Vote
 	// Moves are the votes, unvotes, locks and unlocks in order.
