@@ -12,6 +12,7 @@ require (
 	github.com/emersion/go-smtp v0.25.1
 	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
 	github.com/pelletier/go-toml/v2 v2.4.3
+	golang.org/x/image v0.47.0
 	golang.org/x/net v0.62.0
 	golang.org/x/oauth2 v0.38.0
 	golang.org/x/term v0.47.0

@@ -32,7 +32,7 @@ func sampleLog() []engine.Event {
 	add(engine.Event{Type: engine.EvVoted, At: at(13), To: pub, Slot: 2, Name: "Bob", Target: 4})
 	add(engine.Event{Type: engine.EvLocked, At: at(14), To: pub, Slot: 2, Name: "Bob", Target: 4})
 	add(engine.Event{Type: engine.EvVoted, At: at(15), To: pub, Slot: 3, Name: "Carol", Null: true, Target: engine.NullVote})
-	add(engine.Event{Type: engine.EvRoundClosed, At: at(60), To: pub, Day: 1, Round: engine.Opening, Outcome: engine.Eliminated,
+	add(engine.Event{Type: engine.EvRoundClosed, At: at(60), To: pub, Day: 1, Round: engine.Opening, Outcome: engine.Eliminated, Target: 4,
 		Tally: &engine.Tally{Votes: []engine.TallyVote{{Name: "Alice", Target: "Dave"}, {Name: "Bob", Target: "Dave", Locked: true},
 			{Name: "Carol", Null: true}, {Name: "Dave"}, {Name: "Erin"}}}})
 	add(engine.Event{Type: engine.EvPlayerDied, At: at(60), To: pub, Slot: 4, Name: "Dave", Reason: string(engine.ByVote)})
