@@ -26,14 +26,14 @@ import (
 const (
 	picWidth   = 600
 	picMargin  = 10
-	picRow     = 24
-	picTitle   = 30
+	picRow     = 28
+	picTitle   = 34
 	picGap     = 18
 	picNameW   = 200
 	picFlowL   = picMargin + picNameW
 	picFlowR   = picWidth - picMargin - picNameW
-	picTextPt  = 17
-	picTitlePt = 19
+	picTextPt  = 20
+	picTitlePt = 21
 )
 
 // Colours: the sides as the mail's grid shows them, and grey for what is

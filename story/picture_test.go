@@ -23,11 +23,11 @@ func TestPictureGolden(t *testing.T) {
 	}
 	// Two closed rounds of Day 1 and none of Day 2: one panel of five
 	// voters.
-	if got := img.Bounds().Size(); got.X != 600 || got.Y != 10+30+5*24+18 {
+	if got := img.Bounds().Size(); got.X != 600 || got.Y != 10+34+5*28+18 {
 		t.Errorf("size = %v", got)
 	}
 	sum := sha256.Sum256(b)
-	const want = "833b92152e54d72dced4bc8473527879824110792f4eb7ab5890f7b4fcb701bf"
+	const want = "b4f39b7bb3a89391ef25d43fcd89a979d831d81296852603669eb2cc568c78b3"
 	if got := hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("picture hash = %s, want %s", got, want)
 	}

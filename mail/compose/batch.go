@@ -168,9 +168,14 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 		s := states[i]
 		e := l.Event
 		var hist *story.History
+		var picture []byte
 		if e.Type == engine.EvGameEnded {
 			h := b.story(i)
 			hist = &h
+			var err error
+			if picture, err = story.Picture(h); err != nil {
+				return nil, fmt.Errorf("compose: event %d: %w", l.Seq, err)
+			}
 		}
 		if hold && e.Type == engine.EvDigest {
 			if err := flush(); err != nil {
@@ -203,6 +208,10 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 			}
 			if hist != nil && sec.End != nil && len(hist.Days) > 0 {
 				sec.End.Story = StoryView(*hist, s.Setup)
+				if picture != nil {
+					sec.End.Story.Picture = picture
+					sec.End.Story.PictureCID = c.pictureCID(s.Game)
+				}
 			}
 			key := d.r.key + "/" + string(d.ch)
 			g := groups[key]

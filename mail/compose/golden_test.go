@@ -36,6 +36,8 @@ type parsed struct {
 	textFormat, textDelSp string
 	topType               string
 	parts                 int
+	// images are the inline pictures the HTML shows, by Content-ID.
+	images map[string][]byte
 }
 
 // readBack parses raw bytes with go-message's mail reader, as a recipient's
@@ -77,6 +79,7 @@ func readBack(t *testing.T, raw []byte) parsed {
 			t.Fatalf("read part body: %v", err)
 		}
 		full := typ + "; charset=" + params["charset"]
+		raw := body
 		// Quoted-printable carries line ends as CRLF.
 		body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
 		cte := h.Get("Content-Transfer-Encoding")
@@ -86,6 +89,11 @@ func readBack(t *testing.T, raw []byte) parsed {
 			p.textFormat, p.textDelSp = params["format"], params["delsp"]
 		case "text/html":
 			p.html, p.htmlType, p.htmlCTE = string(body), full, cte
+		case "image/png":
+			if p.images == nil {
+				p.images = map[string][]byte{}
+			}
+			p.images[strings.Trim(h.Get("Content-Id"), "<>")] = raw
 		}
 		p.parts++
 	}

@@ -89,8 +89,14 @@ func checkInvariants(t *testing.T, h *harness) {
 
 		// Structure: multipart/alternative, text then HTML, UTF-8,
 		// quoted-printable.
-		if p.topType != "multipart/alternative" || p.parts != 2 {
+		if p.topType != "multipart/alternative" || p.parts != 2+len(p.images) {
 			t.Errorf("%s: %s with %d parts", where(), p.topType, p.parts)
+		}
+		// A picture is the end mail's alone, and its HTML shows it.
+		for cid := range p.images {
+			if m.Kind != compose.KindEnd || !strings.Contains(p.html, `src="cid:`+cid+`"`) {
+				t.Errorf("%s: a %s mail carries picture %s, which its HTML does not show", where(), m.Kind, cid)
+			}
 		}
 		if p.textType != "text/plain; charset=utf-8" || p.htmlType != "text/html; charset=utf-8" ||
 			p.textCTE != "quoted-printable" || p.htmlCTE != "quoted-printable" {

@@ -98,7 +98,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: date.In(gameZone(s)), game: dr.game, kind: kind,
-		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv,
+		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv, images: inlineImages(dr.sections),
 	}, rendered)
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
@@ -173,6 +173,27 @@ type envelope struct {
 	fromName string
 	to       recipient
 	cv       conversation
+	// images are shown by the HTML part (cid:), which then goes with them
+	// in a multipart/related; the plain text never refers to them.
+	images []inlineImage
+}
+
+// inlineImage is a picture the HTML part shows by its Content-ID.
+type inlineImage struct {
+	cid  string
+	png  []byte
+	name string
+}
+
+// inlineImages are the pictures a message's sections show: the story's.
+func inlineImages(secs []*templates.Section) []inlineImage {
+	var out []inlineImage
+	for _, sec := range secs {
+		if sec.End != nil && sec.End.Story != nil && sec.End.Story.PictureCID != "" {
+			out = append(out, inlineImage{cid: sec.End.Story.PictureCID, png: sec.End.Story.Picture, name: "votes.png"})
+		}
+	}
+	return out
 }
 
 // encode writes the message: RFC 5322 header, multipart/alternative with a
@@ -253,29 +274,72 @@ func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
 	if text.delSp {
 		textParams["delsp"] = "yes"
 	}
-	for _, part := range []struct {
-		typ, body string
-		params    map[string]string
-	}{{"text/plain", text.text, textParams}, {"text/html", r.HTML, map[string]string{"charset": "utf-8"}}} {
+	textPart := func(w *message.Writer, typ, body string, params map[string]string) error {
 		var ph message.Header
 		ph.Set("Content-Transfer-Encoding", "quoted-printable")
 		ph.Set("Content-Disposition", "inline")
-		ph.Set("Content-Type", mime.FormatMediaType(part.typ, part.params))
+		ph.Set("Content-Type", mime.FormatMediaType(typ, params))
 		pw, err := w.CreatePart(ph)
 		if err != nil {
+			return err
+		}
+		if _, err := pw.Write([]byte(body)); err != nil {
+			return err
+		}
+		return pw.Close()
+	}
+	if err := textPart(w, "text/plain", text.text, textParams); err != nil {
+		return nil, err
+	}
+	htmlParams := map[string]string{"charset": "utf-8"}
+	if len(env.images) == 0 {
+		if err := textPart(w, "text/html", r.HTML, htmlParams); err != nil {
 			return nil, err
 		}
-		if _, err := pw.Write([]byte(part.body)); err != nil {
-			return nil, err
-		}
-		if err := pw.Close(); err != nil {
-			return nil, err
-		}
+	} else if err := writeRelated(w, env, r.HTML, htmlParams, textPart); err != nil {
+		return nil, err
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// writeRelated writes the HTML part with the pictures it shows as one
+// multipart/related (RFC 2387), the HTML first, each picture inline with
+// its Content-ID, so that Gmail, Outlook and Apple Mail show them in place
+// and list no attachment. Its boundary derives from the Message-ID too.
+func writeRelated(w *message.Writer, env envelope, html string, htmlParams map[string]string,
+	textPart func(*message.Writer, string, string, map[string]string) error) error {
+	var rh message.Header
+	boundary := pickBoundary(env.id+"/related", html)
+	rh.Set("Content-Type", mime.FormatMediaType("multipart/related",
+		map[string]string{"boundary": boundary, "type": "text/html"}))
+	rw, err := w.CreatePart(rh)
+	if err != nil {
+		return err
+	}
+	if err := textPart(rw, "text/html", html, htmlParams); err != nil {
+		return err
+	}
+	for _, img := range env.images {
+		var ih message.Header
+		ih.Set("Content-Type", "image/png")
+		ih.Set("Content-Transfer-Encoding", "base64")
+		ih.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": img.name}))
+		ih.Set("Content-Id", "<"+img.cid+">")
+		iw, err := rw.CreatePart(ih)
+		if err != nil {
+			return err
+		}
+		if _, err := iw.Write(img.png); err != nil {
+			return err
+		}
+		if err := iw.Close(); err != nil {
+			return err
+		}
+	}
+	return rw.Close()
 }
 
 // pickBoundary derives the multipart boundary from the Message-ID. A body

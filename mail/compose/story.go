@@ -180,3 +180,9 @@ func nightLines(n story.Night, revealed bool) []string {
 	}
 	return out
 }
+
+// pictureCID names the story's picture within the end mail: the game and
+// the host's domain, nothing a reader does not know already.
+func (c *Composer) pictureCID(game string) string {
+	return game + ".story@" + c.domain
+}
