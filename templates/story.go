@@ -1,6 +1,8 @@
 package templates
 
 import (
+	"fmt"
+	htmltemplate "html/template"
 	"strings"
 	"unicode/utf8"
 )
@@ -161,4 +163,15 @@ func cut(s string, w int) string {
 	}
 	r := []rune(s)
 	return string(r[:w-1]) + "…"
+}
+
+// StoryHTML renders the story as the end mail's HTML shows it, for pages
+// that tell it outside a mail (the archive).
+func StoryHTML(s *Story) (htmltemplate.HTML, error) {
+	var b strings.Builder
+	if err := htmlSet.ExecuteTemplate(&b, "story", s); err != nil {
+		return "", fmt.Errorf("render story: %w", err)
+	}
+	// The template escaped everything it wrote.
+	return htmltemplate.HTML(b.String()), nil
 }
