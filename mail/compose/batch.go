@@ -314,6 +314,11 @@ func (c *Composer) groupMessage(g *group, dir Directory, headline string, dated 
 		dr.self = selfView(s, g.d.r, now)
 		dr.tally = runningTally(s, now)
 	}
+	cal, err := c.roundCalendar(items, g.d)
+	if err != nil {
+		return Outgoing{}, err
+	}
+	dr.calendar = cal
 	if main.Kind == "reminder" && main.Variant != "night" && g.d.r.token != "" {
 		// A reminder to vote is answered with a vote: its Reply goes to
 		// the thread. A night action's reminder stays private.

@@ -38,6 +38,10 @@ type parsed struct {
 	parts                 int
 	// images are the inline pictures the HTML shows, by Content-ID.
 	images map[string][]byte
+	// calendar is the iCalendar attachment, and calendarType its media
+	// type with its parameters.
+	calendar     []byte
+	calendarType string
 }
 
 // readBack parses raw bytes with go-message's mail reader, as a recipient's
@@ -68,6 +72,18 @@ func readBack(t *testing.T, raw []byte) parsed {
 		}
 		if err != nil {
 			t.Fatalf("read part: %v", err)
+		}
+		if ah, ok := part.Header.(*gomail.AttachmentHeader); ok {
+			typ, params, _ := ah.ContentType()
+			if typ != "text/calendar" {
+				t.Fatalf("part %d is an attachment of type %s", p.parts, typ)
+			}
+			if p.calendar, err = io.ReadAll(part.Body); err != nil {
+				t.Fatalf("read calendar: %v", err)
+			}
+			p.calendarType = mime.FormatMediaType(typ, params)
+			p.parts++
+			continue
 		}
 		h, ok := part.Header.(*gomail.InlineHeader)
 		if !ok {

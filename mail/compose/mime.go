@@ -42,6 +42,8 @@ type draft struct {
 	// conversation's own address, with replyName as its display name and
 	// replyWhere, that place in words, for the footer.
 	replyTo, replyName, replyWhere string
+	// calendar is the iCalendar object the message carries, or nil.
+	calendar []byte
 }
 
 // finish lays out a draft and encodes it.
@@ -98,7 +100,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: date.In(gameZone(s)), game: dr.game, kind: kind,
-		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv, images: inlineImages(dr.sections),
+		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv, images: inlineImages(dr.sections), calendar: dr.calendar,
 	}, rendered)
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
@@ -176,6 +178,10 @@ type envelope struct {
 	// images are shown by the HTML part (cid:), which then goes with them
 	// in a multipart/related; the plain text never refers to them.
 	images []inlineImage
+	// calendar, when set, is an iCalendar object that goes beside the
+	// text and the HTML: the message is then a multipart/mixed of the
+	// alternative and the calendar part.
+	calendar []byte
 }
 
 // inlineImage is a picture the HTML part shows by its Content-ID.
@@ -260,15 +266,29 @@ func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
 	add("MIME-Version", "1.0")
 	text := encodeFlowed(r.Text)
 	boundary := pickBoundary(env.id, text.text, r.HTML)
-	add("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary}))
+	altType := mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary})
+	if env.calendar != nil {
+		add("Content-Type", mime.FormatMediaType("multipart/mixed",
+			map[string]string{"boundary": pickBoundary(env.id+"/mixed", text.text, r.HTML)}))
+	} else {
+		add("Content-Type", altType)
+	}
 	for i := len(fields) - 1; i >= 0; i-- {
 		h.Add(fields[i].k, fields[i].v)
 	}
 
 	var b bytes.Buffer
-	w, err := message.CreateWriter(&b, h.Header)
+	top, err := message.CreateWriter(&b, h.Header)
 	if err != nil {
 		return nil, err
+	}
+	w := top
+	if env.calendar != nil {
+		var ah message.Header
+		ah.Set("Content-Type", altType)
+		if w, err = top.CreatePart(ah); err != nil {
+			return nil, err
+		}
 	}
 	textParams := map[string]string{"charset": "utf-8", "format": "flowed"}
 	if text.delSp {
@@ -302,7 +322,35 @@ func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
+	if env.calendar != nil {
+		if err := writeCalendar(top, env.calendar); err != nil {
+			return nil, err
+		}
+		if err := top.Close(); err != nil {
+			return nil, err
+		}
+	}
 	return b.Bytes(), nil
+}
+
+// writeCalendar adds an iCalendar object as a part of its own, after the
+// text and the HTML: Gmail, Outlook and Apple Mail offer to add it to the
+// calendar, or update the event they have (T3), and every other client
+// shows it as a file.
+func writeCalendar(w *message.Writer, cal []byte) error {
+	var ch message.Header
+	ch.Set("Content-Type", mime.FormatMediaType("text/calendar",
+		map[string]string{"charset": "utf-8", "method": "PUBLISH"}))
+	ch.Set("Content-Transfer-Encoding", "base64")
+	ch.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "deadline.ics"}))
+	cw, err := w.CreatePart(ch)
+	if err != nil {
+		return err
+	}
+	if _, err := cw.Write(cal); err != nil {
+		return err
+	}
+	return cw.Close()
 }
 
 // writeRelated writes the HTML part with the pictures it shows as one
