@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"image/png"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -232,6 +234,7 @@ func TestArchiveOfAFinishedGame(t *testing.T) {
 		}
 	}
 	texts := checkSite(t, site, days)
+	writeOut(t, "finished", site)
 	for _, want := range []string{"Mafia", "Inspector", "Townsperson", "mafiamail draw v1", "salt "} {
 		if !strings.Contains(texts["index.html"], want) {
 			t.Errorf("the index of a finished game lacks %q", want)
@@ -258,6 +261,17 @@ func TestArchiveOfAFinishedGame(t *testing.T) {
 	}
 }
 
+// writeOut writes a site into $MAFIAMAIL_ARCHIVE_OUT/name, when set, to
+// look at in a browser.
+func writeOut(t *testing.T, name string, site Site) {
+	t.Helper()
+	if dir := os.Getenv("MAFIAMAIL_ARCHIVE_OUT"); dir != "" {
+		if err := Write(filepath.Join(dir, name), site); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A game in progress shows what the town thread showed, and nothing else.
 func TestArchiveOfAGameInProgressKeepsSecrets(t *testing.T) {
 	log, _ := play(t)
@@ -266,6 +280,15 @@ func TestArchiveOfAGameInProgressKeepsSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	texts := checkSite(t, site, 2)
+	writeOut(t, "in-progress", site)
+	for _, name := range []string{"Alice", "Mallory"} {
+		if !strings.Contains(texts["index.html"], name) {
+			t.Errorf("the index does not name %s", name)
+		}
+	}
+	if !regexp.MustCompile(`\w+ votes \w+\.`).MatchString(texts["day-1.html"]) {
+		t.Error("Day 1 shows no vote with its voter and target")
+	}
 	summary := engine.Classic().Summary()
 	// "the Mafia" in the causes of death and the night's news is public.
 	public := regexp.MustCompile(`by the Mafia|The Mafia killed no one`)

@@ -84,16 +84,16 @@ func read(log []engine.Event) (*game, error) {
 		if e.Type == engine.EvGameEnded && g.revealed {
 			g.salt, g.names, g.roles = e.Salt, e.Names, e.Roles
 		}
+		switch e.Type {
+		case engine.EvPlayerJoined, engine.EvPlayerRenamed:
+			// The names of the seats, which the thread shows once the
+			// game starts; nothing else of these events is read.
+			names[e.Slot] = e.Name
+		}
 		if !e.To.Public {
 			continue // what the town thread never showed
 		}
 		switch e.Type {
-		case engine.EvPlayerJoined:
-			names[e.Slot] = e.Name
-			say(e, "%s joined the game.", e.Name)
-		case engine.EvPlayerRenamed:
-			names[e.Slot] = e.Name
-			say(e, "%s is now called %s.", e.Text, e.Name)
 		case engine.EvDrawCommitted:
 			g.commitment = e.Commitment
 			say(e, "The roles were drawn; the draw's commitment is %s.", e.Commitment)

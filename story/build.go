@@ -14,13 +14,29 @@ func Build(log []engine.Event) History {
 			b.h.Revealed = true
 		}
 	}
+	started := false
 	for _, e := range log {
-		if !b.h.Revealed && !e.To.Public {
+		if e.Type == engine.EvDayStarted {
+			started = true
+		}
+		if !b.h.Revealed && !e.To.Public && !seatNews(e) {
 			continue // a secret until the end: never in a story told before it
 		}
 		b.read(e)
 	}
+	if !started && !b.h.Revealed {
+		// The seats are told to all when the game starts, not before.
+		b.h.Players = nil
+	}
 	return b.h
+}
+
+// seatNews reports whether an event names a seat's player: sent to the
+// player and the referee (with their address, which the story never
+// reads), but every name is public once the game starts (the tallies and
+// the thread name them all).
+func seatNews(e engine.Event) bool {
+	return e.Type == engine.EvPlayerJoined || e.Type == engine.EvPlayerRenamed
 }
 
 // builder folds events into a History.

@@ -2,6 +2,7 @@ package story
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func sampleLog() []engine.Event {
 	add := func(e engine.Event) { e.V = engine.EventVersion; log = append(log, e) }
 	add(engine.Event{Type: engine.EvGameCreated, At: at(0), To: engine.Audience{Referee: true}, Game: "g1"})
 	for i, n := range []string{"Alice", "Bob", "Carol", "Dave", "Erin"} {
-		add(engine.Event{Type: engine.EvPlayerJoined, At: at(0), To: pub, Slot: i + 1, Name: n})
+		add(engine.Event{Type: engine.EvPlayerJoined, At: at(0), To: ref(i + 1), Slot: i + 1, Name: n, Address: strings.ToLower(n) + "@example.net"})
 	}
 	add(engine.Event{Type: engine.EvRolesDrawn, At: at(1), To: engine.Audience{Referee: true},
 		Roles: []engine.Role{engine.Doctor, engine.Inspector, engine.Vigilante, engine.Mafia, engine.Townsperson}})
@@ -111,6 +112,9 @@ func TestBuildInProgressKeepsSecrets(t *testing.T) {
 	if h.Revealed {
 		t.Fatal("a game in progress is revealed")
 	}
+	if len(h.Players) != 5 || h.Players[0].Name != "Alice" {
+		t.Fatalf("players = %+v: the seats' names are public once the game started", h.Players)
+	}
 	for _, p := range h.Players {
 		if p.Role != "" || p.Side != "" {
 			t.Errorf("%s shows role %q side %q", p.Name, p.Role, p.Side)
@@ -137,5 +141,14 @@ func TestBuildEndWithoutRoles(t *testing.T) {
 	log := append(sampleLog(), engine.Event{V: engine.EventVersion, Type: engine.EvGameEnded, To: engine.Audience{Public: true}, Winner: engine.NoWinner})
 	if h := Build(log); h.Revealed || h.Days[0].Night.Kill != "" {
 		t.Errorf("revealed %v, night %+v", h.Revealed, h.Days[0].Night)
+	}
+}
+
+// Before the start the sign-ups are the referee's to know: no seat is
+// named.
+func TestBuildBeforeTheStartNamesNoSeat(t *testing.T) {
+	log := sampleLog()[:6] // the game and its five sign-ups
+	if h := Build(log); len(h.Players) != 0 {
+		t.Errorf("players before the start: %+v", h.Players)
 	}
 }
