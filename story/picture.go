@@ -120,7 +120,7 @@ func Picture(h History) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	enc := png.Encoder{CompressionLevel: png.BestCompression}
-	if err := enc.Encode(&b, img); err != nil {
+	if err := enc.Encode(&b, paletted(img)); err != nil {
 		return nil, fmt.Errorf("story picture: encode: %w", err)
 	}
 	return b.Bytes(), nil
@@ -244,6 +244,24 @@ func flow(img *image.RGBA, x0, y0, x1, y1 float32, c color.RGBA) {
 	src := image.NewUniform(color.RGBA{c.R, c.G, c.B, 0xff})
 	r.DrawOp = draw.Over
 	r.Draw(img, img.Bounds(), src, image.Point{})
+}
+
+// paletted maps the picture onto a palette of its few colours, each
+// blended with white in 16 steps for the edges of text and curves: an
+// eighth of the bytes of full colour, in a mail that goes to every player.
+// Each pixel takes its nearest colour, with no dithering, so the bytes
+// stay the same for the same story.
+func paletted(img *image.RGBA) *image.Paletted {
+	pal := color.Palette{picBackground}
+	for _, c := range []color.RGBA{picInk, picMuted, picTown, picMafia, picRule} {
+		for step := 1; step <= 16; step++ {
+			mix := func(v uint8) uint8 { return uint8(255 - (255-int(v))*step/16) }
+			pal = append(pal, color.RGBA{mix(c.R), mix(c.G), mix(c.B), 0xff})
+		}
+	}
+	out := image.NewPaletted(img.Bounds(), pal)
+	draw.Draw(out, out.Bounds(), img, image.Point{}, draw.Src)
+	return out
 }
 
 func drawText(img *image.RGBA, face font.Face, x, y int, s string, c color.RGBA) {

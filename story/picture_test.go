@@ -27,7 +27,7 @@ func TestPictureGolden(t *testing.T) {
 		t.Errorf("size = %v", got)
 	}
 	sum := sha256.Sum256(b)
-	const want = "b4f39b7bb3a89391ef25d43fcd89a979d831d81296852603669eb2cc568c78b3"
+	const want = "eb685cd2773d3152dcccfae82d4ec8ce75ef1e471a26b1f543957c8db1facac8"
 	if got := hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("picture hash = %s, want %s", got, want)
 	}
