@@ -135,7 +135,7 @@ func (t *step) command(c Command, env Env) error {
 	}
 	if s.Paused {
 		switch c.Verb {
-		case CmdTally, CmdHelp, CmdStatus, CmdZone, CmdMail:
+		case CmdTally, CmdHelp, CmdStatus, CmdZone, CmdMail, CmdCalendar:
 		default:
 			return refuse(PausedGame, "the referee has paused the game; wait for it to resume")
 		}
@@ -145,6 +145,8 @@ func (t *step) command(c Command, env Env) error {
 		return t.info(c)
 	case CmdZone:
 		return t.zone(c)
+	case CmdCalendar:
+		return t.calendar(c)
 	case CmdMail:
 		return t.mail(c)
 	case CmdPost:

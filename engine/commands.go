@@ -67,6 +67,9 @@ const (
 	// CmdMail chooses how a player takes the thread (Text: MailDigest or
 	// MailEach), or asks (no Text).
 	CmdMail Verb = "MAIL"
+	// CmdCalendar turns the calendar event of each round's deadline on or
+	// off for a player (Text: CalendarOn or CalendarOff), or asks (no Text).
+	CmdCalendar Verb = "CALENDAR"
 
 	// Night.
 	CmdKill    Verb = "KILL"

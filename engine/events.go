@@ -73,6 +73,11 @@ const (
 	// or MailEach); EvMailShown answers MAIL alone with the choice in force.
 	EvMailSet   EventType = "mail_set"
 	EvMailShown EventType = "mail"
+	// EvCalendarSet: a player turned the calendar event of each voting
+	// round's close on or off (Text: CalendarOn or CalendarOff);
+	// EvCalendarShown answers CALENDAR alone with the choice in force.
+	EvCalendarSet   EventType = "calendar_set"
+	EvCalendarShown EventType = "calendar"
 )
 
 // EvPostGameTalk is a thread post after the game's end, relayed at once to

@@ -92,6 +92,9 @@ type Setup struct {
 	// relayed to every participant: zero is the default of a week, a
 	// negative value none at all.
 	PostGameTalk time.Duration `json:"post_game_talk,omitempty"`
+	// NoCalendar: the mail that opens a voting round or moves its close
+	// carries no calendar event for anyone (calendar=off, T5).
+	NoCalendar bool `json:"no_calendar,omitempty"`
 }
 
 // DefaultPostGameTalk is how long the talk after a game's end lasts unless
@@ -219,7 +222,8 @@ func (s Setup) Validate() error {
 var setupKeys = []string{"players", "mafia", "inspectors", "doctors", "vigilantes",
 	"inspector_result", "inspector_knows_mafioso", "vigilante_shots", "doctor_saves",
 	"day_length", "runoff_length", "extra_length", "tie_extension", "night_step",
-	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace", "held_mail_grace", "post_game_talk"}
+	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace", "held_mail_grace", "post_game_talk",
+	"calendar"}
 
 // ParseSetup reads the argument of the referee's SETUP command: an optional
 // built-in name followed by key=value pairs, e.g.
@@ -315,6 +319,15 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 				s.PostGameTalk = -1
 			} else {
 				durv(&s.PostGameTalk)
+			}
+		case "calendar":
+			switch strings.ToLower(val) {
+			case "on":
+				s.NoCalendar = false
+			case "off":
+				s.NoCalendar = true
+			default:
+				err = fmt.Errorf("calendar is on or off")
 			}
 		default:
 			return s, fmt.Errorf("unknown setup key %q (keys: %s)", key, strings.Join(setupKeys, ", "))

@@ -157,6 +157,9 @@ func (s *State) applyMailWait(e Event) error {
 	switch s.Phase {
 	case DayPhase:
 		s.Deadline = e.Deadline
+		if e.Type == EvMailWait {
+			s.DeadlineMoves++ // the calendar's event moves with it (T5)
+		}
 	case NightPhase:
 		s.Night.End = e.Deadline
 	default:

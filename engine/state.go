@@ -54,6 +54,9 @@ type Player struct {
 	// Mail is how the player takes the thread (MAIL): MailDigest,
 	// MailEach, or "" for the setup's way (T1).
 	Mail string `json:"mail,omitempty"`
+	// NoCalendar: the player turned the calendar events of the deadlines
+	// off (CALENDAR OFF, T5). It goes with the player, not the seat.
+	NoCalendar bool `json:"no_calendar,omitempty"`
 
 	// Sent counts the events sent to this player alone or to the mafia
 	// list while they were in it (see State.PublicSent).
@@ -130,6 +133,11 @@ type State struct {
 	// RunoffGranted: this runoff's first extension request was granted (D9).
 	RunoffGranted bool `json:"runoff_granted"`
 	WeekendClose  bool `json:"weekend_close"`
+	// DeadlineMoves counts the changes to the running round's close (an
+	// extension, a new deadline, a tie's extension, the weekend rule): the
+	// SEQUENCE of its calendar event (T5), kept in the state so that it
+	// survives restarts.
+	DeadlineMoves int  `json:"deadline_moves,omitempty"`
 	Reminded      bool `json:"reminded"`
 	// Asked lists the players with an extension request waiting (D9).
 	Asked []int `json:"asked"`
@@ -323,6 +331,11 @@ func (s *State) fold(e Event) error {
 			}
 		}
 		s.Salt, s.Commitment, s.Known = e.Salt, e.Commitment, e.Known
+	case EvCalendarSet:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.NoCalendar = e.Text == CalendarOff
 	case EvZoneSet:
 		if err := needPlayer(); err != nil {
 			return err
@@ -344,7 +357,7 @@ func (s *State) fold(e Event) error {
 		if err := s.applyMailWait(e); err != nil {
 			return err
 		}
-	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown, EvMailShown,
+	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown, EvMailShown, EvCalendarShown,
 		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
 	case EvExtensionDenied:
 		s.Asked = removeInt(s.Asked, e.Slot)
@@ -405,6 +418,7 @@ func (s *State) fold(e Event) error {
 		} else {
 			s.Deadline = e.Deadline
 			s.Reminded = false
+			s.DeadlineMoves++
 		}
 		if e.Auto {
 			s.RunoffGranted = true
@@ -417,11 +431,14 @@ func (s *State) fold(e Event) error {
 		} else {
 			s.Deadline = e.Deadline
 			s.Reminded = false
+			s.DeadlineMoves++
 		}
 	case EvWeekendClose:
 		s.WeekendClose = true
+		s.DeadlineMoves++
 	case EvTieExtended:
 		s.TieExtended = true
+		s.DeadlineMoves++
 		s.Deadline = e.Deadline
 		s.Reminded = false
 		// D12: the extension runs its length; only locks made during it
@@ -436,6 +453,7 @@ func (s *State) fold(e Event) error {
 		p.Missed = e.Count
 	case EvRoundClosed:
 		// The deaths and the next phase come as events of their own.
+		s.DeadlineMoves = 0
 	case EvPlayerDied:
 		if err := needPlayer(); err != nil {
 			return err
@@ -504,7 +522,7 @@ func (s *State) fold(e Event) error {
 			return err
 		}
 		p.Address, p.Token = e.Address, e.Token
-		p.Zone, p.Mail = "", ""
+		p.Zone, p.Mail, p.NoCalendar = "", "", false
 	case EvSuspended:
 		// Recorded by the host's registry; the game itself is unchanged.
 	case EvDigest:
@@ -539,6 +557,7 @@ func (s *State) startRound(at, deadline time.Time) {
 	s.Reminded = false
 	s.Asked = nil
 	s.MailWaitUntil = time.Time{}
+	s.DeadlineMoves = 0
 }
 
 func (s *State) isCandidate(slot int) bool {

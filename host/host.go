@@ -383,6 +383,12 @@ func (w *work) flush(ctx context.Context) error {
 			batch.Held, batch.HeldSince = g.digest, g.digestSince
 		}
 		batch.NotBefore = g.lastDate
+		if endsGame(evs) {
+			// The end mail tells the game's whole story (see package story).
+			if batch.History, err = history(ctx, w.tx, id, g.seq); err != nil {
+				return err
+			}
+		}
 		for i, e := range evs {
 			batch.Events = append(batch.Events, compose.Logged{Seq: stored[i].Seq, Event: e})
 		}

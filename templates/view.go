@@ -343,6 +343,9 @@ type End struct {
 	// DrawText is the exact text the commitment hashes.
 	DrawText string
 	Verified bool
+	// Story is the game told again: votes, deaths and nights (nil when
+	// the game never started).
+	Story *Story
 }
 
 // MafiaWin says, in words, why the Mafia won (W1): they outnumber everyone

@@ -69,6 +69,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		fmt.Fprintf(stdout, "Mailboxes written to %s (open them in any mail client).\n", *out)
+		site := filepath.Join(*out, "archive")
+		if _, err := writeArchive(res.log, site); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		fmt.Fprintf(stdout, "The game's archive is in %s (open index.html in a browser).\n", site)
 	}
 	return nil
 }
@@ -95,6 +100,8 @@ type demoResult struct {
 	received map[string][]mailserver.Delivery
 	// outbox is every message the host queued, as the game ended.
 	outbox []store.OutMessage
+	// log is the game's event log, for its archive.
+	log []engine.Event
 }
 
 // runDemo starts the mail servers, the host and the bots, and plays until
@@ -257,6 +264,17 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	res.state = final
 	if res.outbox, err = rt.Store().OutMessages(ctx, ""); err != nil {
 		return nil, err
+	}
+	stored, err := rt.Store().Events(ctx, "demo", 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, se := range stored {
+		e, err := engine.UnmarshalEvent(se.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("demo: event %d: %w", se.Seq, err)
+		}
+		res.log = append(res.log, e)
 	}
 	mu.Lock()
 	for _, ms := range res.received {

@@ -78,6 +78,14 @@ func TestDemo(t *testing.T) {
 					t.Fatalf("Mafia won with %d Mafia and %d others alive", mafia, others)
 				}
 			}
+			// The archive is written beside the mailboxes, and opens with
+			// a page per day.
+			if _, err := os.Stat(filepath.Join(out, "archive", "index.html")); err != nil {
+				t.Errorf("no archive: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(out, "archive", "day-1.html")); err != nil {
+				t.Errorf("no Day 1 in the archive: %v", err)
+			}
 			// The mailboxes can be opened: every message in them parses,
 			// and every player got a role message.
 			boxes, _ := filepath.Glob(filepath.Join(out, "*.mbox"))

@@ -25,17 +25,17 @@ import (
 // serve runs; backup too, through VACUUM INTO.
 func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return cli.Usagef("games list|show|export|backup")
+		return cli.Usagef("games list|show|export|archive|backup")
 	}
 	switch args[0] {
-	case "list", "show", "export", "backup":
+	case "list", "show", "export", "archive", "backup":
 	default:
 		// Before the database is opened: a mistyped command is told as such.
-		return cli.Usagef("unknown games command %q: list, show, export or backup", args[0])
+		return cli.Usagef("unknown games command %q: list, show, export, archive or backup", args[0])
 	}
 	fs := cli.Flags("games "+args[0], os.Stderr)
 	db := fs.String("db", "mafiamail.db", "the host's database")
-	out := fs.String("out", "", "export: the folder to write to")
+	out := fs.String("out", "", "export, archive: the folder to write to")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return cli.Usage(err)
 	}
@@ -60,6 +60,11 @@ func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
 			return cli.Usagef("games export GAME --out DIR")
 		}
 		return exportGame(ctx, st, fs.Arg(0), *out, stdout)
+	case "archive":
+		if fs.NArg() != 1 || *out == "" {
+			return cli.Usagef("games archive GAME --out DIR")
+		}
+		return archiveGame(ctx, st, fs.Arg(0), *out, stdout)
 	case "backup":
 		if fs.NArg() != 1 {
 			return cli.Usagef("games backup DEST")

@@ -5,7 +5,7 @@
 //	mafiamail serve [--config mafiamail.toml] [--embedded]
 //	mafiamail check --config mafiamail.toml
 //	mafiamail parse [--config FILE] [--db FILE] [message.eml]
-//	mafiamail games list|show|export|backup --db FILE ...
+//	mafiamail games list|show|export|archive|backup --db FILE ...
 //	mafiamail version
 package main
 
@@ -22,7 +22,8 @@ const usage = `mafiamail hosts games of Mafia played by e-mail.
 
 Usage:
   mafiamail demo  [--setup classic|mafia150] [--seed N] [--out DIR]
-                  play a whole game with bot players on built-in mail servers
+                  play a whole game with bot players on built-in mail servers;
+                  --out writes every mailbox and the game's archive (DIR/archive)
   mafiamail init  [--address ADDR] [--referee ADDR] [--out mafiamail.toml] ...
                   set up a mailbox: find its servers, sign in, test it, write the configuration
   mafiamail serve [--config mafiamail.toml] [--embedded]
@@ -34,6 +35,7 @@ Usage:
   mafiamail games list   --db FILE
   mafiamail games show   --db FILE GAME
   mafiamail games export --db FILE GAME --out DIR
+  mafiamail games archive --db FILE GAME --out DIR
   mafiamail games backup --db FILE DEST
                   look after games while serve runs
   mafiamail version

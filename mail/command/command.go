@@ -75,8 +75,9 @@ const (
 	End          Verb = "END"
 	NewGame      Verb = "NEW GAME"
 	Join         Verb = "JOIN"
-	Zone         Verb = "ZONE" // ZONE alone, or ZONE Europe/Berlin (Text)
-	Mail         Verb = "MAIL" // MAIL alone, MAIL DIGEST or MAIL EACH (Text)
+	Zone         Verb = "ZONE"     // ZONE alone, or ZONE Europe/Berlin (Text)
+	Mail         Verb = "MAIL"     // MAIL alone, MAIL DIGEST or MAIL EACH (Text)
+	Calendar     Verb = "CALENDAR" // CALENDAR alone, CALENDAR ON or CALENDAR OFF (Text)
 )
 
 // NullTarget is the Target of VOTE NULL and of "Voter >> null" (D3).

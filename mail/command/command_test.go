@@ -122,6 +122,10 @@ func TestParseLine(t *testing.T) {
 		{Private, "MAIL digest", &Command{Verb: Mail, Text: "DIGEST"}, ""},
 		{Private, "Mail each.", &Command{Verb: Mail, Text: "EACH"}, ""},
 		{Private, "MAIL", &Command{Verb: Mail}, ""},
+		{Private, "CALENDAR off", &Command{Verb: Calendar, Text: "OFF"}, ""},
+		{Private, "Calendar on.", &Command{Verb: Calendar, Text: "ON"}, ""},
+		{Private, "CALENDAR", &Command{Verb: Calendar}, ""},
+		{Private, "calendar is a mess for me", nil, "CALENDAR takes ON"},
 		{Private, "mail me the rules", nil, "MAIL takes DIGEST"},
 		{Private, "ZONE Berlin please", nil, "ZONE takes one zone"},
 		// HELP RULES asks for the rules, in every channel.
@@ -305,7 +309,7 @@ func TestVerbsAreDisjointByArgumentShape(t *testing.T) {
 		Deny: "DENY", WeekendClose: "WEEKEND CLOSE", Replace: "REPLACE A WITH a@b.c", Modkill: "MODKILL A",
 		Suspend: "SUSPEND a@b.c", Relay: "RELAY 1", Reject: "REJECT 1", Admit: "ADMIT a@b.c",
 		Pause: "PAUSE", Resume: "RESUME", Announce: "ANNOUNCE hi", End: "END", NewGame: "NEW GAME ab",
-		Join: "JOIN A", Zone: "ZONE Europe/Berlin", Mail: "MAIL DIGEST",
+		Join: "JOIN A", Zone: "ZONE Europe/Berlin", Mail: "MAIL DIGEST", Calendar: "CALENDAR OFF",
 	}
 	for set, vs := range verbs {
 		for _, v := range vs {

@@ -21,7 +21,7 @@ import (
 // often as any player does.
 var verbs = map[Set][]Verb{
 	Thread:  {Vote, Unvote, Lock, Unlock, Extend, Tally, Help},
-	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Zone, Mail, Help},
+	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Zone, Mail, Calendar, Help},
 	Mafia:   {Kill, NoKill, Help},
 	Referee: {Add, Setup, Start, Close, Extend, Deadline, Grant, Deny, WeekendClose, Replace,
 		Modkill, Suspend, Relay, Reject, Admit, Pause, Resume, Announce, Status, End, Tally, Help},
@@ -98,6 +98,14 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	case NoKill, Unvote, Unlock:
 		// Distinctive enough that words after them are a remark, not prose.
 		cmd.Note = trimPunct(rest)
+		return cmd, true, nil
+
+	case Calendar:
+		// CALENDAR alone asks whether the deadlines come as calendar events.
+		cmd.Text = strings.ToUpper(trimPunct(rest))
+		if cmd.Text != "" && cmd.Text != "ON" && cmd.Text != "OFF" {
+			return cmd, true, errors.New("CALENDAR takes ON (each vote's deadline as a calendar event) or OFF, or nothing to see which you have")
+		}
 		return cmd, true, nil
 
 	case Mail:
@@ -418,7 +426,7 @@ func lookupVerb(word, rest string) (Verb, string) {
 	switch Verb(w) {
 	case Vote, Unvote, Lock, Unlock, Extend, Tally, Help, Status, Kill, Inspect, Protect, Shoot, Pass,
 		Add, Setup, Start, Close, Deadline, Grant, Deny, Replace, Modkill, Suspend, Relay, Reject,
-		Admit, Pause, Resume, Announce, End, Join, Zone, Mail:
+		Admit, Pause, Resume, Announce, End, Join, Zone, Mail, Calendar:
 		return Verb(w), rest
 	case "NOKILL":
 		return NoKill, rest

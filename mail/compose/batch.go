@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/story"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -54,6 +55,11 @@ type Batch struct {
 	// mail caused by a later event never carries an earlier Date, even
 	// when the earlier batch's last mail was dated ahead of its events.
 	NotBefore time.Time
+	// History is the game's log before the batch. It is read only when the
+	// batch ends the game: the end mail tells the whole story (see package
+	// story). A caller that leaves it out sends an end mail that tells the
+	// batch's events alone.
+	History []Logged
 }
 
 // Event composes one event: the messages it causes, one per reader. after
@@ -72,6 +78,18 @@ func (c *Composer) Batch(b Batch) ([]Outgoing, error) {
 		return nil, err
 	}
 	return c.compose(b, states)
+}
+
+// story is the game's story up to and including the batch's event i.
+func (b Batch) story(i int) story.History {
+	log := make([]engine.Event, 0, len(b.History)+i+1)
+	for _, l := range b.History {
+		log = append(log, l.Event)
+	}
+	for _, l := range b.Events[:i+1] {
+		log = append(log, l.Event)
+	}
+	return story.Build(log)
 }
 
 // foldEach returns the state just after each event.
@@ -149,6 +167,16 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 	for i, l := range b.Events {
 		s := states[i]
 		e := l.Event
+		var hist *story.History
+		var picture []byte
+		if e.Type == engine.EvGameEnded {
+			h := b.story(i)
+			hist = &h
+			var err error
+			if picture, err = story.Picture(h); err != nil {
+				return nil, fmt.Errorf("compose: event %d: %w", l.Seq, err)
+			}
+		}
 		if hold && e.Type == engine.EvDigest {
 			if err := flush(); err != nil {
 				return nil, err
@@ -177,6 +205,13 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 			sec, err := c.section(e, s, d)
 			if err != nil {
 				return nil, fmt.Errorf("compose: event %d: %w", l.Seq, err)
+			}
+			if hist != nil && sec.End != nil && len(hist.Days) > 0 {
+				sec.End.Story = StoryView(*hist, s.Setup)
+				if picture != nil {
+					sec.End.Story.Picture = picture
+					sec.End.Story.PictureCID = c.pictureCID(s.Game)
+				}
 			}
 			key := d.r.key + "/" + string(d.ch)
 			g := groups[key]
@@ -286,6 +321,11 @@ func (c *Composer) groupMessage(g *group, dir Directory, headline string, dated 
 		dr.self = selfView(s, g.d.r, now)
 		dr.tally = runningTally(s, now)
 	}
+	cal, err := c.roundCalendar(items, g.d)
+	if err != nil {
+		return Outgoing{}, err
+	}
+	dr.calendar = cal
 	if main.Kind == "reminder" && main.Variant != "night" && g.d.r.token != "" {
 		// A reminder to vote is answered with a vote: its Reply goes to
 		// the thread. A night action's reminder stays private.

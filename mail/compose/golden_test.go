@@ -36,6 +36,12 @@ type parsed struct {
 	textFormat, textDelSp string
 	topType               string
 	parts                 int
+	// images are the inline pictures the HTML shows, by Content-ID.
+	images map[string][]byte
+	// calendar is the iCalendar attachment, and calendarType its media
+	// type with its parameters.
+	calendar     []byte
+	calendarType string
 }
 
 // readBack parses raw bytes with go-message's mail reader, as a recipient's
@@ -67,6 +73,18 @@ func readBack(t *testing.T, raw []byte) parsed {
 		if err != nil {
 			t.Fatalf("read part: %v", err)
 		}
+		if ah, ok := part.Header.(*gomail.AttachmentHeader); ok {
+			typ, params, _ := ah.ContentType()
+			if typ != "text/calendar" {
+				t.Fatalf("part %d is an attachment of type %s", p.parts, typ)
+			}
+			if p.calendar, err = io.ReadAll(part.Body); err != nil {
+				t.Fatalf("read calendar: %v", err)
+			}
+			p.calendarType = mime.FormatMediaType(typ, params)
+			p.parts++
+			continue
+		}
 		h, ok := part.Header.(*gomail.InlineHeader)
 		if !ok {
 			t.Fatalf("part %d is not inline", p.parts)
@@ -77,6 +95,7 @@ func readBack(t *testing.T, raw []byte) parsed {
 			t.Fatalf("read part body: %v", err)
 		}
 		full := typ + "; charset=" + params["charset"]
+		raw := body
 		// Quoted-printable carries line ends as CRLF.
 		body = bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n"))
 		cte := h.Get("Content-Transfer-Encoding")
@@ -86,6 +105,11 @@ func readBack(t *testing.T, raw []byte) parsed {
 			p.textFormat, p.textDelSp = params["format"], params["delsp"]
 		case "text/html":
 			p.html, p.htmlType, p.htmlCTE = string(body), full, cte
+		case "image/png":
+			if p.images == nil {
+				p.images = map[string][]byte{}
+			}
+			p.images[strings.Trim(h.Get("Content-Id"), "<>")] = raw
 		}
 		p.parts++
 	}

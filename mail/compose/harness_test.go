@@ -153,7 +153,9 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 	hold := h.s != nil && h.s.Setup.DigestInterval > 0
 	h.roundBefore = roundWords(before)
 	defer func() { h.roundBefore = "" }()
-	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir, Sender: sender, HoldForDigest: hold})
+	prior := append([]compose.Logged(nil), h.history...)
+	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir, Sender: sender,
+		HoldForDigest: hold, History: prior})
 	if err != nil {
 		h.t.Fatalf("%s: Batch: %v", h.step, err)
 	}

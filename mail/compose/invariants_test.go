@@ -89,8 +89,22 @@ func checkInvariants(t *testing.T, h *harness) {
 
 		// Structure: multipart/alternative, text then HTML, UTF-8,
 		// quoted-printable.
-		if p.topType != "multipart/alternative" || p.parts != 2 {
+		wantTop, calendar := "multipart/alternative", 0
+		if p.calendar != nil {
+			wantTop, calendar = "multipart/mixed", 1
+			// The thread mail of a player: a day opens in the dawn's mail.
+			if m.Kind != compose.KindThread && m.Kind != compose.KindDawn || !strings.HasPrefix(m.Recipient, "s") {
+				t.Errorf("%s: a calendar event in a %s mail to %s", where(), m.Kind, m.Recipient)
+			}
+		}
+		if p.topType != wantTop || p.parts != 2+len(p.images)+calendar {
 			t.Errorf("%s: %s with %d parts", where(), p.topType, p.parts)
+		}
+		// A picture is the end mail's alone, and its HTML shows it.
+		for cid := range p.images {
+			if m.Kind != compose.KindEnd || !strings.Contains(p.html, `src="cid:`+cid+`"`) {
+				t.Errorf("%s: a %s mail carries picture %s, which its HTML does not show", where(), m.Kind, cid)
+			}
 		}
 		if p.textType != "text/plain; charset=utf-8" || p.htmlType != "text/html; charset=utf-8" ||
 			p.textCTE != "quoted-printable" || p.htmlCTE != "quoted-printable" {

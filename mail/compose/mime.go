@@ -42,6 +42,8 @@ type draft struct {
 	// conversation's own address, with replyName as its display name and
 	// replyWhere, that place in words, for the footer.
 	replyTo, replyName, replyWhere string
+	// calendar is the iCalendar object the message carries, or nil.
+	calendar []byte
 }
 
 // finish lays out a draft and encodes it.
@@ -98,7 +100,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: date.In(gameZone(s)), game: dr.game, kind: kind,
-		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv,
+		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv, images: inlineImages(dr.sections), calendar: dr.calendar,
 	}, rendered)
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
@@ -173,6 +175,31 @@ type envelope struct {
 	fromName string
 	to       recipient
 	cv       conversation
+	// images are shown by the HTML part (cid:), which then goes with them
+	// in a multipart/related; the plain text never refers to them.
+	images []inlineImage
+	// calendar, when set, is an iCalendar object that goes beside the
+	// text and the HTML: the message is then a multipart/mixed of the
+	// alternative and the calendar part.
+	calendar []byte
+}
+
+// inlineImage is a picture the HTML part shows by its Content-ID.
+type inlineImage struct {
+	cid  string
+	png  []byte
+	name string
+}
+
+// inlineImages are the pictures a message's sections show: the story's.
+func inlineImages(secs []*templates.Section) []inlineImage {
+	var out []inlineImage
+	for _, sec := range secs {
+		if sec.End != nil && sec.End.Story != nil && sec.End.Story.PictureCID != "" {
+			out = append(out, inlineImage{cid: sec.End.Story.PictureCID, png: sec.End.Story.Picture, name: "votes.png"})
+		}
+	}
+	return out
 }
 
 // encode writes the message: RFC 5322 header, multipart/alternative with a
@@ -239,43 +266,128 @@ func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
 	add("MIME-Version", "1.0")
 	text := encodeFlowed(r.Text)
 	boundary := pickBoundary(env.id, text.text, r.HTML)
-	add("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary}))
+	altType := mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary})
+	if env.calendar != nil {
+		add("Content-Type", mime.FormatMediaType("multipart/mixed",
+			map[string]string{"boundary": pickBoundary(env.id+"/mixed", text.text, r.HTML)}))
+	} else {
+		add("Content-Type", altType)
+	}
 	for i := len(fields) - 1; i >= 0; i-- {
 		h.Add(fields[i].k, fields[i].v)
 	}
 
 	var b bytes.Buffer
-	w, err := message.CreateWriter(&b, h.Header)
+	top, err := message.CreateWriter(&b, h.Header)
 	if err != nil {
 		return nil, err
+	}
+	w := top
+	if env.calendar != nil {
+		var ah message.Header
+		ah.Set("Content-Type", altType)
+		if w, err = top.CreatePart(ah); err != nil {
+			return nil, err
+		}
 	}
 	textParams := map[string]string{"charset": "utf-8", "format": "flowed"}
 	if text.delSp {
 		textParams["delsp"] = "yes"
 	}
-	for _, part := range []struct {
-		typ, body string
-		params    map[string]string
-	}{{"text/plain", text.text, textParams}, {"text/html", r.HTML, map[string]string{"charset": "utf-8"}}} {
+	textPart := func(w *message.Writer, typ, body string, params map[string]string) error {
 		var ph message.Header
 		ph.Set("Content-Transfer-Encoding", "quoted-printable")
 		ph.Set("Content-Disposition", "inline")
-		ph.Set("Content-Type", mime.FormatMediaType(part.typ, part.params))
+		ph.Set("Content-Type", mime.FormatMediaType(typ, params))
 		pw, err := w.CreatePart(ph)
 		if err != nil {
+			return err
+		}
+		if _, err := pw.Write([]byte(body)); err != nil {
+			return err
+		}
+		return pw.Close()
+	}
+	if err := textPart(w, "text/plain", text.text, textParams); err != nil {
+		return nil, err
+	}
+	htmlParams := map[string]string{"charset": "utf-8"}
+	if len(env.images) == 0 {
+		if err := textPart(w, "text/html", r.HTML, htmlParams); err != nil {
 			return nil, err
 		}
-		if _, err := pw.Write([]byte(part.body)); err != nil {
-			return nil, err
-		}
-		if err := pw.Close(); err != nil {
-			return nil, err
-		}
+	} else if err := writeRelated(w, env, r.HTML, htmlParams, textPart); err != nil {
+		return nil, err
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
+	if env.calendar != nil {
+		if err := writeCalendar(top, env.calendar); err != nil {
+			return nil, err
+		}
+		if err := top.Close(); err != nil {
+			return nil, err
+		}
+	}
 	return b.Bytes(), nil
+}
+
+// writeCalendar adds an iCalendar object as a part of its own, after the
+// text and the HTML: Gmail, Outlook and Apple Mail offer to add it to the
+// calendar, or update the event they have (T5), and every other client
+// shows it as a file.
+func writeCalendar(w *message.Writer, cal []byte) error {
+	var ch message.Header
+	ch.Set("Content-Type", mime.FormatMediaType("text/calendar",
+		map[string]string{"charset": "utf-8", "method": "PUBLISH"}))
+	ch.Set("Content-Transfer-Encoding", "base64")
+	ch.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "deadline.ics"}))
+	cw, err := w.CreatePart(ch)
+	if err != nil {
+		return err
+	}
+	if _, err := cw.Write(cal); err != nil {
+		return err
+	}
+	return cw.Close()
+}
+
+// writeRelated writes the HTML part with the pictures it shows as one
+// multipart/related (RFC 2387), the HTML first, each picture inline with
+// its Content-ID, so that Gmail, Outlook and Apple Mail show them in place
+// and list no attachment. Its boundary derives from the Message-ID too.
+func writeRelated(w *message.Writer, env envelope, html string, htmlParams map[string]string,
+	textPart func(*message.Writer, string, string, map[string]string) error) error {
+	var rh message.Header
+	boundary := pickBoundary(env.id+"/related", html)
+	rh.Set("Content-Type", mime.FormatMediaType("multipart/related",
+		map[string]string{"boundary": boundary, "type": "text/html"}))
+	rw, err := w.CreatePart(rh)
+	if err != nil {
+		return err
+	}
+	if err := textPart(rw, "text/html", html, htmlParams); err != nil {
+		return err
+	}
+	for _, img := range env.images {
+		var ih message.Header
+		ih.Set("Content-Type", "image/png")
+		ih.Set("Content-Transfer-Encoding", "base64")
+		ih.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": img.name}))
+		ih.Set("Content-Id", "<"+img.cid+">")
+		iw, err := rw.CreatePart(ih)
+		if err != nil {
+			return err
+		}
+		if _, err := iw.Write(img.png); err != nil {
+			return err
+		}
+		if err := iw.Close(); err != nil {
+			return err
+		}
+	}
+	return rw.Close()
 }
 
 // pickBoundary derives the multipart boundary from the Message-ID. A body

@@ -193,6 +193,10 @@ func playClassic(t *testing.T) (*harness, *goldens) {
 	g.add("reply-zone-refused", r.reply)
 	r = h.ok(h.player("Judy"), engine.Private, "MAIL", engine.Command{Verb: engine.CmdMail})
 	g.add("reply-mail-shown", r.reply)
+	r = h.ok(h.player("Judy"), engine.Private, "CALENDAR OFF", engine.Command{Verb: engine.CmdCalendar, Text: engine.CalendarOff})
+	g.add("reply-calendar-off", r.reply)
+	r = h.ok(h.player("Judy"), engine.Private, "CALENDAR ON", engine.Command{Verb: engine.CmdCalendar, Text: engine.CalendarOn})
+	g.add("reply-calendar-on", r.reply)
 
 	// Extensions: asked and denied, asked and granted; the referee's own.
 	h.now = h.now.Add(2 * time.Hour)
@@ -539,6 +543,8 @@ func playMafia150(t *testing.T) (*harness, *goldens) {
 	g.add("reply-zone-shown", r.reply)
 	r = h.ok(h.player(vig), engine.Private, "MAIL", engine.Command{Verb: engine.CmdMail})
 	g.add("reply-mail-shown", r.reply)
+	r = h.ok(h.player(vig), engine.Private, "CALENDAR", engine.Command{Verb: engine.CmdCalendar})
+	g.add("reply-calendar-shown", r.reply)
 	// The Vigilante leaves the digests for each post, and comes back.
 	r = h.ok(h.player(vig), engine.Private, "MAIL EACH", engine.Command{Verb: engine.CmdMail, Text: engine.MailEach})
 	g.add("reply-mail-each", r.reply)

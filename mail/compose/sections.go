@@ -308,6 +308,13 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 				sec.Status.Sending = sendingView(ss, s, now)
 			}
 		}
+	case engine.EvCalendarSet, engine.EvCalendarShown:
+		sec.Kind = "calendar"
+		sec.Variant = "set"
+		if e.Type == engine.EvCalendarShown {
+			sec.Variant = "shown"
+		}
+		sec.Text = e.Text
 	case engine.EvMailSet, engine.EvMailShown:
 		sec.Kind = "mailmode"
 		sec.Variant = "set"

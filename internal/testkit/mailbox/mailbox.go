@@ -117,12 +117,24 @@ func Parse(raw []byte) Letter {
 		}
 		h, ok := p.Header.(*gomail.InlineHeader)
 		if !ok {
-			l.Parts = append(l.Parts, "attachment")
+			// The host attaches a deadline's calendar event (text/calendar).
+			kind := "attachment"
+			if ah, ok := p.Header.(*gomail.AttachmentHeader); ok {
+				if ct, _, err := ah.ContentType(); err == nil {
+					kind = "attachment " + ct
+				}
+			}
+			l.Parts = append(l.Parts, kind)
 			continue
 		}
 		ct, params, err := h.ContentType()
 		if err != nil && l.Err == nil {
 			l.Err = fmt.Errorf("part Content-Type: %w", err)
+		}
+		if strings.HasPrefix(ct, "image/") {
+			// A picture the HTML shows (the end mail's story): no text.
+			l.Parts = append(l.Parts, ct)
+			continue
 		}
 		body, err := io.ReadAll(p.Body)
 		if err != nil && l.Err == nil {

@@ -1,0 +1,92 @@
+package compose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	ics "github.com/arran4/golang-ical"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/templates"
+)
+
+// movesClose reports whether an event opens a voting round or moves its
+// close: the thread mail it causes carries the round's calendar event
+// (T5).
+func movesClose(e engine.Event) bool {
+	switch e.Type {
+	case engine.EvDayStarted, engine.EvRunoffStarted, engine.EvExtraStarted,
+		engine.EvExtended, engine.EvDeadlineSet, engine.EvTieExtended, engine.EvWeekendClose, engine.EvMailWait:
+		return true
+	}
+	return false
+}
+
+// roundCalendar is the calendar event of the close of the voting round
+// under way in s, for a player's thread copy of the items, or nil: when
+// no item opens the round or moves its close, when the game is not in a
+// voting round, or when the player or the referee turned calendars off.
+func (c *Composer) roundCalendar(items []item, d delivery) ([]byte, error) {
+	if d.ch != templates.Thread || d.r.slot <= 0 {
+		return nil, nil
+	}
+	var at *item
+	for i := range items {
+		if movesClose(items[i].l.Event) {
+			at = &items[i]
+		}
+	}
+	if at == nil {
+		return nil, nil
+	}
+	s := at.s
+	p := s.Player(d.r.slot)
+	if s.Phase != engine.DayPhase || p == nil || !p.Alive || !s.SendsCalendar(p) {
+		return nil, nil
+	}
+	return c.calendarEvent(s, at.l.Event.At)
+}
+
+// calendarUID names a voting round's close for calendars: the game, the
+// day, the round's kind and its start, and the host's domain. All of it is
+// in the thread already; nothing secret goes into it. It is the same for
+// every move of the round's close, so a calendar updates its event.
+func (c *Composer) calendarUID(s *engine.State) string {
+	return fmt.Sprintf("%s.d%d.%s.%d.deadline@%s", s.Game, s.Day, s.Round, s.RoundStart.Unix(), c.domain)
+}
+
+// calendarEvent writes the iCalendar object (RFC 5545, method PUBLISH) of
+// the running round's close. Its SEQUENCE is the round's count of moves
+// (engine.State.DeadlineMoves), so a moved close outranks the event it
+// updates, after a restart too; DTSTAMP is the time of the news, so the
+// same events give the same bytes.
+func (c *Composer) calendarEvent(s *engine.State, stamp time.Time) ([]byte, error) {
+	closes := s.ClosesAt()
+	cal := ics.NewCalendarFor("mafiamail")
+	cal.SetMethod(ics.MethodPublish)
+	ev := cal.AddEvent(c.calendarUID(s))
+	ev.SetDtStampTime(stamp.UTC())
+	ev.SetSequence(s.DeadlineMoves)
+	ev.SetStartAt(closes.UTC())
+	ev.SetEndAt(closes.Add(15 * time.Minute).UTC())
+	ev.SetSummary(fmt.Sprintf("[%s] %s: the vote closes", s.Game, roundName(s)))
+	ev.SetDescription("Reply to any thread mail of game " + s.Game + " with your vote before this time.")
+	ev.SetTimeTransparency(ics.TransparencyTransparent)
+	text := cal.Serialize()
+	if !strings.Contains(text, "BEGIN:VEVENT") {
+		return nil, fmt.Errorf("compose: calendar event of %s has no VEVENT", s.Game)
+	}
+	return []byte(text), nil
+}
+
+// roundName names the running voting round as the thread does.
+func roundName(s *engine.State) string {
+	switch s.Round {
+	case engine.Runoff:
+		return fmt.Sprintf("Day %d runoff", s.Day)
+	case engine.Extra:
+		return fmt.Sprintf("Day %d extra round", s.Day)
+	}
+	return fmt.Sprintf("Day %d", s.Day)
+}

@@ -1,0 +1,43 @@
+package story
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"image/png"
+	"os"
+	"testing"
+)
+
+// The picture of a fixed game: its size, and its bytes, which only a change
+// to the drawing may change (STORY_PICTURE_OUT=file.png writes it, to look
+// at before setting the new hash here).
+func TestPictureGolden(t *testing.T) {
+	b, err := Picture(Build(ended(sampleLog())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	// Two closed rounds of Day 1 and none of Day 2: one panel of five
+	// voters.
+	if got := img.Bounds().Size(); got.X != 600 || got.Y != 10+34+5*28+18 {
+		t.Errorf("size = %v", got)
+	}
+	sum := sha256.Sum256(b)
+	const want = "eb685cd2773d3152dcccfae82d4ec8ce75ef1e471a26b1f543957c8db1facac8"
+	if got := hex.EncodeToString(sum[:]); got != want {
+		t.Errorf("picture hash = %s, want %s", got, want)
+	}
+	if out := os.Getenv("STORY_PICTURE_OUT"); out != "" {
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := Picture(Build(ended(sampleLog())))
+	if err != nil || !bytes.Equal(again, b) {
+		t.Errorf("a second drawing differs (err %v)", err)
+	}
+}
