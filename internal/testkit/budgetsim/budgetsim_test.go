@@ -53,6 +53,7 @@ func TestWholeGamesAgainstBudget(t *testing.T) {
 			MaxDays: 40, MaxDrainDays: 400}
 		t.Run(strings.ReplaceAll(cfg.Name(), "/", " per "), func(t *testing.T) {
 			cfg.Dir, cfg.Log = dir(t), testlog.New(t, slog.LevelWarn)
+			cfg.Progress = func(s string) { t.Log(s) }
 			began := time.Now()
 			res, err := budgetsim.Run(context.Background(), cfg)
 			t.Logf("ran in %s", time.Since(began).Round(time.Second))

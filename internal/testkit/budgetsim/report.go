@@ -166,9 +166,9 @@ func Table(fs []Figures) string {
 		fmt.Fprintf(&b, "| %s |", f.Name)
 		for _, c := range Classes {
 			all += f.PerPlayerDay[c]
-			fmt.Fprintf(&b, " %.1f |", f.PerPlayerDay[c])
+			fmt.Fprintf(&b, " %.2f |", f.PerPlayerDay[c])
 		}
-		fmt.Fprintf(&b, " %.1f | %.0f | %d | %s | %s | %.1f |\n", all, f.QueuedPerDay, f.Limit, days(f.LongestWait), days(f.MedianWait), f.Days)
+		fmt.Fprintf(&b, " %.2f | %.0f | %d | %s | %s | %.1f |\n", all, f.QueuedPerDay, f.Limit, days(f.LongestWait), days(f.MedianWait), f.Days)
 	}
 	return b.String()
 }

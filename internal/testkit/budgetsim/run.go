@@ -53,6 +53,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer w.close()
 	res, err := w.play(ctx)
+	res.Config = w.cfg
 	if res != nil {
 		ms, oerr := w.st.OutMessages(ctx, "")
 		if oerr != nil {
@@ -91,6 +92,7 @@ func (w *world) play(ctx context.Context) (*Result, error) {
 	begun := w.clock.Now()
 	limit := begun.Add(time.Duration(cfg.MaxDays) * 24 * time.Hour)
 	stage, key := "new", ""
+	nextReport := begun.Add(24 * time.Hour)
 	for {
 		w.clock.Advance(cfg.Step)
 		now := w.clock.Now()
@@ -136,6 +138,15 @@ func (w *world) play(ctx context.Context) (*Result, error) {
 			}
 		}
 		res.Refused, res.Holds = w.limit.Refused(), w.snd.Stats().Holds
+		if cfg.Progress != nil && !now.Before(nextReport) {
+			nextReport = nextReport.Add(24 * time.Hour)
+			byKind, waiting, _ := w.waiting(ctx)
+			phase := "not started"
+			if s, ok := w.table(); ok {
+				phase = fmt.Sprintf("%s of day %d", s.Phase, s.Day)
+			}
+			cfg.Progress(fmt.Sprintf("%s: %s; %d messages wait %v", now.Format("Mon 2 Jan 15:04"), phase, waiting, byKind))
+		}
 		res.Deliveries, res.Started = w.snapshot(), w.started
 		if !res.Ended.IsZero() {
 			byKind, waiting, err := w.waiting(ctx)
@@ -150,7 +161,7 @@ func (w *world) play(ctx context.Context) (*Result, error) {
 				return res, fmt.Errorf("%w: %d messages still wait %d days after the game ended, by kind %v", ErrUnfinished, waiting, cfg.MaxDrainDays, byKind)
 			}
 			// Only the mail is left: look at it less often.
-			w.clock.Advance(13 * cfg.Step)
+			w.clock.Advance(cfg.DrainStep - cfg.Step)
 			continue
 		}
 		if now.After(limit) {

@@ -45,14 +45,19 @@ type Config struct {
 	PostsPerDay int
 	Provider    Provider
 	Seed        uint64
-	// Step is how far the clock moves between looks at the mail; default
-	// 2 minutes.
-	Step time.Duration
+	// Step is how far the clock moves between looks at the mail while the
+	// game runs; default 5 minutes. Once it ended, only the mail is left,
+	// and the clock moves by DrainStep, default an hour: the sender still
+	// sends only what the budget has room for.
+	Step, DrainStep time.Duration
 	// MaxDays bounds the game time the game may take (days of 24 hours),
 	// and MaxDrainDays the time the mail may take after it ended.
 	MaxDays, MaxDrainDays int
 	Dir                   string
 	Log                   *slog.Logger
+	// Progress, when set, is told once a game day how the game and its
+	// mail stand.
+	Progress func(string)
 }
 
 const (
@@ -106,7 +111,10 @@ type world struct {
 
 func start(ctx context.Context, cfg Config) (*world, error) {
 	if cfg.Step <= 0 {
-		cfg.Step = 2 * time.Minute
+		cfg.Step = 5 * time.Minute
+	}
+	if cfg.DrainStep <= 0 {
+		cfg.DrainStep = time.Hour
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
