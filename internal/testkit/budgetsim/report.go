@@ -23,6 +23,9 @@ type Figures struct {
 	Days, DrainDays float64
 	LastDay         int
 	Winner          string
+	// LongestByClass is the longest any message of a class waited, from
+	// being queued to its delivery.
+	LongestByClass map[string]time.Duration
 	// PerPlayerDay is the copies each player got per game day, by class,
 	// averaged over the seats.
 	PerPlayerDay map[string]float64
@@ -40,7 +43,8 @@ type Figures struct {
 // Figures computes the report of a game.
 func (r *Result) Figures() Figures {
 	f := Figures{Name: r.Config.Name(), LastDay: r.Day, Winner: string(r.Winner), Limit: r.Config.Provider.Recipients,
-		Refused: r.Refused, Holds: r.Holds, Written: r.Written, Skipped: r.Skipped, PerPlayerDay: map[string]float64{}}
+		Refused: r.Refused, Holds: r.Holds, Written: r.Written, Skipped: r.Skipped, PerPlayerDay: map[string]float64{},
+		LongestByClass: map[string]time.Duration{}}
 	end := r.Ended
 	if end.IsZero() {
 		end = r.Config.clockEnd(r)
@@ -70,6 +74,11 @@ func (r *Result) Figures() Figures {
 	for _, m := range r.Outbox {
 		c := r.Class[m.ID]
 		recipients += len(m.To)
+		if t, ok := last[m.MessageID]; ok {
+			if d, seen := f.LongestByClass[c]; !seen || t.Sub(m.CreatedAt) > d {
+				f.LongestByClass[c] = t.Sub(m.CreatedAt)
+			}
+		}
 		for _, to := range m.To {
 			if players[strings.ToLower(to)] {
 				f.PerPlayerDay[c]++
@@ -148,6 +157,13 @@ func (f Figures) Summary() string {
 		f.Posts, days(f.LongestWait), days(f.MedianWait), f.Undelivered)
 	fmt.Fprintf(&b, "  recipients queued %.0f per game day against a budget of %d; peak rolling day %d; provider refusals %d; holds %d\n",
 		f.QueuedPerDay, f.Limit, f.PeakDay, f.Refused, f.Holds)
+	b.WriteString("  longest wait by class, queued to delivered:")
+	for _, c := range Classes {
+		if d, ok := f.LongestByClass[c]; ok {
+			fmt.Fprintf(&b, " %s %s;", c, days(d))
+		}
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "  players wrote %v; could not send %v\n", f.Written, f.Skipped)
 	return b.String()
 }
