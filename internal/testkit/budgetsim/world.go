@@ -47,8 +47,10 @@ type Config struct {
 	Seed        uint64
 	// Step is how far the clock moves between looks at the mail while the
 	// game runs; default 5 minutes. Once it ended, only the mail is left,
-	// and the clock moves by DrainStep, default an hour: the sender still
-	// sends only what the budget has room for.
+	// and the clock moves by DrainStep, default 6 hours: the sender still
+	// sends only what the budget has room for, a quarter of a day's worth
+	// at a time, and each look at a large outbox is costly (it reads every
+	// waiting message to keep each reader's order).
 	Step, DrainStep time.Duration
 	// MaxDays bounds the game time the game may take (days of 24 hours),
 	// and MaxDrainDays the time the mail may take after it ended.
@@ -114,7 +116,7 @@ func start(ctx context.Context, cfg Config) (*world, error) {
 		cfg.Step = 5 * time.Minute
 	}
 	if cfg.DrainStep <= 0 {
-		cfg.DrainStep = time.Hour
+		cfg.DrainStep = 6 * time.Hour
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
