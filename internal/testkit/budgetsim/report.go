@@ -36,6 +36,7 @@ type Figures struct {
 	Limit        int
 	Refused      int
 	Holds        uint64
+	Dead         []string
 	Written      map[string]int
 	Skipped      map[string]int
 }
@@ -43,7 +44,7 @@ type Figures struct {
 // Figures computes the report of a game.
 func (r *Result) Figures() Figures {
 	f := Figures{Name: r.Config.Name(), LastDay: r.Day, Winner: string(r.Winner), Limit: r.Config.Provider.Recipients,
-		Refused: r.Refused, Holds: r.Holds, Written: r.Written, Skipped: r.Skipped, PerPlayerDay: map[string]float64{},
+		Refused: r.Refused, Holds: r.Holds, Dead: r.Dead, Written: r.Written, Skipped: r.Skipped, PerPlayerDay: map[string]float64{},
 		LongestByClass: map[string]time.Duration{}}
 	end := r.Ended
 	if end.IsZero() {
@@ -164,6 +165,7 @@ func (f Figures) Summary() string {
 		}
 	}
 	b.WriteString("\n")
+	fmt.Fprintf(&b, "  dead: %s\n", strings.Join(f.Dead, ", "))
 	fmt.Fprintf(&b, "  players wrote %v; could not send %v\n", f.Written, f.Skipped)
 	return b.String()
 }

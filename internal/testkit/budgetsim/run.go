@@ -22,6 +22,8 @@ type Result struct {
 	Winner                  engine.Side
 	// Day is the game's last day.
 	Day int
+	// Dead tells who died, of what, with their role and missed votes.
+	Dead []string
 	// Players are the players' addresses, in seat order.
 	Players []string
 	Outbox  []store.OutMessage
@@ -135,6 +137,11 @@ func (w *world) play(ctx context.Context) (*Result, error) {
 			res.Day, res.Winner = s.Day, s.Winner
 			if s.Phase == engine.EndedPhase && res.Ended.IsZero() {
 				res.Ended = s.Clock
+				for _, p := range s.Players {
+					if !p.Alive {
+						res.Dead = append(res.Dead, fmt.Sprintf("%s (%s, %s, missed %d)", p.Name, p.Role, p.Cause, p.Missed))
+					}
+				}
 			}
 		}
 		res.Refused, res.Holds = w.limit.Refused(), w.snd.Stats().Holds
