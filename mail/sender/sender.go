@@ -340,10 +340,21 @@ func (s *Sender) budgetRoom(ctx context.Context) (rcpts, msgs int, err error) {
 
 // claim takes due messages from the outbox, within the budget's room.
 func (s *Sender) claim(ctx context.Context, limit, rcpts int) ([]store.OutMessage, error) {
-	if s.cfg.Ledger != nil && rcpts >= 0 {
-		return s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), limit, rcpts)
+	if s.cfg.Ledger == nil || rcpts < 0 {
+		return s.outbox.ClaimDue(ctx, s.clock(), limit)
 	}
-	return s.outbox.ClaimDue(ctx, s.clock(), limit)
+	msgs, err := s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), limit, rcpts)
+	if err != nil || len(msgs) > 0 {
+		return msgs, err
+	}
+	// An empty window takes any one message, even one with more
+	// recipients than the limit, which would otherwise wait for ever; only
+	// one, so that a batch larger than the limit does not run into the
+	// provider's refusal.
+	if used, err := s.sentInWindow(ctx, s.clock()); err != nil || used > 0 {
+		return nil, err
+	}
+	return s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), 1, -1)
 }
 
 // release makes claimed messages that were not attempted due again, after
