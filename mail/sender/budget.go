@@ -170,11 +170,6 @@ func (s *Sender) room(ctx context.Context, now time.Time) (rcpts, msgs int, wait
 			}
 		}
 		rcpts = max(perDay-used, 0)
-		if used == 0 {
-			// An empty window takes any message, even one with more
-			// recipients than the limit, which would wait for ever.
-			rcpts = -1
-		}
 		if rcpts == 0 {
 			// The window has room for one more once enough of the oldest
 			// sends have aged out.

@@ -341,3 +341,57 @@ func TestMessagesPerMinute(t *testing.T) {
 		}
 	}
 }
+
+// A window with nothing sent takes what fits and no more, however large
+// the batch: a sender that waited a whole day (a host that was down, or
+// asked seldom) does not send past the limit and into the provider's
+// refusal. Only a message larger than the limit goes alone into an empty
+// window, since it would otherwise wait for ever.
+func TestEmptyWindowTakesOnlyWhatFits(t *testing.T) {
+	const perDay = 3
+	lim := &mailserver.SendLimit{Recipients: perDay, Window: 24 * time.Hour, Stage: mailserver.LimitAtRcpt}
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Users: map[string]string{"host": "pw"}, SendLimit: lim})
+	st := openStore(t)
+	enqueueN(t, st, 1, 5)
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.Username, cfg.Password = "host", "pw"
+	cfg.BatchSize = 10
+	cfg.Ledger = st
+	cfg.Budget = sender.Budget{RecipientsPerDay: perDay}
+	s, err := sender.New(cfg, st, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sent, _ := st.OutMessages(context.Background(), store.OutSent)
+	if len(sent) != perDay || lim.Refused() != 0 {
+		t.Fatalf("an empty window of %d took %d messages, with %d refusals", perDay, len(sent), lim.Refused())
+	}
+
+	// One message to more readers than the limit, into an empty window.
+	st2 := openStore(t)
+	err = st2.Update(context.Background(), func(tx *store.Tx) error {
+		m := outMsg(9, "a@example.org")
+		m.To = []string{"a@example.org", "b@example.org", "c@example.org", "d@example.org"}
+		_, err := tx.Enqueue(context.Background(), m, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim2 := &mailserver.SendLimit{Recipients: 10, Window: 24 * time.Hour}
+	srv.SetSendLimit(lim2)
+	cfg.Ledger = st2
+	s2, err := sender.New(cfg, st2, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.SendDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if sent, _ := st2.OutMessages(context.Background(), store.OutSent); len(sent) != 1 {
+		t.Fatalf("a message to more readers than the limit did not go into an empty window: %d sent", len(sent))
+	}
+}

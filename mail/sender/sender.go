@@ -163,10 +163,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	s.log.Info("sending mail", "security", s.ep.Security.String(), "auth", s.cfg.Username != "")
 	s.resumeHold(ctx)
 	for ctx.Err() == nil {
-		err := s.flush(ctx)
-		if err == nil {
-			err = s.drain(ctx)
-		}
+		err := s.sendDue(ctx)
 		if ctx.Err() != nil {
 			break
 		}
@@ -183,13 +180,39 @@ func (s *Sender) Run(ctx context.Context) error {
 			continue
 		}
 		s.failures = 0
-		s.update(func(st *Stats) { st.Drains++ })
 		if !s.waitForWork(ctx) {
 			break
 		}
 	}
 	s.log.Info("stopped sending mail")
 	return nil
+}
+
+// SendDue sends, once, what is due at the sender's clock and fits the
+// budget: it records the results a failing outbox could not take before,
+// then drains the due messages. It is the pass Run repeats; a caller that
+// moves the clock itself (a simulation in game time) calls it instead of
+// Run, after ResumeHold, and gets the same sending, holds and budget.
+// It returns an error when the server cannot be reached or the outbox
+// fails; what was claimed and not attempted is then due again. Not safe
+// to call while Run runs, or from several goroutines at once.
+func (s *Sender) SendDue(ctx context.Context) error {
+	return s.sendDue(ctx)
+}
+
+// ResumeHold takes up a hold the store records from before a restart, as
+// Run does when it starts; call it once before the first SendDue.
+func (s *Sender) ResumeHold(ctx context.Context) { s.resumeHold(ctx) }
+
+func (s *Sender) sendDue(ctx context.Context) error {
+	err := s.flush(ctx)
+	if err == nil {
+		err = s.drain(ctx)
+	}
+	if err == nil && ctx.Err() == nil {
+		s.update(func(st *Stats) { st.Drains++ })
+	}
+	return err
 }
 
 // waitForWork sleeps until the next message is due or a Kick; it reports
@@ -317,10 +340,21 @@ func (s *Sender) budgetRoom(ctx context.Context) (rcpts, msgs int, err error) {
 
 // claim takes due messages from the outbox, within the budget's room.
 func (s *Sender) claim(ctx context.Context, limit, rcpts int) ([]store.OutMessage, error) {
-	if s.cfg.Ledger != nil && rcpts >= 0 {
-		return s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), limit, rcpts)
+	if s.cfg.Ledger == nil || rcpts < 0 {
+		return s.outbox.ClaimDue(ctx, s.clock(), limit)
 	}
-	return s.outbox.ClaimDue(ctx, s.clock(), limit)
+	msgs, err := s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), limit, rcpts)
+	if err != nil || len(msgs) > 0 {
+		return msgs, err
+	}
+	// An empty window takes any one message, even one with more
+	// recipients than the limit, which would otherwise wait for ever; only
+	// one, so that a batch larger than the limit does not run into the
+	// provider's refusal.
+	if used, err := s.sentInWindow(ctx, s.clock()); err != nil || used > 0 {
+		return nil, err
+	}
+	return s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), 1, -1)
 }
 
 // release makes claimed messages that were not attempted due again, after

@@ -1,0 +1,140 @@
+//go:build integration
+
+package budgetsim_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/testkit/budgetsim"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+)
+
+// cell is one game of the matrix: a group, how much it writes, and the
+// mailbox it is hosted on.
+type cell struct {
+	setup    engine.Setup
+	posts    int
+	provider budgetsim.Provider
+	// longest bounds the longest wait of a post, handled to delivered to
+	// its last reader. Today nothing adapts the thread to the budget, so
+	// the bound is what the mail of a whole game queued behind the budget
+	// takes (see docs/mail.md, "Whole games against a budget").
+	longest time.Duration
+	// long marks the games that run only with MAFIAMAIL_LONG=1: a
+	// 25-player game queues some hundred thousand copies, and sending
+	// them within the budget takes months of game time. The clock steps
+	// 15 minutes in them: each pass of the sender over an outbox that
+	// large reads all of it.
+	long bool
+}
+
+var cells = []cell{
+	{engine.Classic(), 50, budgetsim.Gmail, 8 * 24 * time.Hour, false},
+	{engine.Classic(), 50, budgetsim.Outlook, 20 * 24 * time.Hour, false},
+	{engine.Mafia150(), 150, budgetsim.Gmail, 240 * 24 * time.Hour, true},
+	{engine.Mafia150(), 150, budgetsim.Outlook, 400 * 24 * time.Hour, true},
+}
+
+// Whole games, played by players who read the host's mail, on a mailbox
+// with a provider's daily limit and the host's budget set to it, in game
+// time: every game ends with a winner, the provider refuses nothing, no
+// rolling day holds more than the limit, every message reaches each of
+// its readers exactly once, and no secret arrives after a thread post
+// queued after it. How long posts wait, and how much mail each player
+// gets, is reported (go test -v; MAFIAMAIL_BUDGETSIM_SUMMARY names a file
+// for the table).
+func TestWholeGamesAgainstBudget(t *testing.T) {
+	s := seed(t)
+	long := os.Getenv("MAFIAMAIL_LONG") == "1"
+	var figures []budgetsim.Figures
+	for _, c := range cells {
+		if c.long && !long {
+			t.Logf("%d players writing %d posts a day on %s play with MAFIAMAIL_LONG=1", c.setup.Players, c.posts, c.provider.Name)
+			continue
+		}
+		cfg := budgetsim.Config{Setup: c.setup, PostsPerDay: c.posts, Provider: c.provider, Seed: s,
+			MaxDays: 40, MaxDrainDays: 500}
+		if c.long {
+			cfg.Step = 15 * time.Minute
+		}
+		t.Run(strings.ReplaceAll(cfg.Name(), "/", " per "), func(t *testing.T) {
+			cfg.Dir, cfg.Log = dir(t), testlog.New(t, slog.LevelWarn)
+			cfg.Progress = func(s string) { t.Log(s) }
+			began := time.Now()
+			res, err := budgetsim.Run(context.Background(), cfg)
+			t.Logf("ran in %s", time.Since(began).Round(time.Second))
+			if res == nil {
+				t.Fatal(err)
+			}
+			f := res.Figures()
+			figures = append(figures, f)
+			t.Log("\n" + f.Summary())
+			if errors.Is(err, budgetsim.ErrUnfinished) {
+				t.Fatalf("%v", err)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if res.Winner == "" {
+				t.Errorf("the game ended with no winner")
+			}
+			for _, p := range res.Problems() {
+				t.Error(p)
+			}
+			for kind, n := range res.Skipped {
+				t.Errorf("players did not know where to send %d %s messages: the host's mail did not tell them", n, kind)
+			}
+			if f.Posts == 0 || f.Undelivered > 0 {
+				t.Errorf("%d posts relayed, %d not delivered", f.Posts, f.Undelivered)
+			}
+			if f.LongestWait > c.longest {
+				t.Errorf("a post waited %s, longer than the bound of %s", f.LongestWait, c.longest)
+			}
+		})
+	}
+	table := budgetsim.Table(figures)
+	t.Logf("seed %d\n%s", s, table)
+	if path := os.Getenv("MAFIAMAIL_BUDGETSIM_SUMMARY"); path != "" {
+		if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// seed is the seed of the players' choices and of the role draw, new on
+// each run unless MAFIAMAIL_SEED names one.
+func seed(t *testing.T) uint64 {
+	t.Helper()
+	s := uint64(time.Now().UnixNano())
+	if v := os.Getenv("MAFIAMAIL_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("MAFIAMAIL_SEED=%q is not a seed: %v", v, err)
+		}
+		s = n
+	}
+	t.Logf("seed %d (rerun with MAFIAMAIL_SEED=%d)", s, s)
+	return s
+}
+
+// dir is where the host's database goes: in memory where the machine has
+// a tmpfs, since a game commits tens of thousands of transactions and the
+// simulation is about game time, not the disk.
+func dir(t *testing.T) string {
+	t.Helper()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		d, err := os.MkdirTemp("/dev/shm", "budgetsim-")
+		if err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	return t.TempDir()
+}
