@@ -148,7 +148,7 @@ func (s *State) applyMailPlan(e Event) {
 		// Digests begin now: the first interval runs from here.
 		s.LastDigest = e.At
 	}
-	s.MailPlan = e.Duration
+	s.MailPlan, s.MailPlanAt = e.Duration, e.At
 }
 
 // applyMailWait folds EvMailWait and EvMailFlowed into the state: the

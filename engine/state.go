@@ -150,6 +150,8 @@ type State struct {
 	// MailPlan is the digest interval the host set for everyone to stay
 	// within its sending limit; zero while there is room (T3).
 	MailPlan time.Duration `json:"mail_plan,omitempty"`
+	// MailPlanAt is when the host last set or ended its plan.
+	MailPlanAt time.Time `json:"mail_plan_at,omitzero"`
 	// MailWaitUntil, while set, is the latest the round's close waits for
 	// mail the sending limit holds back (T4).
 	MailWaitUntil time.Time `json:"mail_wait_until,omitzero"`

@@ -20,6 +20,11 @@ func (h *Host) sendingDay() time.Duration {
 	return 24 * time.Hour
 }
 
+// planDwell is the least game time a plan stays as it is: a change of the
+// thread's way is a mail to every reader, and the pressure on the budget
+// comes and goes with the day's posts and the window's sends ageing out.
+const planDwell = 6 * time.Hour
+
 // planEvery is how often the host weighs its games' rounds against the
 // sending budget: a 96th of its day, a quarter of an hour.
 func (h *Host) planEvery() time.Duration { return h.sendingDay() / 96 }
@@ -128,6 +133,15 @@ func (h *Host) replan(ctx context.Context) error {
 			AsChosen: loads[i].asChosen(), Planned: loads[i].asChosen(), Room: shares[i], Limit: limit, ClosesAt: s.ClosesAt()}
 		if plans[i] > 0 {
 			f.Planned = loads[i].planned(plans[i])
+		}
+		if plans[i] != s.MailPlan && !s.MailPlanAt.IsZero() && now.Sub(s.MailPlanAt) < planDwell {
+			// Too soon after the last change: every change is a mail to
+			// every reader, and the budget itself is kept by the sender.
+			plans[i] = s.MailPlan
+			f.Interval, f.Planned = s.MailPlan, loads[i].asChosen()
+			if s.MailPlan > 0 {
+				f.Planned = loads[i].planned(s.MailPlan)
+			}
 		}
 		if plans[i] == s.MailPlan {
 			unchanged = append(unchanged, f)

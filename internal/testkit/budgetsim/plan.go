@@ -250,7 +250,11 @@ func (w *world) planPosts(s *engine.State, from time.Time, step time.Duration) {
 		w.schedule(at, p, key, "post", func(s *engine.State) (string, string) {
 			body := p.post(s, w.recent)
 			w.remember(p, body)
-			return p.thread, body
+			// Each post carries a mark of its own, to find it in the
+			// mail that brings it to each reader.
+			mark := postMark(len(w.posted))
+			w.posted[mark] = w.clock.Now()
+			return p.thread, mark + "\n" + body
 		})
 	}
 }

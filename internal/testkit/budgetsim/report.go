@@ -2,18 +2,27 @@ package budgetsim
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 )
 
+// postMarks finds the marks of the players' posts in the text of a mail.
+var postMarks = regexp.MustCompile(`\[post \d+\]`)
+
+// postMark is the mark of the nth post, which it carries on its first
+// line, to be found in whatever mail brings it.
+func postMark(n int) string { return fmt.Sprintf("[post %d]", n) }
+
 // Figures sum a game up.
 type Figures struct {
 	Name string
-	// Posts counts the players' thread posts (votes among them) the host
-	// relayed; LongestWait and MedianWait are how long one took, in game
-	// time, from the moment the host handled it to its delivery to the
-	// last of its readers.
+	// Posts counts the players' thread posts that reached every player,
+	// each post in a copy of its own or in a digest (Undelivered those
+	// that did not); LongestWait and MedianWait are how long one took, in
+	// game time, from the moment it was handed to the host to its
+	// delivery to the last of the players.
 	Posts                   int
 	Undelivered             int
 	LongestWait, MedianWait time.Duration
@@ -39,6 +48,9 @@ type Figures struct {
 	Dead         []string
 	Written      map[string]int
 	Skipped      map[string]int
+	// Plans says how the host's plan for the thread went: each change,
+	// with the game day it came on.
+	Plans string
 }
 
 // Figures computes the report of a game.
@@ -60,16 +72,17 @@ func (r *Result) Figures() Figures {
 			last[d.MessageID] = d.At
 		}
 	}
-	// A post's copies (one message per reader) share the cause: the
-	// inbound message that carried it.
-	type post struct {
-		handled, delivered time.Time
-		undelivered        bool
-	}
-	posts := map[string]*post{}
 	players := map[string]bool{}
 	for _, a := range r.Players {
 		players[a] = true
+	}
+	// Each post is found, by its mark, in whatever mail brings it to a
+	// reader: a copy of its own or a digest. first is when each reader
+	// first got it.
+	first := map[string]map[string]time.Time{}
+	byID := map[string][]Delivery{}
+	for _, d := range r.Deliveries {
+		byID[d.MessageID] = append(byID[d.MessageID], d)
 	}
 	recipients := 0
 	for _, m := range r.Outbox {
@@ -85,30 +98,43 @@ func (r *Result) Figures() Figures {
 				f.PerPlayerDay[c]++
 			}
 		}
-		if c != ClassPost || !strings.HasPrefix(m.Cause, "inbox:") {
+		if c != ClassPost && c != ClassDigest {
 			continue
 		}
-		p := posts[m.Cause]
-		if p == nil {
-			p = &post{handled: m.CreatedAt}
-			posts[m.Cause] = p
-		}
-		if m.CreatedAt.Before(p.handled) {
-			p.handled = m.CreatedAt
-		}
-		if t, ok := last[m.MessageID]; ok && t.After(p.delivered) {
-			p.delivered = t
-		} else if !ok {
-			p.undelivered = true
+		for _, mark := range r.Marks[m.ID] {
+			for _, d := range byID[m.MessageID] {
+				to := strings.ToLower(d.To)
+				if !players[to] {
+					continue
+				}
+				if first[mark] == nil {
+					first[mark] = map[string]time.Time{}
+				}
+				if t, ok := first[mark][to]; !ok || d.At.Before(t) {
+					first[mark][to] = d.At
+				}
+			}
 		}
 	}
 	var waits []time.Duration
-	for _, p := range posts {
-		if p.undelivered {
+	for mark, handled := range r.Posted {
+		var latest time.Time
+		missing := false
+		for _, a := range r.Players {
+			t, ok := first[mark][a]
+			if !ok {
+				missing = true
+				break
+			}
+			if t.After(latest) {
+				latest = t
+			}
+		}
+		if missing {
 			f.Undelivered++
 			continue
 		}
-		waits = append(waits, p.delivered.Sub(p.handled))
+		waits = append(waits, latest.Sub(handled))
 	}
 	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
 	f.Posts = len(waits)
@@ -122,6 +148,15 @@ func (r *Result) Figures() Figures {
 		f.QueuedPerDay = float64(recipients) / f.Days
 	}
 	f.PeakDay, _ = r.PeakDay()
+	var plans []string
+	for _, p := range r.Plans {
+		every := "as chosen"
+		if p.Every > 0 {
+			every = "every " + p.Every.String()
+		}
+		plans = append(plans, fmt.Sprintf("day %.1f %s", p.At.Sub(r.Started).Hours()/24, every))
+	}
+	f.Plans = fmt.Sprintf("%d changes (%s)", len(plans), strings.Join(plans, ", "))
 	return f
 }
 
@@ -154,7 +189,8 @@ func (f Figures) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s won on day %d after %.1f game days; last mail sent %.1f days after the start\n",
 		f.Name, f.Winner, f.LastDay, f.Days, f.DrainDays)
-	fmt.Fprintf(&b, "  posts relayed %d: longest wait %s, median %s (handled to delivered to the last reader); not delivered %d\n",
+	fmt.Fprintf(&b, "  the host's plan for the thread: %s\n", f.Plans)
+	fmt.Fprintf(&b, "  posts %d: longest wait %s, median %s (handed to the host to delivered to the last player, alone or in a digest); not delivered %d\n",
 		f.Posts, days(f.LongestWait), days(f.MedianWait), f.Undelivered)
 	fmt.Fprintf(&b, "  recipients queued %.0f per game day against a budget of %d; peak rolling day %d; provider refusals %d; holds %d\n",
 		f.QueuedPerDay, f.Limit, f.PeakDay, f.Refused, f.Holds)

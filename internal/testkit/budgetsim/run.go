@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailbox"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -26,7 +27,15 @@ type Result struct {
 	Dead []string
 	// Players are the players' addresses, in seat order.
 	Players []string
-	Outbox  []store.OutMessage
+	// Posted is when each thread post was handed to the host, by its
+	// mark; Marks are the marks of the posts each post or digest message
+	// of the outbox brings.
+	Posted map[string]time.Time
+	Marks  map[int64][]string
+	// Plans are the host's plans for the thread against the budget, in
+	// the order it set them.
+	Plans  []PlanChange
+	Outbox []store.OutMessage
 	// Class is each queued message's class in the report, by outbox id.
 	Class      map[int64]string
 	Deliveries []Delivery
@@ -61,20 +70,41 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if oerr != nil {
 			return res, errors.Join(err, oerr)
 		}
-		res.Class = map[int64]string{}
+		res.Class, res.Marks = map[int64]string{}, map[int64][]string{}
 		for i := range ms {
-			res.Class[ms[i].ID] = classify(ms[i])
+			c := classify(ms[i])
+			res.Class[ms[i].ID] = c
+			if c == ClassPost || c == ClassDigest {
+				res.Marks[ms[i].ID] = postMarks.FindAllString(mailbox.Parse(ms[i].Raw).Text, -1)
+			}
 			// The checks need the envelope and the times, not the bytes.
 			ms[i].Raw = nil
 		}
 		res.Outbox = ms
+		evs, eerr := w.st.Events(ctx, gameID, 0)
+		if eerr != nil {
+			return res, errors.Join(err, eerr)
+		}
+		for _, se := range evs {
+			if e, uerr := engine.UnmarshalEvent(se.Payload); uerr == nil && e.Type == engine.EvMailPlan {
+				res.Plans = append(res.Plans, PlanChange{At: e.At, Every: e.Duration})
+			}
+		}
 	}
 	return res, err
 }
 
+// PlanChange is the host's plan for the thread set at At: digests for
+// everyone every Every, or (zero) the thread as the players chose.
+type PlanChange struct {
+	At    time.Time
+	Every time.Duration
+}
+
 func (w *world) play(ctx context.Context) (*Result, error) {
 	cfg := w.cfg
-	res := &Result{Config: cfg, Written: w.written, Skipped: w.skipped}
+	w.posted = map[string]time.Time{}
+	res := &Result{Config: cfg, Written: w.written, Skipped: w.skipped, Posted: w.posted}
 	w.referee = &player{name: "Referee", addr: refAddr, rng: rand.New(rand.NewPCG(w.rng.Uint64(), 1))}
 	for i := range cfg.Setup.Players {
 		p := &player{name: names[i], addr: userOf(names[i]) + "@example.org",

@@ -104,6 +104,10 @@ type world struct {
 	seq     int
 	// recent are the latest posts, for quoting.
 	recent []quoted
+	// posted is when each thread post was handed to the host, by its
+	// mark (postMark), to find it in whatever mail brings it: a copy of
+	// its own or a digest.
+	posted map[string]time.Time
 	// written counts the messages the players wrote, by kind; skipped
 	// those they could not send, not knowing where to.
 	written, skipped map[string]int
