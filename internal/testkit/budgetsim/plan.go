@@ -250,6 +250,11 @@ func (w *world) planPosts(s *engine.State, from time.Time, step time.Duration) {
 		w.schedule(at, p, key, "post", func(s *engine.State) (string, string) {
 			body := p.post(s, w.recent)
 			w.remember(p, body)
+			if !p.alive(s) {
+				// Killed since it was planned: the post goes to the
+				// referee, not to the thread, and is not measured.
+				return p.thread, body
+			}
 			// Each post carries a mark of its own, to find it in the
 			// mail that brings it to each reader.
 			mark := postMark(len(w.posted))

@@ -80,6 +80,10 @@ func (r *Result) Figures() Figures {
 	// reader: a copy of its own or a digest. first is when each reader
 	// first got it.
 	first := map[string]map[string]time.Time{}
+	// lastThread is each player's latest post or digest: a player removed
+	// from the game (two missed votes) reads the thread no more, and a
+	// post is owed only to those who still got the thread after it.
+	lastThread := map[string]time.Time{}
 	byID := map[string][]Delivery{}
 	for _, d := range r.Deliveries {
 		byID[d.MessageID] = append(byID[d.MessageID], d)
@@ -115,6 +119,11 @@ func (r *Result) Figures() Figures {
 				}
 			}
 		}
+		for _, d := range byID[m.MessageID] {
+			if to := strings.ToLower(d.To); players[to] && d.At.After(lastThread[to]) {
+				lastThread[to] = d.At
+			}
+		}
 	}
 	var waits []time.Duration
 	for mark, handled := range r.Posted {
@@ -122,7 +131,7 @@ func (r *Result) Figures() Figures {
 		missing := false
 		for _, a := range r.Players {
 			t, ok := first[mark][a]
-			if !ok {
+			if !ok && lastThread[a].After(handled) {
 				missing = true
 				break
 			}
