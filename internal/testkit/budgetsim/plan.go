@@ -37,7 +37,6 @@ func between(rng *rand.Rand, a, b time.Time) time.Time {
 	return a.Add(time.Duration(rng.Int64N(int64(b.Sub(a)))))
 }
 
-func hours(h float64) time.Duration { return time.Duration(h * float64(time.Hour)) }
 
 // planRound schedules the votes, unvotes and locks of a day round as
 // players cast them: most toward the end of the round, some changing
