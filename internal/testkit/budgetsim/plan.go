@@ -37,7 +37,6 @@ func between(rng *rand.Rand, a, b time.Time) time.Time {
 	return a.Add(time.Duration(rng.Int64N(int64(b.Sub(a)))))
 }
 
-
 // planRound schedules the votes, unvotes and locks of a day round as
 // players cast them: most toward the end of the round, some changing
 // their minds, most locking once they are sure.
