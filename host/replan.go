@@ -181,7 +181,9 @@ func (h *Host) setPlan(ctx context.Context, id string, f store.SendingPlan, ss c
 		if err := w.tx.SavePlan(ctx, f); err != nil {
 			return err
 		}
-		if g.state.Referee == "" || len(evs) == 0 {
+		if g.state.Referee == "" || len(evs) == 0 || f.Limit == 0 {
+			// No budget known any more (the configuration dropped it):
+			// there are no figures to tell; the thread hears of the end.
 			return nil
 		}
 		msg, err := h.mail.SendingPlan(compose.Plan{State: g.state, Dir: g.dir(), Forecast: *roundForecast(f), Sending: ss, Now: w.now})
