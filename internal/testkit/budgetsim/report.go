@@ -102,9 +102,6 @@ func (r *Result) Figures() Figures {
 				f.PerPlayerDay[c]++
 			}
 		}
-		if c != ClassPost && c != ClassDigest {
-			continue
-		}
 		for _, mark := range r.Marks[m.ID] {
 			for _, d := range byID[m.MessageID] {
 				to := strings.ToLower(d.To)
@@ -118,6 +115,9 @@ func (r *Result) Figures() Figures {
 					first[mark][to] = d.At
 				}
 			}
+		}
+		if m.Kind != "thread" {
+			continue
 		}
 		for _, d := range byID[m.MessageID] {
 			if to := strings.ToLower(d.To); players[to] && d.At.After(lastThread[to]) {

@@ -28,8 +28,8 @@ type Result struct {
 	// Players are the players' addresses, in seat order.
 	Players []string
 	// Posted is when each thread post was handed to the host, by its
-	// mark; Marks are the marks of the posts each post or digest message
-	// of the outbox brings.
+	// mark; Marks are the marks of the posts each thread message of the
+	// outbox brings.
 	Posted map[string]time.Time
 	Marks  map[int64][]string
 	// Plans are the host's plans for the thread against the budget, in
@@ -74,7 +74,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		for i := range ms {
 			c := classify(ms[i])
 			res.Class[ms[i].ID] = c
-			if c == ClassPost || c == ClassDigest {
+			if ms[i].Kind == "thread" {
+				// Posts, digests, and thread news that carries a post
+				// composed with it.
 				res.Marks[ms[i].ID] = postMarks.FindAllString(mailbox.Parse(ms[i].Raw).Text, -1)
 			}
 			// The checks need the envelope and the times, not the bytes.
@@ -232,6 +234,14 @@ func (w *world) act(ctx context.Context) error {
 		w.written[a.kind]++
 		if err := w.send(ctx, a.who, to, "Re: the game", body); err != nil {
 			return fmt.Errorf("%s's %s: %w", a.who.name, a.kind, err)
+		}
+		if after, ok := w.h.Game(gameID); ok && a.kind == "post" && !a.who.alive(after) {
+			// The clock killed its author as the post came (a dawn at
+			// that instant): it went to the referee, as the dead's posts
+			// do, and is owed to no reader.
+			for _, mark := range postMarks.FindAllString(body, 1) {
+				delete(w.posted, mark)
+			}
 		}
 	}
 	return nil
