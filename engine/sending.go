@@ -157,15 +157,13 @@ func (s *State) applyMailWait(e Event) error {
 	switch s.Phase {
 	case DayPhase:
 		s.Deadline = e.Deadline
-		if e.Type == EvMailWait {
-			s.DeadlineMoves++ // the calendar's event moves with it (T5)
-		}
 	case NightPhase:
 		s.Night.End = e.Deadline
 	default:
 		return fmt.Errorf("%s outside a round", e.Type)
 	}
 	if e.Type == EvMailWait {
+		s.DeadlineMoves++ // the calendar's event moves with it (T5)
 		s.MailWaitUntil = e.Deadline
 	} else {
 		s.MailWaitUntil = time.Time{}

@@ -133,10 +133,11 @@ type State struct {
 	// RunoffGranted: this runoff's first extension request was granted (D9).
 	RunoffGranted bool `json:"runoff_granted"`
 	WeekendClose  bool `json:"weekend_close"`
-	// DeadlineMoves counts the changes to the running round's close (an
-	// extension, a new deadline, a tie's extension, the weekend rule): the
-	// SEQUENCE of its calendar event (T5), kept in the state so that it
-	// survives restarts.
+	// DeadlineMoves counts the changes to the running round's close or
+	// the night's end (an extension, a new deadline, a tie's extension,
+	// the weekend rule, a wait for held mail): the SEQUENCE of its
+	// calendar event (T5), kept in the state so that it survives
+	// restarts.
 	DeadlineMoves int  `json:"deadline_moves,omitempty"`
 	Reminded      bool `json:"reminded"`
 	// Asked lists the players with an extension request waiting (D9).
@@ -420,8 +421,8 @@ func (s *State) fold(e Event) error {
 		} else {
 			s.Deadline = e.Deadline
 			s.Reminded = false
-			s.DeadlineMoves++
 		}
+		s.DeadlineMoves++
 		if e.Auto {
 			s.RunoffGranted = true
 		}
@@ -433,8 +434,8 @@ func (s *State) fold(e Event) error {
 		} else {
 			s.Deadline = e.Deadline
 			s.Reminded = false
-			s.DeadlineMoves++
 		}
+		s.DeadlineMoves++
 	case EvWeekendClose:
 		s.WeekendClose = true
 		s.DeadlineMoves++
@@ -470,6 +471,7 @@ func (s *State) fold(e Event) error {
 		s.WeekendClose = false
 		s.Night = Night{Start: e.At, End: e.Deadline}
 		s.MailWaitUntil = time.Time{}
+		s.DeadlineMoves = 0
 		for i := range s.Players {
 			s.Players[i].Vote, s.Players[i].Locked, s.Players[i].Cleared = 0, false, 0
 		}

@@ -11,22 +11,23 @@ import (
 	"github.com/mafiamail/mafiamail/templates"
 )
 
-// movesClose reports whether an event opens a voting round or moves its
-// close: the thread mail it causes carries the round's calendar event
-// (T5).
+// movesClose reports whether an event opens a voting round or a night, or
+// moves its close: the thread mail it causes carries the round's or the
+// night's calendar event (T5).
 func movesClose(e engine.Event) bool {
 	switch e.Type {
-	case engine.EvDayStarted, engine.EvRunoffStarted, engine.EvExtraStarted,
+	case engine.EvDayStarted, engine.EvRunoffStarted, engine.EvExtraStarted, engine.EvNightStarted,
 		engine.EvExtended, engine.EvDeadlineSet, engine.EvTieExtended, engine.EvWeekendClose, engine.EvMailWait:
 		return true
 	}
 	return false
 }
 
-// roundCalendar is the calendar event of the close of the voting round
-// under way in s, for a player's thread copy of the items, or nil: when
-// no item opens the round or moves its close, when the game is not in a
-// voting round, or when the player or the referee turned calendars off.
+// roundCalendar is the calendar event of the close of the voting round,
+// or the end of the night, under way in s, for a player's thread copy of
+// the items, or nil: when no item opens the round or moves its close,
+// when the game is in neither, or when the player or the referee turned
+// calendars off.
 func (c *Composer) roundCalendar(items []item, d delivery) ([]byte, error) {
 	if d.ch != templates.Thread || d.r.slot <= 0 {
 		return nil, nil
@@ -42,7 +43,7 @@ func (c *Composer) roundCalendar(items []item, d delivery) ([]byte, error) {
 	}
 	s := at.s
 	p := s.Player(d.r.slot)
-	if s.Phase != engine.DayPhase || p == nil || !p.Alive || !s.SendsCalendar(p) {
+	if (s.Phase != engine.DayPhase && s.Phase != engine.NightPhase) || p == nil || !p.Alive || !s.SendsCalendar(p) {
 		return nil, nil
 	}
 	return c.calendarEvent(s, at.l.Event.At)
@@ -53,11 +54,14 @@ func (c *Composer) roundCalendar(items []item, d delivery) ([]byte, error) {
 // in the thread already; nothing secret goes into it. It is the same for
 // every move of the round's close, so a calendar updates its event.
 func (c *Composer) calendarUID(s *engine.State) string {
+	if s.Phase == engine.NightPhase {
+		return fmt.Sprintf("%s.n%d.%d.night@%s", s.Game, s.Day, s.Night.Start.Unix(), c.domain)
+	}
 	return fmt.Sprintf("%s.d%d.%s.%d.deadline@%s", s.Game, s.Day, s.Round, s.RoundStart.Unix(), c.domain)
 }
 
 // calendarEvent writes the iCalendar object (RFC 5545, method PUBLISH) of
-// the running round's close. Its SEQUENCE is the round's count of moves
+// the running round's close, or the night's latest end. Its SEQUENCE is the round's count of moves
 // (engine.State.DeadlineMoves), so a moved close outranks the event it
 // updates, after a restart too; DTSTAMP is the time of the news, so the
 // same events give the same bytes.
@@ -70,8 +74,15 @@ func (c *Composer) calendarEvent(s *engine.State, stamp time.Time) ([]byte, erro
 	ev.SetSequence(s.DeadlineMoves)
 	ev.SetStartAt(closes.UTC())
 	ev.SetEndAt(closes.Add(15 * time.Minute).UTC())
-	ev.SetSummary(fmt.Sprintf("[%s] %s: the vote closes", s.Game, roundName(s)))
-	ev.SetDescription("Reply to any thread mail of game " + s.Game + " with your vote before this time.")
+	if s.Phase == engine.NightPhase {
+		// The night's latest end: it ends sooner once every action is in.
+		ev.SetSummary(fmt.Sprintf("[%s] Night %d ends", s.Game, s.Day))
+		ev.SetDescription("If your role acts at night, send your action to your private address of game " + s.Game +
+			" before this time. The night may end sooner, once every action is in.")
+	} else {
+		ev.SetSummary(fmt.Sprintf("[%s] %s: the vote closes", s.Game, roundName(s)))
+		ev.SetDescription("Reply to any thread mail of game " + s.Game + " with your vote before this time.")
+	}
 	ev.SetTimeTransparency(ics.TransparencyTransparent)
 	text := cal.Serialize()
 	if !strings.Contains(text, "BEGIN:VEVENT") {

@@ -134,3 +134,44 @@ func TestCalendarOffForTheGame(t *testing.T) {
 		}
 	}
 }
+
+// TestCalendarFollowsTheNight: the thread mail that opens a night carries
+// a calendar event at its latest end, for the night roles' actions; the
+// referee's extension of the night updates the same event.
+func TestCalendarFollowsTheNight(t *testing.T) {
+	h := newHarness(t, engine.Classic(), "dec26", 3)
+	h.signup(names11)
+	h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))
+	alice := h.key(h.town()[0])
+	var night *ics.VEvent
+	for _, m := range h.untilClose() {
+		if m.Recipient != alice || m.Kind != compose.KindThread {
+			continue
+		}
+		if ev := calendarOf(t, m); ev != nil {
+			night = ev
+		}
+	}
+	if h.s.Phase != engine.NightPhase {
+		t.Fatalf("the day did not close: phase %s", h.s.Phase)
+	}
+	if night == nil {
+		t.Fatal("the mail that opens the night carries no calendar event")
+	}
+	uid := "dec26.n1." + strconv.FormatInt(h.s.Night.Start.Unix(), 10) + ".night@example.org"
+	if night.Id() != uid {
+		t.Errorf("the night's UID is %q, want %q", night.Id(), uid)
+	}
+	if at, _ := night.GetStartAt(); !at.Equal(h.s.Night.End) {
+		t.Errorf("the night's event starts %v, the night ends by %v", at, h.s.Night.End)
+	}
+	h.now = h.now.Add(time.Hour)
+	r := h.ok(engine.Referee, engine.Private, "EXTEND 2h", engine.Command{Verb: engine.CmdExtend, Duration: 2 * time.Hour})
+	moved := calendarOf(t, toKind(t, r.msgs, alice, compose.KindThread))
+	if moved == nil || moved.Id() != uid || sequence(t, moved) <= sequence(t, night) {
+		t.Fatalf("the night's extension does not update the night's event: %v", moved)
+	}
+	if at, _ := moved.GetStartAt(); !at.Equal(h.s.Night.End) {
+		t.Errorf("the extended night's event starts %v, the night ends by %v", at, h.s.Night.End)
+	}
+}
