@@ -125,7 +125,7 @@ func read(log []engine.Event) (*game, error) {
 		case engine.EvExtended, engine.EvDeadlineSet:
 			say(e, "The deadline is now %s.", when(e.Deadline))
 		case engine.EvTieExtended:
-			say(e, "The vote is tied: it runs %s longer.", templates.Span(e.Duration))
+			say(e, "The vote is tied: it runs %s longer.", templates.SpanOf(e.Duration))
 		case engine.EvRoundClosed:
 			en := entry{At: when(e.At), Text: "The vote closed: " + outcome(e, names) + "."}
 			if e.Tally != nil {
@@ -157,7 +157,7 @@ func read(log []engine.Event) (*game, error) {
 			say(e, "The held mail has gone out, so the round closes.")
 		case engine.EvMailPlan:
 			if e.Duration > 0 {
-				say(e, "To stay within the mailbox's sending limit, the thread comes in a digest every %s.", templates.Span(e.Duration))
+				say(e, "To stay within the mailbox's sending limit, the thread comes in a digest every %s.", templates.SpanOf(e.Duration))
 			} else {
 				say(e, "The mailbox has room again: the thread goes as each player chose.")
 			}

@@ -5,19 +5,12 @@ import (
 	htmltemplate "html/template"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 // funcs are the helpers both template sets share.
 var funcs = map[string]any{
-	// plural writes a count with its noun: plural 1 "vote" "votes" is "1 vote".
-	"plural": func(n int, one, many string) string {
-		if n == 1 {
-			return fmt.Sprintf("%d %s", n, one)
-		}
-		return fmt.Sprintf("%d %s", n, many)
-	},
-	// list joins names as people write them: "Alice, Bob and Carol".
-	"list": List,
 	// paras splits text into paragraphs of lines, for HTML.
 	"paras": Paragraphs,
 	"add":   func(a, b int) int { return a + b },
@@ -56,25 +49,49 @@ var funcs = map[string]any{
 	},
 }
 
-// List joins names as people write them: "Alice", "Alice and Bob",
-// "Alice, Bob and Carol".
-func List(names []string) string {
+// langFuncs are the helpers whose words depend on the language.
+func langFuncs(l *lang.Language) map[string]any {
+	return map[string]any{
+		// plural writes a count with its noun, by the language's plural
+		// rule: plural 1 "vote" "votes" is "1 vote".
+		"plural": func(n int, one, many string) string {
+			return fmt.Sprintf("%d %s", n, l.Plural(n, one, many))
+		},
+		// list joins names as people write them: "Alice, Bob and Carol".
+		"list": func(names []string) string { return ListIn(l.Tag, names) },
+		// word is the language's word for one of the host's own (a role,
+		// a side, a cause of death), the English word in English.
+		"word": l.Phrase,
+		// lang is the language's tag, for the HTML's lang attribute.
+		"lang": func() string { return l.Tag },
+	}
+}
+
+// List joins names as people write them in English: "Alice", "Alice and
+// Bob", "Alice, Bob and Carol".
+func List(names []string) string { return ListIn(lang.Default, names) }
+
+// ListIn joins names as people write them in the language of tag.
+func ListIn(tag string, names []string) string {
 	switch len(names) {
 	case 0:
 		return ""
 	case 1:
 		return names[0]
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return lang.Get(tag).Sprintf("%s and %s", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // ListOr joins names as alternatives: "Alice or Bob", "Alice, Bob or
 // Carol".
-func ListOr(names []string) string {
+func ListOr(names []string) string { return ListOrIn(lang.Default, names) }
+
+// ListOrIn joins names as alternatives in the language of tag.
+func ListOrIn(tag string, names []string) string {
 	if len(names) < 2 {
-		return List(names)
+		return ListIn(tag, names)
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return lang.Get(tag).Sprintf("%s or %s", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // Paragraphs splits text into paragraphs (separated by blank lines), each a

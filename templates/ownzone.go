@@ -14,38 +14,55 @@ func ShowOwnZone(v *View, own *time.Location) {
 	if v == nil || own == nil {
 		return
 	}
-	setOwn(reflect.ValueOf(v), own, map[uintptr]bool{})
+	walk(reflect.ValueOf(v), map[uintptr]bool{}, func(s reflect.Value) {
+		if s.Type() == momentType {
+			s.FieldByName("Own").Set(reflect.ValueOf(own))
+		}
+	})
 }
 
-// setOwn walks the view's exported fields, the pointers and slices among
-// them, and sets Own on every Moment it finds. It goes only into this
-// package's types (a time.Time holds no Moment), and visits a pointer once,
-// so that a section's link back to its message ends the walk.
-func setOwn(v reflect.Value, own *time.Location, seen map[uintptr]bool) {
+// Localize sets the language of everything in v that writes words of its
+// own (times, lengths of time, the end's reasons) to tag. Render calls it
+// on its copy of the view.
+func Localize(v *View, tag string) {
+	if v == nil {
+		return
+	}
+	v.Lang = tag
+	walk(reflect.ValueOf(v), map[uintptr]bool{}, func(s reflect.Value) {
+		if f := s.FieldByName("Lang"); f.IsValid() && f.Kind() == reflect.String && f.CanSet() {
+			f.SetString(tag)
+		}
+	})
+}
+
+// walk visits the view's exported fields, the pointers and slices among
+// them, and calls visit on every struct of this package it finds, settable.
+// It goes only into this package's types (a time.Time is not entered), and
+// visits a pointer once, so that a section's link back to its message ends
+// the walk.
+func walk(v reflect.Value, seen map[uintptr]bool, visit func(reflect.Value)) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() || seen[v.Pointer()] {
 			return
 		}
 		seen[v.Pointer()] = true
-		setOwn(v.Elem(), own, seen)
+		walk(v.Elem(), seen, visit)
 	case reflect.Slice:
 		for i := range v.Len() {
-			setOwn(v.Index(i), own, seen)
+			walk(v.Index(i), seen, visit)
 		}
 	case reflect.Struct:
-		if v.Type() == momentType {
-			if v.CanSet() {
-				v.FieldByName("Own").Set(reflect.ValueOf(own))
-			}
-			return
-		}
 		if v.Type().PkgPath() != momentType.PkgPath() {
 			return
 		}
+		if v.CanSet() {
+			visit(v)
+		}
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				setOwn(v.Field(i), own, seen)
+				walk(v.Field(i), seen, visit)
 			}
 		}
 	}

@@ -24,7 +24,6 @@ package templates
 
 import (
 	"bytes"
-	"embed"
 	"fmt"
 	htmltemplate "html/template"
 	"io/fs"
@@ -32,10 +31,9 @@ import (
 	"strings"
 	texttemplate "text/template"
 	"unicode/utf8"
-)
 
-//go:embed *.txt *.html
-var files embed.FS
+	"github.com/mafiamail/mafiamail/lang"
+)
 
 // Rendered is one message, laid out.
 type Rendered struct {
@@ -46,23 +44,42 @@ type Rendered struct {
 	HTML    string
 }
 
+// set is one language's templates.
+type set struct {
+	lang  *lang.Language
+	text  *texttemplate.Template
+	html  *htmltemplate.Template
+	kinds []string
+}
+
 var (
-	textSet *texttemplate.Template
-	htmlSet *htmltemplate.Template
-	kinds   []string
+	sets  = map[string]*set{}
+	kinds []string
 )
 
 func init() {
-	var err error
-	textSet, htmlSet, kinds, err = parse(files)
-	if err != nil {
-		// The templates are part of the binary; a broken one is a build
-		// error that the package's tests report first.
-		panic(err)
+	for _, l := range lang.All() {
+		s, err := parse(l)
+		if err != nil {
+			// The templates are part of the binary; a broken one is a build
+			// error that the package's tests report first.
+			panic(err)
+		}
+		sets[l.Tag] = s
 	}
+	kinds = sets[lang.Default].kinds
 }
 
-func parse(fsys fs.FS) (*texttemplate.Template, *htmltemplate.Template, []string, error) {
+// setFor is the templates of a language, English for one it does not know.
+func setFor(tag string) *set {
+	if s, ok := sets[tag]; ok {
+		return s
+	}
+	return sets[lang.Default]
+}
+
+func parse(l *lang.Language) (*set, error) {
+	fsys := l.Files()
 	var ts *texttemplate.Template
 	var hs *htmltemplate.Template
 	tfuncs := texttemplate.FuncMap{
@@ -79,6 +96,10 @@ func parse(fsys fs.FS) (*texttemplate.Template, *htmltemplate.Template, []string
 		},
 	}
 	for k, f := range funcs {
+		tfuncs[k] = f
+		hfuncs[k] = f
+	}
+	for k, f := range langFuncs(l) {
 		tfuncs[k] = f
 		hfuncs[k] = f
 	}
@@ -99,15 +120,15 @@ func parse(fsys fs.FS) (*texttemplate.Template, *htmltemplate.Template, []string
 	var err error
 	ts, err = texttemplate.New("").Funcs(tfuncs).Option("missingkey=error").ParseFS(fsys, "*.txt")
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("templates: parse text: %w", err)
+		return nil, fmt.Errorf("templates %s: parse text: %w", l.Tag, err)
 	}
 	hs, err = htmltemplate.New("").Funcs(hfuncs).Option("missingkey=error").ParseFS(fsys, "*.html")
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("templates: parse html: %w", err)
+		return nil, fmt.Errorf("templates %s: parse html: %w", l.Tag, err)
 	}
 	names, err := fs.Glob(fsys, "*.txt")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	var ks []string
 	for _, n := range names {
@@ -117,16 +138,16 @@ func parse(fsys fs.FS) (*texttemplate.Template, *htmltemplate.Template, []string
 		k := strings.TrimSuffix(n, ".txt")
 		for _, need := range []string{k, k + ".subject"} {
 			if ts.Lookup(need) == nil {
-				return nil, nil, nil, fmt.Errorf("templates: %s.txt does not define %q", k, need)
+				return nil, fmt.Errorf("templates %s: %s.txt does not define %q", l.Tag, k, need)
 			}
 			if hs.Lookup(need) == nil && need == k {
-				return nil, nil, nil, fmt.Errorf("templates: %s.html does not define %q", k, need)
+				return nil, fmt.Errorf("templates %s: %s.html does not define %q", l.Tag, k, need)
 			}
 		}
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
-	return ts, hs, ks, nil
+	return &set{lang: l, text: ts, html: hs, kinds: ks}, nil
 }
 
 func execText(t *texttemplate.Template, name string, data any) (string, error) {
@@ -161,6 +182,8 @@ func Render(kind string, data any) (Rendered, error) {
 		return Rendered{}, fmt.Errorf("templates: render %s: a message needs at least one section", kind)
 	}
 	m := *src
+	ls := setFor(m.Lang)
+	Localize(&m, ls.lang.Tag)
 	var main *Section
 	for _, s := range m.Sections {
 		if err := attach(&m, s); err != nil {
@@ -188,7 +211,7 @@ func Render(kind string, data any) (Rendered, error) {
 	}
 	m.main = main
 	if m.Headline == "" {
-		h, err := execText(textSet, main.Kind+".subject", main)
+		h, err := execText(ls.text, main.Kind+".subject", main)
 		if err != nil {
 			return Rendered{}, fmt.Errorf("templates: render %s subject: %w", kind, err)
 		}
@@ -198,7 +221,7 @@ func Render(kind string, data any) (Rendered, error) {
 	}
 	var r Rendered
 	r.Subject = m.Headline
-	text, err := execText(textSet, "layout", &m)
+	text, err := execText(ls.text, "layout", &m)
 	if err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s text: %w", kind, err)
 	}
@@ -210,7 +233,7 @@ func Render(kind string, data any) (Rendered, error) {
 		r.Text = head + "\n" + strings.TrimLeft(rest, "\n")
 	}
 	var hb bytes.Buffer
-	if err := htmlSet.ExecuteTemplate(&hb, "layout", &m); err != nil {
+	if err := ls.html.ExecuteTemplate(&hb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s html: %w", kind, err)
 	}
 	r.HTML = tidyHTML(hb.String())

@@ -1,6 +1,8 @@
 package templates
 
 import (
+	"github.com/mafiamail/mafiamail/lang"
+
 	"io/fs"
 	"regexp"
 	"strings"
@@ -20,8 +22,8 @@ func zone(t testing.TB) *time.Location {
 // TestEveryKindHasBothFiles: each kind is a pair, KIND.txt and KIND.html,
 // and no file stands alone.
 func TestEveryKindHasBothFiles(t *testing.T) {
-	txt, _ := fs.Glob(files, "*.txt")
-	html, _ := fs.Glob(files, "*.html")
+	txt, _ := fs.Glob(lang.Get(lang.Default).Files(), "*.txt")
+	html, _ := fs.Glob(lang.Get(lang.Default).Files(), "*.html")
 	base := func(names []string, ext string) map[string]bool {
 		m := map[string]bool{}
 		for _, n := range names {
@@ -101,7 +103,7 @@ func TestSpan(t *testing.T) {
 		6*time.Hour + 29*time.Second:     "6 h",
 		6*time.Hour + 30*time.Second + 1: "6 h 1 min",
 	} {
-		if got := Span(d).String(); got != want {
+		if got := SpanOf(d).String(); got != want {
 			t.Errorf("Span(%v) = %q, want %q", d, got, want)
 		}
 	}
@@ -235,13 +237,13 @@ var templateComment = regexp.MustCompile(`(?s)\{\{-? ?/\*.*?\*/ ?-?\}\}`)
 // TestNoRuleCodesForPlayers: no template a player may receive cites a rule
 // by its ID, and neither do the command lists players see.
 func TestNoRuleCodesForPlayers(t *testing.T) {
-	names, _ := fs.Glob(files, "*.*")
+	names, _ := fs.Glob(lang.Get(lang.Default).Files(), "*.*")
 	for _, n := range names {
 		kind := strings.TrimSuffix(strings.TrimSuffix(n, ".txt"), ".html")
 		if refereeOnly[kind] {
 			continue
 		}
-		b, err := fs.ReadFile(files, n)
+		b, err := fs.ReadFile(lang.Get(lang.Default).Files(), n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,10 @@
 package templates
 
 import (
-	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 // Channel is the conversation a message belongs to. It decides the wording
@@ -23,8 +24,10 @@ const (
 type View struct {
 	// Kind is the message's kind: the template pair that frames it and the
 	// value of its X-Mafiamail-Kind field.
-	Kind    string
-	Game    string
+	Kind string
+	Game string
+	// Lang is the reader's language (package lang); "" is English.
+	Lang    string
 	Channel Channel
 	Reader  Reader
 	// Now is when the message is sent.
@@ -346,6 +349,8 @@ type End struct {
 	// Story is the game told again: votes, deaths and nights (nil when
 	// the game never started).
 	Story *Story
+	// Lang is the reader's language, set for the whole view by Render.
+	Lang string
 }
 
 // MafiaWin says, in words, why the Mafia won (W1): they outnumber everyone
@@ -363,11 +368,11 @@ func (e *End) MafiaWin() string {
 	}
 	switch {
 	case mafia > others:
-		return "The Mafia outnumber everyone else alive"
+		return lang.Get(e.Lang).Phrase("The Mafia outnumber everyone else alive")
 	case mafia > 0 && mafia == others:
-		return "The Mafia are as many as everyone else alive"
+		return lang.Get(e.Lang).Phrase("The Mafia are as many as everyone else alive")
 	}
-	return "The Mafia can no longer be outvoted"
+	return lang.Get(e.Lang).Phrase("The Mafia can no longer be outvoted")
 }
 
 // Seat is one player's seat at the end.
@@ -492,6 +497,8 @@ type Moment struct {
 	// Own is the reader's own zone (ZONE), when they chose one: the time
 	// is shown in it too, beside the game's.
 	Own *time.Location
+	// Lang is the reader's language, set for the whole view by Render.
+	Lang string
 }
 
 // own is the time in the reader's own zone, " (Wed 03:47 CET for you)", or
@@ -504,7 +511,8 @@ func (m Moment) own() string {
 	if game.Format("MST -0700") == mine.Format("MST -0700") {
 		return ""
 	}
-	return " (" + mine.Format("Mon 15:04 MST") + " for you)"
+	l := lang.Get(m.Lang)
+	return " " + l.Sprintf("(%s for you)", l.Time(lang.LayoutWeekday, mine))
 }
 
 // Why says in a sentence why a round closes later than its deadline: the
@@ -513,8 +521,8 @@ func (m Moment) Why() string {
 	if m.Held.IsZero() || m.Held.Equal(m.T) {
 		return ""
 	}
-	held := Moment{T: m.Held, Zone: m.Zone}
-	return "That is later than the deadline, " + held.String() + ", because no day round closes between Friday 17:00 and Monday 07:00 Chicago time."
+	held := Moment{T: m.Held, Zone: m.Zone, Lang: m.Lang}
+	return lang.Get(m.Lang).Sprintf("That is later than the deadline, %s, because no day round closes between Friday 17:00 and Monday 07:00 Chicago time.", held.String())
 }
 
 // IsZero reports whether no time is set.
@@ -527,12 +535,13 @@ func (m Moment) zone() *time.Location {
 	return m.Zone
 }
 
-// String is the absolute time, e.g. "Thu 3 Dec 2026 22:00 EST".
+// String is the absolute time, e.g. "Thu 3 Dec 2026 22:00 EST" (in
+// German "Do. 3. Dez. 2026, 22:00 EST").
 func (m Moment) String() string {
 	if m.T.IsZero() {
 		return ""
 	}
-	return m.T.In(m.zone()).Format("Mon 2 Jan 2006 15:04 MST") + m.own()
+	return lang.Get(m.Lang).Time(lang.LayoutDateTime, m.T.In(m.zone())) + m.own()
 }
 
 // Short is the time without the year, e.g. "Thu 3 Dec 22:00 EST", for
@@ -541,18 +550,29 @@ func (m Moment) Short() string {
 	if m.T.IsZero() {
 		return ""
 	}
-	return m.T.In(m.zone()).Format("Mon 2 Jan 15:04 MST") + m.own()
+	return lang.Get(m.Lang).Time(lang.LayoutShort, m.T.In(m.zone())) + m.own()
 }
 
-// Span is a length of time.
-type Span time.Duration
+// Span is a length of time, in the reader's language.
+type Span struct {
+	D time.Duration
+	// Lang is the reader's language, set for the whole view by Render.
+	Lang string
+}
+
+// SpanOf is a length of time, for a view.
+func SpanOf(d time.Duration) Span { return Span{D: d} }
+
+// IsZero reports whether the span is empty.
+func (s Span) IsZero() bool { return s.D == 0 }
 
 // String is the length in words, to the minute: "12 h", "1 day 12 h",
 // "1 h 30 min", "45 min".
 func (s Span) String() string {
-	d := time.Duration(s).Round(time.Minute)
+	l := lang.Get(s.Lang)
+	d := s.D.Round(time.Minute)
 	if d < time.Minute {
-		return "less than a minute"
+		return l.Phrase("less than a minute")
 	}
 	days := int(d / (24 * time.Hour))
 	d -= time.Duration(days) * 24 * time.Hour
@@ -560,18 +580,15 @@ func (s Span) String() string {
 	d -= time.Duration(h) * time.Hour
 	mins := int(d / time.Minute)
 	var parts []string
-	switch {
-	case days == 1:
-		parts = append(parts, "1 day")
-	case days > 1:
-		parts = append(parts, fmt.Sprintf("%d days", days))
+	if days > 0 {
+		parts = append(parts, l.Count(days, "%d day", "%d days"))
 	}
 	if h > 0 {
-		parts = append(parts, fmt.Sprintf("%d h", h))
+		parts = append(parts, l.Sprintf("%d h", h))
 	}
 	// Beside days, minutes are noise.
 	if mins > 0 && days == 0 {
-		parts = append(parts, fmt.Sprintf("%d min", mins))
+		parts = append(parts, l.Sprintf("%d min", mins))
 	}
 	return strings.Join(parts, " ")
 }

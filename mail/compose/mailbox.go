@@ -44,7 +44,7 @@ func (c *Composer) Mailbox(n MailboxNotice) (Outgoing, error) {
 	}
 	ref := refereeRecipient(s, n.Dir)
 	sec := &templates.Section{Kind: "mailbox", Variant: n.Variant, Count: n.Messages,
-		When: moment(s, n.Deadline, n.Now), At: moment(s, n.ReadUntil, n.Now), Span: templates.Span(n.Grace)}
+		When: moment(s, n.Deadline, n.Now), At: moment(s, n.ReadUntil, n.Now), Span: templates.SpanOf(n.Grace)}
 	key := n.Variant + " " + n.Deadline.UTC().Format(time.RFC3339Nano)
 	if n.Variant == MailboxFlood {
 		sec.When, sec.At = moment(s, n.Last, n.Now), moment(s, n.First, n.Now)

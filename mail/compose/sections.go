@@ -126,7 +126,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.When = closes()
 	case engine.EvExtended, engine.EvDeadlineSet, engine.EvTieExtended, engine.EvWeekendClose:
 		sec.Kind = "deadline"
-		sec.Span = templates.Span(e.Duration)
+		sec.Span = templates.SpanOf(e.Duration)
 		night := s.Phase == engine.NightPhase
 		if night {
 			sec.When = mo(s.Night.End)
@@ -170,9 +170,9 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		switch {
 		case e.Duration > 0:
 			sec.Variant = "on"
-			sec.Span = templates.Span(s.DigestEvery())
+			sec.Span = templates.SpanOf(s.DigestEvery())
 		case s.Setup.DigestInterval > 0:
-			sec.Span = templates.Span(s.Setup.DigestInterval)
+			sec.Span = templates.SpanOf(s.Setup.DigestInterval)
 		}
 	case engine.EvVoteCleared:
 		// D14: to the voter alone, at once.
@@ -201,7 +201,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvNightStarted:
 		sec.Kind = "night"
 		sec.When = mo(e.Deadline)
-		sec.Span = templates.Span(s.Setup.NightStep)
+		sec.Span = templates.SpanOf(s.Setup.NightStep)
 	case engine.EvActionTaken, engine.EvDayShot:
 		c.actionSection(sec, e, s, d)
 	case engine.EvInspection:
@@ -234,7 +234,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvResumed:
 		sec.Kind = "pause"
 		sec.Variant = "resumed"
-		sec.Span = templates.Span(e.Duration)
+		sec.Span = templates.SpanOf(e.Duration)
 	case engine.EvAnnouncement:
 		sec.Kind = "announce"
 		sec.Text = e.Text
@@ -326,7 +326,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		if every == 0 {
 			every = engine.DefaultDigestInterval
 		}
-		sec.Span = templates.Span(every)
+		sec.Span = templates.SpanOf(every)
 		if s.MailPlan > 0 {
 			// The choice is kept, and counts once the plan ends (T3).
 			sec.Reason = "plan"
@@ -456,10 +456,10 @@ func (c *Composer) roleInfo(e engine.Event, s *engine.State) *templates.RoleInfo
 		Saves:     st.DoctorSaves,
 		Shots:     st.VigilanteShots,
 		Setup:     st.Summary(),
-		DayLength: templates.Span(st.DayLength),
-		Runoff:    templates.Span(st.RunoffLength),
-		Night:     templates.Span(st.NightLength),
-		NightStep: templates.Span(st.NightStep),
+		DayLength: templates.SpanOf(st.DayLength),
+		Runoff:    templates.SpanOf(st.RunoffLength),
+		Night:     templates.SpanOf(st.NightLength),
+		NightStep: templates.SpanOf(st.NightStep),
 		Commands:  templates.RoleCommands(string(e.Role)),
 	}
 	if p := s.Player(e.Slot); p != nil {
@@ -540,7 +540,7 @@ func statusView(st *engine.Status, s *engine.State, now time.Time, referee bool)
 }
 
 func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
-	h := &templates.Help{Role: string(e.Role), Talk: templates.Span(s.Setup.TalkAfterEnd())}
+	h := &templates.Help{Role: string(e.Role), Talk: templates.SpanOf(s.Setup.TalkAfterEnd())}
 	switch {
 	case r.referee:
 		h.Referee = true
@@ -593,7 +593,7 @@ func endView(e engine.Event, s *engine.State) *templates.End {
 // setupLines are the settings that shape a game, in words: what a player
 // needs to know before the start.
 func setupLines(st engine.Setup) []string {
-	span := func(d time.Duration) string { return templates.Span(d).String() }
+	span := func(d time.Duration) string { return templates.SpanOf(d).String() }
 	lines := []string{
 		fmt.Sprintf("A day's vote lasts %s; a runoff %s, an extra round %s; a tied close is extended by %s.",
 			span(st.DayLength), span(st.RunoffLength), span(st.ExtraLength), span(st.TieExtension)),
@@ -672,7 +672,7 @@ func sendingView(ss SendingStatus, s *engine.State, now time.Time) *templates.Se
 
 // planView shows a round's forecast against the sending budget.
 func planView(f RoundForecast, ss SendingStatus, s *engine.State, now time.Time) *templates.SendingPlan {
-	return &templates.SendingPlan{Round: f.Round, Closes: moment(s, f.Closes, now), Every: templates.Span(f.Every),
+	return &templates.SendingPlan{Round: f.Round, Closes: moment(s, f.Closes, now), Every: templates.SpanOf(f.Every),
 		AsChosen: f.AsChosen, Planned: f.Planned, Room: f.Room, Limit: ss.Limit, Used: ss.Used}
 }
 

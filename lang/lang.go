@@ -1,0 +1,308 @@
+// Package lang holds the languages the host writes and reads, one folder
+// each: the folder of a language holds every message template of
+// package templates (KIND.txt and KIND.html), messages.json (the phrases
+// the Go code builds, keyed by their English wording, and the layout of a
+// date), verbs.json (the language's own command verbs, beside the English
+// ones that always work) and rules.md (the rules as players read them, in
+// that language).
+//
+// A fifth language is a fifth folder and one line in registry below; no
+// code that builds a message changes. The tests of this package and of
+// package templates fail when a language lacks a file, a template, a
+// phrase or a placeholder that English has.
+//
+// Plural forms follow CLDR's rules through golang.org/x/text/feature/plural,
+// and the names of weekdays and months come from CLDR through
+// github.com/go-playground/locales: Go's time package knows only English
+// names, and a table of our own would be a partial copy of CLDR.
+package lang
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-playground/locales"
+	"github.com/go-playground/locales/en"
+	"golang.org/x/text/feature/plural"
+	"golang.org/x/text/language"
+)
+
+//go:embed */*.txt */*.html */*.json
+var files embed.FS
+
+// registry lists the languages, English first: it is the default, the
+// language every other one is checked against, and the one a missing
+// phrase falls back to.
+var registry = []struct {
+	tag    string
+	name   string // in the language itself, as LANGUAGE lists it
+	locale locales.Translator
+}{
+	{"en", "English", en.New()},
+}
+
+// Default is the language of a host, a game or a player that chose none.
+const Default = "en"
+
+// Language is one language: its files, its phrases and its verbs.
+type Language struct {
+	Tag  string
+	Name string
+
+	tag      language.Tag
+	locale   locales.Translator
+	files    fs.FS
+	messages map[string]string
+	verbs    map[string]string
+}
+
+var (
+	byTag   = map[string]*Language{}
+	tags    []string
+	matcher language.Matcher
+)
+
+func init() {
+	var ts []language.Tag
+	for _, r := range registry {
+		l, err := load(r.tag, r.name, r.locale)
+		if err != nil {
+			// The files are part of the binary; a broken one is a build
+			// error that this package's tests report first.
+			panic(err)
+		}
+		byTag[r.tag] = l
+		tags = append(tags, r.tag)
+		ts = append(ts, l.tag)
+	}
+	matcher = language.NewMatcher(ts)
+}
+
+func load(tag, name string, loc locales.Translator) (*Language, error) {
+	sub, err := fs.Sub(files, tag)
+	if err != nil {
+		return nil, fmt.Errorf("lang %s: %w", tag, err)
+	}
+	l := &Language{Tag: tag, Name: name, tag: language.MustParse(tag), locale: loc, files: sub}
+	if l.messages, err = readMap(sub, "messages.json"); err != nil {
+		return nil, fmt.Errorf("lang %s: %w", tag, err)
+	}
+	verbs, err := readMap(sub, "verbs.json")
+	if err != nil {
+		return nil, fmt.Errorf("lang %s: %w", tag, err)
+	}
+	l.verbs = map[string]string{}
+	for k, v := range verbs {
+		l.verbs[strings.ToUpper(k)] = strings.ToUpper(v)
+	}
+	return l, nil
+}
+
+func readMap(fsys fs.FS, name string) (map[string]string, error) {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+// Tags lists the languages' tags, English first.
+func Tags() []string { return append([]string(nil), tags...) }
+
+// All lists the languages, English first.
+func All() []*Language {
+	out := make([]*Language, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, byTag[t])
+	}
+	return out
+}
+
+// Get is the language of tag, or English for a tag that names none ("" as
+// well): mail always goes out in some language.
+func Get(tag string) *Language {
+	if l, ok := byTag[tag]; ok {
+		return l
+	}
+	return byTag[Default]
+}
+
+// Known reports whether tag names a language exactly ("de").
+func Known(tag string) bool {
+	_, ok := byTag[tag]
+	return ok
+}
+
+// Match reads a language as people name it: a tag ("de", "de-AT",
+// "DE"), or the language's own name or its English one ("Deutsch",
+// "german"). It reports false for anything else, and for a language the
+// host does not speak.
+func Match(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", false
+	}
+	for _, l := range All() {
+		if strings.EqualFold(s, l.Tag) || strings.EqualFold(s, l.Name) ||
+			strings.EqualFold(s, englishName(l.tag)) {
+			return l.Tag, true
+		}
+	}
+	t, err := language.Parse(s)
+	if err != nil {
+		return "", false
+	}
+	_, i, conf := matcher.Match(t)
+	if conf < language.High {
+		return "", false
+	}
+	return tags[i], true
+}
+
+func englishName(t language.Tag) string {
+	switch b, _ := t.Base(); b.String() {
+	case "en":
+		return "English"
+	case "de":
+		return "German"
+	case "fr":
+		return "French"
+	case "es":
+		return "Spanish"
+	}
+	return ""
+}
+
+// Files is the language's folder: its templates, phrases, verbs and rules.
+func (l *Language) Files() fs.FS { return l.files }
+
+// Rules is the rules as players read them, in Markdown.
+func (l *Language) Rules() string {
+	b, err := fs.ReadFile(l.files, "rules.md")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// Phrase is the language's wording of an English phrase, or the phrase
+// itself when the language has none (English has none: its phrases are
+// their own keys).
+func (l *Language) Phrase(english string) string {
+	if l != nil {
+		if s, ok := l.messages[english]; ok {
+			return s
+		}
+	}
+	return english
+}
+
+// Sprintf formats an English format string in the language: the
+// language's wording of format, with args in the places it puts them
+// (explicit argument indexes, %[2]s, let a translation reorder them).
+func (l *Language) Sprintf(format string, args ...any) string {
+	return fmt.Sprintf(l.Phrase(format), args...)
+}
+
+// Plural picks the form of a count's noun by the language's CLDR plural
+// rule: one when the rule says "one", other otherwise (French's "many",
+// for millions, reads like its "other").
+func (l *Language) Plural(n int, one, other string) string {
+	if l.One(n) {
+		return one
+	}
+	return other
+}
+
+// One reports whether n takes the singular in the language: 1 in
+// English, German and Spanish, 0 and 1 in French.
+func (l *Language) One(n int) bool {
+	abs := n
+	if abs < 0 {
+		abs = -abs
+	}
+	return plural.Cardinal.MatchPlural(l.tag, abs, 0, 0, 0, 0) == plural.One
+}
+
+// Count writes a count with its noun, formatted by the language's phrases
+// for the two English forms ("%d vote", "%d votes").
+func (l *Language) Count(n int, one, other string) string {
+	if l.One(n) {
+		return l.Sprintf(one, n)
+	}
+	return l.Sprintf(other, n)
+}
+
+// Weekday is the abbreviated name of a weekday ("Thu", "Do.", "jeu.").
+func (l *Language) Weekday(d time.Weekday) string { return l.locale.WeekdayAbbreviated(d) }
+
+// WeekdayWide is the full name of a weekday ("Thursday", "Donnerstag").
+func (l *Language) WeekdayWide(d time.Weekday) string { return l.locale.WeekdayWide(d) }
+
+// Month is the abbreviated name of a month ("Dec", "Dez.", "déc.").
+func (l *Language) Month(m time.Month) string { return l.locale.MonthAbbreviated(m) }
+
+// The layouts of a time in messages.json: "@datetime" with the year,
+// "@datetime-short" without it, "@weekday-time" for the reader's own zone.
+// Their fields are {weekday}, {day}, {month}, {year}, {time} (24-hour
+// clock) and {zone}.
+const (
+	LayoutDateTime = "@datetime"
+	LayoutShort    = "@datetime-short"
+	LayoutWeekday  = "@weekday-time"
+)
+
+// Time writes t (already in the zone to show) by one of the language's
+// layouts.
+func (l *Language) Time(layout string, t time.Time) string {
+	f := l.Phrase(layout)
+	if f == layout {
+		f = Get(Default).Phrase(layout)
+	}
+	return strings.NewReplacer(
+		"{weekday}", l.Weekday(t.Weekday()),
+		"{day}", fmt.Sprint(t.Day()),
+		"{month}", l.Month(t.Month()),
+		"{year}", fmt.Sprint(t.Year()),
+		"{time}", t.Format("15:04"),
+		"{zone}", l.Phrase(t.Format("MST")),
+	).Replace(f)
+}
+
+// Verb is the English verb a word (or two) of the language stands for,
+// upper case, and whether it is one. English verbs are not listed: they
+// are the grammar's own.
+func (l *Language) Verb(word string) (string, bool) {
+	v, ok := l.verbs[strings.ToUpper(word)]
+	return v, ok
+}
+
+// Verbs lists the language's own verbs and the English verb each stands
+// for, sorted by the language's verb.
+func (l *Language) Verbs() [][2]string {
+	var out [][2]string
+	for k, v := range l.verbs {
+		out = append(out, [2]string{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// Phrases lists the English phrases the language words its own way.
+func (l *Language) Phrases() []string {
+	out := make([]string, 0, len(l.messages))
+	for k := range l.messages {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
