@@ -1,6 +1,6 @@
 // Package lang holds the languages the host writes and reads, one folder
 // each: the folder of a language holds every message template of
-// package templates (KIND.txt and KIND.html), messages.json (the phrases
+// package templates (KIND.txt and KIND.html), messages*.json (the phrases
 // the Go code builds, keyed by their English wording, and the layout of a
 // date), verbs.json (the language's own command verbs, beside the English
 // ones that always work) and rules.md (the rules as players read them, in
@@ -89,8 +89,24 @@ func load(tag, name string, loc locales.Translator) (*Language, error) {
 		return nil, fmt.Errorf("lang %s: %w", tag, err)
 	}
 	l := &Language{Tag: tag, Name: name, tag: language.MustParse(tag), locale: loc, files: sub}
-	if l.messages, err = readMap(sub, "messages.json"); err != nil {
-		return nil, fmt.Errorf("lang %s: %w", tag, err)
+	// The phrases may be split over several files (messages.json,
+	// messages-refusals.json, ...); a phrase worded twice is an error.
+	l.messages = map[string]string{}
+	names, err := fs.Glob(sub, "messages*.json")
+	if err != nil || len(names) == 0 {
+		return nil, fmt.Errorf("lang %s: no messages.json", tag)
+	}
+	for _, n := range names {
+		m, err := readMap(sub, n)
+		if err != nil {
+			return nil, fmt.Errorf("lang %s: %w", tag, err)
+		}
+		for k, v := range m {
+			if _, dup := l.messages[k]; dup {
+				return nil, fmt.Errorf("lang %s: %s words %q again", tag, n, k)
+			}
+			l.messages[k] = v
+		}
 	}
 	verbs, err := readMap(sub, "verbs.json")
 	if err != nil {

@@ -1,0 +1,184 @@
+package templates
+
+import (
+	"io/fs"
+	"sort"
+	"strings"
+	"testing"
+	tparse "text/template/parse"
+
+	"github.com/mafiamail/mafiamail/lang"
+)
+
+// TestEveryLanguageHasEveryTemplate: a language that lacks a file, or a
+// template, that English has fails here, and so does one that has a file
+// English does not (a typo in a name would never be used).
+func TestEveryLanguageHasEveryTemplate(t *testing.T) {
+	en := templateFiles(t, lang.Get(lang.Default))
+	for _, l := range lang.All()[1:] {
+		got := templateFiles(t, l)
+		for name := range en {
+			if _, ok := got[name]; !ok {
+				t.Errorf("%s lacks %s", l.Tag, name)
+			}
+		}
+		for name := range got {
+			if _, ok := en[name]; !ok {
+				t.Errorf("%s has %s, which English does not", l.Tag, name)
+			}
+		}
+		for _, s := range []*set{setFor(l.Tag)} {
+			for _, tmpl := range sets[lang.Default].text.Templates() {
+				if tmpl.Name() != "" && s.text.Lookup(tmpl.Name()) == nil {
+					t.Errorf("%s lacks the text template %q", l.Tag, tmpl.Name())
+				}
+			}
+			for _, tmpl := range sets[lang.Default].html.Templates() {
+				if tmpl.Name() != "" && s.html.Lookup(tmpl.Name()) == nil {
+					t.Errorf("%s lacks the HTML template %q", l.Tag, tmpl.Name())
+				}
+			}
+		}
+	}
+}
+
+// TestTranslationsKeepThePlaceholders: each template of a language shows
+// the same data as English's: a translation that drops or adds a field
+// ({{.Target}}), or calls another template, fails here. Words may move
+// around the fields as the language needs.
+func TestTranslationsKeepThePlaceholders(t *testing.T) {
+	enFiles := templateFiles(t, lang.Get(lang.Default))
+	for _, l := range lang.All()[1:] {
+		for name, enText := range enFiles {
+			text, ok := templateFiles(t, l)[name]
+			if !ok {
+				continue // TestEveryLanguageHasEveryTemplate says so
+			}
+			want, err := placeholders(name, enText)
+			if err != nil {
+				t.Fatalf("en %s: %v", name, err)
+			}
+			got, err := placeholders(name, text)
+			if err != nil {
+				t.Errorf("%s %s: %v", l.Tag, name, err)
+				continue
+			}
+			for tmpl, fields := range want {
+				if g := got[tmpl]; strings.Join(g, " ") != strings.Join(fields, " ") {
+					t.Errorf("%s %s, template %q:\n  English shows %v\n  %s shows     %v", l.Tag, name, tmpl, fields, l.Tag, g)
+				}
+			}
+		}
+	}
+}
+
+func templateFiles(t *testing.T, l *lang.Language) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, pat := range []string{"*.txt", "*.html"} {
+		names, err := fs.Glob(l.Files(), pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			b, err := fs.ReadFile(l.Files(), n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[n] = string(b)
+		}
+	}
+	return out
+}
+
+// placeholders lists, for each template a file defines, the distinct
+// fields, variables and templates it uses, sorted.
+func placeholders(name, text string) (map[string][]string, error) {
+	funcs := map[string]any{}
+	for k := range funcs0() {
+		funcs[k] = nil
+	}
+	trees, err := tparse.Parse(name, text, "{{", "}}", funcs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for tname, tree := range trees {
+		seen := map[string]bool{}
+		var walk func(n tparse.Node)
+		walk = func(n tparse.Node) {
+			if n == nil {
+				return
+			}
+			switch n := n.(type) {
+			case *tparse.ListNode:
+				if n == nil {
+					return
+				}
+				for _, c := range n.Nodes {
+					walk(c)
+				}
+			case *tparse.ActionNode:
+				walk(n.Pipe)
+			case *tparse.PipeNode:
+				if n == nil {
+					return
+				}
+				for _, c := range n.Cmds {
+					walk(c)
+				}
+			case *tparse.CommandNode:
+				for _, a := range n.Args {
+					walk(a)
+				}
+			case *tparse.FieldNode:
+				seen["."+strings.Join(n.Ident, ".")] = true
+			case *tparse.ChainNode:
+				seen["."+strings.Join(n.Field, ".")] = true
+				walk(n.Node)
+			case *tparse.VariableNode:
+				if len(n.Ident) > 1 {
+					seen[strings.Join(n.Ident, ".")] = true
+				}
+			case *tparse.IfNode:
+				walk(n.Pipe)
+				walk(n.List)
+				walk(n.ElseList)
+			case *tparse.RangeNode:
+				walk(n.Pipe)
+				walk(n.List)
+				walk(n.ElseList)
+			case *tparse.WithNode:
+				walk(n.Pipe)
+				walk(n.List)
+				walk(n.ElseList)
+			case *tparse.TemplateNode:
+				seen["template "+n.Name] = true
+				walk(n.Pipe)
+			}
+		}
+		walk(tree.Root)
+		var list []string
+		for k := range seen {
+			list = append(list, k)
+		}
+		sort.Strings(list)
+		out[tname] = list
+	}
+	return out, nil
+}
+
+// funcs0 names every function a template may call.
+func funcs0() map[string]bool {
+	out := map[string]bool{}
+	for k := range funcs {
+		out[k] = true
+	}
+	for k := range langFuncs(lang.Get(lang.Default)) {
+		out[k] = true
+	}
+	for _, k := range []string{"section", "fixed", "breakable", "htmlrules", "subject", "html", "js", "urlquery", "print", "printf", "println", "len", "index", "slice", "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "call"} {
+		out[k] = true
+	}
+	return out
+}
