@@ -53,7 +53,7 @@ func NewGame(id, referee string, setup Setup, now time.Time) (*State, []Event, e
 		return nil, nil, refuse(BadArgument, "a game needs a referee address")
 	}
 	if err := setup.Validate(); err != nil {
-		return nil, nil, &Refusal{Reason: BadSetup, Message: err.Error()}
+		return nil, nil, refuseErr(BadSetup, err)
 	}
 	s := &State{}
 	t := &step{s: s, now: now.UTC()}
@@ -135,7 +135,7 @@ func (t *step) command(c Command, env Env) error {
 	}
 	if s.Paused {
 		switch c.Verb {
-		case CmdTally, CmdHelp, CmdStatus, CmdZone, CmdMail, CmdCalendar:
+		case CmdTally, CmdHelp, CmdStatus, CmdZone, CmdLanguage, CmdMail, CmdCalendar:
 		default:
 			return refuse(PausedGame, "the referee has paused the game; wait for it to resume")
 		}
@@ -145,6 +145,8 @@ func (t *step) command(c Command, env Env) error {
 		return t.info(c)
 	case CmdZone:
 		return t.zone(c)
+	case CmdLanguage:
+		return t.language(c)
 	case CmdCalendar:
 		return t.calendar(c)
 	case CmdMail:

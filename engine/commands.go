@@ -64,6 +64,9 @@ const (
 	// CmdZone sets the zone a player's own copies show times in beside the
 	// game's (Text: a zone such as Europe/Berlin), or asks for it (no Text).
 	CmdZone Verb = "ZONE"
+	// CmdLanguage sets the language of a player's own mail (Text: a
+	// language such as de or Deutsch), or asks for it (no Text).
+	CmdLanguage Verb = "LANGUAGE"
 	// CmdMail chooses how a player takes the thread (Text: MailDigest or
 	// MailEach), or asks (no Text).
 	CmdMail Verb = "MAIL"

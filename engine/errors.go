@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // Reason classifies a refusal, for the mail layer and for tests.
@@ -35,8 +36,12 @@ const (
 
 // Refusal is a refused command: a reason code and a sentence for the sender.
 type Refusal struct {
-	Reason  Reason
+	Reason Reason
+	// Message is the sentence in English, for logs and tests; Phrase is
+	// the same sentence as its format and arguments, which the mail
+	// words in its reader's language.
 	Message string
+	Phrase  *phrase.Error
 	// Candidates lists the names that might have been meant, for an
 	// unknown or ambiguous name.
 	Candidates []string
@@ -50,5 +55,13 @@ func (r *Refusal) Error() string {
 }
 
 func refuse(reason Reason, format string, args ...any) *Refusal {
-	return &Refusal{Reason: reason, Message: fmt.Sprintf(format, args...)}
+	p := phrase.Errorf(format, args...)
+	return &Refusal{Reason: reason, Message: p.Error(), Phrase: p}
+}
+
+// refuseErr is a refusal whose sentence is err's (a setup's or a time's
+// that cannot be read).
+func refuseErr(reason Reason, err error) *Refusal {
+	p := phrase.Errorf("%v", err)
+	return &Refusal{Reason: reason, Message: p.Error(), Phrase: p}
 }

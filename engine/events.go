@@ -69,6 +69,11 @@ const (
 	// EvZoneShown answers ZONE alone: the player's zone (Text) and how to
 	// set it.
 	EvZoneShown EventType = "zone"
+	// EvLanguageSet: a player chose the language of their own mail (Text:
+	// its tag, "" for the game's); EvLanguageShown answers LANGUAGE alone
+	// with the language in force (Text).
+	EvLanguageSet   EventType = "language_set"
+	EvLanguageShown EventType = "language"
 	// EvMailSet: a player chose how they take the thread (Text: MailDigest
 	// or MailEach); EvMailShown answers MAIL alone with the choice in force.
 	EvMailSet   EventType = "mail_set"

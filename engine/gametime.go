@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // zoneWords are the zone abbreviations referees write, read as the places
@@ -38,7 +40,7 @@ func (s *State) ParseGameTime(v string) (time.Time, error) {
 func ParseTimeIn(v string, zone *time.Location) (time.Time, error) {
 	t, err := parseTime(v, zone)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("cannot read %q as a time (%v); write it as 2026-12-04 18:00 in the game's zone (%s), "+
+		return time.Time{}, phrase.Errorf("cannot read %q as a time (%v); write it as 2026-12-04 18:00 in the game's zone (%s), "+
 			"or add a zone or an offset: 2026-12-04 18:00 UTC, 2026-12-04 18:00 Europe/Berlin, 2026-12-04T18:00-05:00",
 			strings.TrimSpace(v), err, zone)
 	}
@@ -52,7 +54,7 @@ func ParseTimeIn(v string, zone *time.Location) (time.Time, error) {
 func (s *State) parseDeadline(v string, now time.Time) (time.Time, error) {
 	t, err := parseTime(v, s.GameZone())
 	if err != nil {
-		return time.Time{}, fmt.Errorf("cannot read %q as a time (%v); %s", strings.TrimSpace(v), err, s.timeAdvice(now))
+		return time.Time{}, phrase.Errorf("cannot read %q as a time (%v); %s", strings.TrimSpace(v), err, s.timeAdvice(now))
 	}
 	return t.UTC(), nil
 }
@@ -84,13 +86,13 @@ func parseTime(v string, zone *time.Location) (time.Time, error) {
 	}
 	switch {
 	case len(f) < 2:
-		return time.Time{}, fmt.Errorf("a date and a time of day are needed")
+		return time.Time{}, phrase.Errorf("a date and a time of day are needed")
 	case len(f) > 3:
-		return time.Time{}, fmt.Errorf("too many words")
+		return time.Time{}, phrase.Errorf("too many words")
 	}
 	date, err := time.Parse("2006-01-02", f[0])
 	if err != nil {
-		return time.Time{}, fmt.Errorf("the date is written year-month-day")
+		return time.Time{}, phrase.Errorf("the date is written year-month-day")
 	}
 	clock, offset, hasOffset, err := splitOffset(f[1])
 	if err != nil {
@@ -102,7 +104,7 @@ func parseTime(v string, zone *time.Location) (time.Time, error) {
 	}
 	if len(f) == 3 {
 		if hasOffset {
-			return time.Time{}, fmt.Errorf("give either an offset or a zone, not both")
+			return time.Time{}, phrase.Errorf("give either an offset or a zone, not both")
 		}
 		if loc, err = readZone(f[2]); err != nil {
 			return time.Time{}, err
@@ -117,7 +119,7 @@ func parseTime(v string, zone *time.Location) (time.Time, error) {
 		}
 	}
 	if !read {
-		return time.Time{}, fmt.Errorf("the time of day is written like 18:00 or 6pm")
+		return time.Time{}, phrase.Errorf("the time of day is written like 18:00 or 6pm")
 	}
 	return time.Date(date.Year(), date.Month(), date.Day(), tod.Hour(), tod.Minute(), tod.Second(), 0, loc), nil
 }
@@ -141,7 +143,7 @@ func splitOffset(clock string) (rest string, loc *time.Location, ok bool, err er
 
 // readOffset reads "+01:00", "-0500" or "+1" as a fixed zone.
 func readOffset(v string) (*time.Location, error) {
-	bad := fmt.Errorf("%q is not an offset such as -05:00 or +0100", v)
+	bad := phrase.Errorf("%q is not an offset such as -05:00 or +0100", v)
 	if len(v) < 2 || (v[0] != '+' && v[0] != '-') {
 		return nil, bad
 	}
@@ -175,7 +177,7 @@ func readOffset(v string) (*time.Location, error) {
 func ReadZone(v string) (*time.Location, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return nil, fmt.Errorf("no zone given")
+		return nil, phrase.Errorf("no zone given")
 	}
 	return readZone(v)
 }
@@ -202,5 +204,5 @@ func readZone(v string) (*time.Location, error) {
 			return loc, nil
 		}
 	}
-	return nil, fmt.Errorf("%q is not a zone such as UTC or Europe/Berlin", v)
+	return nil, phrase.Errorf("%q is not a zone such as UTC or Europe/Berlin", v)
 }

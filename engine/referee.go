@@ -27,7 +27,12 @@ func (t *step) referee(c Command, env Env) error {
 		}
 		setup, err := ParseSetup(s.Setup, c.Text)
 		if err != nil {
-			return &Refusal{Reason: BadSetup, Message: err.Error()}
+			return refuseErr(BadSetup, err)
+		}
+		if setup.Language == "" {
+			// The language is the group's, not part of the rules a
+			// named setup sets: SETUP classic keeps it.
+			setup.Language = s.Setup.Language
 		}
 		if len(s.Players) > setup.Players {
 			return refuse(BadSetup, "%d players have signed up, more than the %d of that setup", len(s.Players), setup.Players)

@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang"
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // Role is a player's secret role.
@@ -95,6 +98,10 @@ type Setup struct {
 	// NoCalendar: the mail that opens a voting round or moves its close
 	// carries no calendar event for anyone (calendar=off, T5).
 	NoCalendar bool `json:"no_calendar,omitempty"`
+	// Language is the language of the game's mail, a tag of package lang
+	// (language=fr); "" for the host's default. Each player may choose
+	// their own (LANGUAGE).
+	Language string `json:"language,omitempty"`
 }
 
 // DefaultPostGameTalk is how long the talk after a game's end lasts unless
@@ -171,49 +178,49 @@ func BuiltinSetup(name string) (Setup, bool) {
 func (s Setup) Validate() error {
 	switch {
 	case s.Players < 3:
-		return fmt.Errorf("a game needs at least 3 players, not %d", s.Players)
+		return phrase.Errorf("a game needs at least 3 players, not %d", s.Players)
 	case s.Players > 200:
-		return fmt.Errorf("a game takes at most 200 players, not %d", s.Players)
+		return phrase.Errorf("a game takes at most 200 players, not %d", s.Players)
 	case s.Mafia < 1:
-		return fmt.Errorf("a game needs at least one Mafioso (a custom setup has only the roles it names: add mafia=N)")
+		return phrase.Errorf("a game needs at least one Mafioso (a custom setup has only the roles it names: add mafia=N)")
 	case s.Inspectors < 0 || s.Doctors < 0 || s.Vigilantes < 0:
-		return fmt.Errorf("role counts cannot be negative")
+		return phrase.Errorf("role counts cannot be negative")
 	case s.Doctors > 1 || s.Vigilantes > 1:
 		// docs/rules.md, N8: the night order is defined for one protection
 		// and one shot; with two Doctors or two Vigilantes, which save
 		// blocks which shot would be the host's guess, not a rule.
-		return fmt.Errorf("a game has at most one Doctor and one Vigilante: the night order of the rules (which protection blocks which kill or shot) is defined for one of each")
+		return phrase.Errorf("a game has at most one Doctor and one Vigilante: the night order of the rules (which protection blocks which kill or shot) is defined for one of each")
 	case s.Townspeople() < 0:
-		return fmt.Errorf("%d Mafia and special roles do not fit in %d players",
+		return phrase.Errorf("%d Mafia and special roles do not fit in %d players",
 			s.Players-s.Townspeople(), s.Players)
 	case s.Mafia > s.Players-s.Mafia:
 		// W1 at the start: the Mafia win when they outnumber everyone else.
-		return fmt.Errorf("%d Mafia of %d players outnumber the other %d and would win at the start; at most %d Mafia fit in %d players",
+		return phrase.Errorf("%d Mafia of %d players outnumber the other %d and would win at the start; at most %d Mafia fit in %d players",
 			s.Mafia, s.Players, s.Players-s.Mafia, s.Players/2, s.Players)
 	case s.Mafia == 1 && s.Inspectors > 0 && s.InspectorKnowsMafioso:
 		// S1: start-of-game knowledge must not decide the game.
-		return fmt.Errorf("with one Mafioso, an Inspector told a Mafioso at the start would know the whole Mafia before Day 1; add Mafia or set inspector_knows_mafioso=false")
+		return phrase.Errorf("with one Mafioso, an Inspector told a Mafioso at the start would know the whole Mafia before Day 1; add Mafia or set inspector_knows_mafioso=false")
 	case s.InspectorResult != Alignment && s.InspectorResult != ExactRole:
-		return fmt.Errorf("inspector_result must be alignment or role, not %q", s.InspectorResult)
+		return phrase.Errorf("inspector_result must be alignment or role, not %q", s.InspectorResult)
 	case s.VigilanteShots < 0:
-		return fmt.Errorf("vigilante_shots cannot be negative")
+		return phrase.Errorf("vigilante_shots cannot be negative")
 	case s.DoctorSaves < Unlimited:
-		return fmt.Errorf("doctor_saves must be a count or unlimited")
+		return phrase.Errorf("doctor_saves must be a count or unlimited")
 	case s.DayLength < time.Hour || s.RunoffLength < time.Hour || s.ExtraLength < time.Hour:
-		return fmt.Errorf("rounds must last at least an hour")
+		return phrase.Errorf("rounds must last at least an hour")
 	case s.TieExtension < time.Hour:
-		return fmt.Errorf("tie_extension must be at least an hour")
+		return phrase.Errorf("tie_extension must be at least an hour")
 	case s.NightStep < time.Hour || s.NightLength < s.NightStep:
-		return fmt.Errorf("night_step must be at least an hour and night_length at least one step")
+		return phrase.Errorf("night_step must be at least an hour and night_length at least one step")
 	case s.ReminderBefore < 0 || s.DigestInterval < 0:
-		return fmt.Errorf("reminder and digest intervals cannot be negative")
+		return phrase.Errorf("reminder and digest intervals cannot be negative")
 	case s.MailGrace != 0 && (s.MailGrace < time.Minute || s.MailGrace > 24*time.Hour):
-		return fmt.Errorf("mail_grace must be between 1m and 24h")
+		return phrase.Errorf("mail_grace must be between 1m and 24h")
 	case s.HeldMailGrace > 0 && (s.HeldMailGrace < time.Minute || s.HeldMailGrace > 24*time.Hour):
-		return fmt.Errorf("held_mail_grace must be between 1m and 24h, or none")
+		return phrase.Errorf("held_mail_grace must be between 1m and 24h, or none")
 	}
 	if _, err := loadZone(s.Zone); err != nil {
-		return fmt.Errorf("unknown time zone %q", s.Zone)
+		return phrase.Errorf("unknown time zone %q", s.Zone)
 	}
 	return nil
 }
@@ -223,7 +230,7 @@ var setupKeys = []string{"players", "mafia", "inspectors", "doctors", "vigilante
 	"inspector_result", "inspector_knows_mafioso", "vigilante_shots", "doctor_saves",
 	"day_length", "runoff_length", "extra_length", "tie_extension", "night_step",
 	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace", "held_mail_grace", "post_game_talk",
-	"calendar"}
+	"calendar", "language"}
 
 // ParseSetup reads the argument of the referee's SETUP command: an optional
 // built-in name followed by key=value pairs, e.g.
@@ -233,7 +240,7 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 	s := current
 	fields := strings.Fields(args)
 	if len(fields) == 0 {
-		return s, fmt.Errorf("SETUP needs a setup name (classic, mafia150) or key=value pairs")
+		return s, phrase.Errorf("SETUP needs a setup name (classic, mafia150) or key=value pairs")
 	}
 	builtin := false
 	if b, ok := BuiltinSetup(fields[0]); ok {
@@ -251,7 +258,7 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 	for _, f := range fields {
 		key, val, ok := strings.Cut(f, "=")
 		if !ok {
-			return s, fmt.Errorf("%q is not a setup name or key=value (keys: %s)", f, strings.Join(setupKeys, ", "))
+			return s, phrase.Errorf("%q is not a setup name or key=value (keys: %s)", f, strings.Join(setupKeys, ", "))
 		}
 		key = strings.ToLower(key)
 		var err error
@@ -320,6 +327,12 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 			} else {
 				durv(&s.PostGameTalk)
 			}
+		case "language":
+			tag, ok := lang.Match(val)
+			if !ok {
+				return s, phrase.Errorf("%q is not a language of this host (languages: %s)", val, strings.Join(lang.Tags(), ", "))
+			}
+			s.Language = tag
 		case "calendar":
 			switch strings.ToLower(val) {
 			case "on":
@@ -327,13 +340,13 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 			case "off":
 				s.NoCalendar = true
 			default:
-				err = fmt.Errorf("calendar is on or off")
+				err = phrase.Errorf("calendar is on or off")
 			}
 		default:
-			return s, fmt.Errorf("unknown setup key %q (keys: %s)", key, strings.Join(setupKeys, ", "))
+			return s, phrase.Errorf("unknown setup key %q (keys: %s)", key, strings.Join(setupKeys, ", "))
 		}
 		if err != nil {
-			return s, fmt.Errorf("bad value for %s: %q", key, val)
+			return s, phrase.Errorf("bad value for %s: %q", key, val)
 		}
 		custom = true
 	}
@@ -364,7 +377,7 @@ func ParseDuration(v string) (time.Duration, error) {
 	if i := strings.IndexByte(v, 'd'); i > 0 {
 		n, err := strconv.Atoi(v[:i])
 		if err != nil {
-			return 0, fmt.Errorf("bad duration %q", v)
+			return 0, phrase.Errorf("bad duration %q", v)
 		}
 		days = time.Duration(n) * 24 * time.Hour
 		v = v[i+1:]
@@ -374,7 +387,7 @@ func ParseDuration(v string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("bad duration %q (write e.g. 12h, 90m or 1d)", v)
+		return 0, phrase.Errorf("bad duration %q (write e.g. 12h, 90m or 1d)", v)
 	}
 	return days + d, nil
 }
@@ -413,5 +426,9 @@ func (s Setup) Summary() string {
 		}
 		parts = append(parts, fmt.Sprintf("%d %s", rc.Count, name))
 	}
-	return fmt.Sprintf("%d players: %s", s.Players, strings.Join(parts, ", "))
+	out := fmt.Sprintf("%d players: %s", s.Players, strings.Join(parts, ", "))
+	if s.Language != "" {
+		out += "; in " + lang.Get(s.Language).Name
+	}
+	return out
 }

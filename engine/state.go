@@ -51,6 +51,10 @@ type Player struct {
 	// game's, as they wrote it (ZONE); "" for the game's alone. It goes with
 	// the player, not the seat: a substitute starts without one.
 	Zone string `json:"zone,omitempty"`
+	// Language is the language of the player's own mail (LANGUAGE), a tag
+	// of package lang; "" for the game's. It goes with the player, not the
+	// seat: a substitute starts with the game's.
+	Language string `json:"language,omitempty"`
 	// Mail is how the player takes the thread (MAIL): MailDigest,
 	// MailEach, or "" for the setup's way (T1).
 	Mail string `json:"mail,omitempty"`
@@ -344,6 +348,11 @@ func (s *State) fold(e Event) error {
 			return err
 		}
 		p.Zone = e.Text
+	case EvLanguageSet:
+		if err := needPlayer(); err != nil {
+			return err
+		}
+		p.Language = e.Text
 	case EvMailSet:
 		if err := needPlayer(); err != nil {
 			return err
@@ -360,7 +369,7 @@ func (s *State) fold(e Event) error {
 		if err := s.applyMailWait(e); err != nil {
 			return err
 		}
-	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown, EvMailShown, EvCalendarShown,
+	case EvDrawCommitted, EvRoleAssigned, EvTallyShown, EvStatusShown, EvHelpShown, EvZoneShown, EvLanguageShown, EvMailShown, EvCalendarShown,
 		EvAnnouncement, EvThreadPost, EvMafiaPost, EvInspection, EvPrivateNote, EvSubstituted, EvPostGameTalk:
 	case EvExtensionDenied:
 		s.Asked = removeInt(s.Asked, e.Slot)
@@ -526,7 +535,7 @@ func (s *State) fold(e Event) error {
 			return err
 		}
 		p.Address, p.Token = e.Address, e.Token
-		p.Zone, p.Mail, p.NoCalendar = "", "", false
+		p.Zone, p.Mail, p.NoCalendar, p.Language = "", "", false, ""
 	case EvSuspended:
 		// Recorded by the host's registry; the game itself is unchanged.
 	case EvDigest:

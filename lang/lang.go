@@ -20,6 +20,7 @@ package lang
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -30,6 +31,8 @@ import (
 	"github.com/go-playground/locales/en"
 	"golang.org/x/text/feature/plural"
 	"golang.org/x/text/language"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 //go:embed */*.txt */*.html */*.json
@@ -321,4 +324,17 @@ func (l *Language) Phrases() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Error words err in the language: a *phrase.Error (an engine refusal, a
+// grammar error) by the language's phrases, any other error as it is.
+func (l *Language) Error(err error) string {
+	if err == nil {
+		return ""
+	}
+	var p *phrase.Error
+	if errors.As(err, &p) && p.Error() == err.Error() {
+		return p.Sprint(l.Phrase)
+	}
+	return err.Error()
 }

@@ -1,12 +1,12 @@
 package templates
 
 import (
-	"github.com/mafiamail/mafiamail/lang"
-
 	"fmt"
 	htmltemplate "html/template"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 // Story is the game's story for the end mail and the archive: the votes at

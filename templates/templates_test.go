@@ -1,13 +1,13 @@
 package templates
 
 import (
-	"github.com/mafiamail/mafiamail/lang"
-
 	"io/fs"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 func zone(t testing.TB) *time.Location {

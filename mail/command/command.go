@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // Set is the set of verbs that is understood at an address: the thread, a
@@ -150,6 +152,9 @@ type LineError struct {
 	Line    int    `json:"line"`
 	Text    string `json:"text"`
 	Message string `json:"error"`
+	// Phrase is Message as its format and arguments, for the answer to
+	// word in its reader's language.
+	Phrase *phrase.Error `json:"phrase,omitempty"`
 }
 
 // Misplaced is a line that is a command of the game's grammar, but of
@@ -194,7 +199,7 @@ func Parse(text string, set Set) Result {
 		cmd, ok, err := ParseLine(line, set)
 		switch {
 		case err != nil:
-			res.Errors = append(res.Errors, LineError{Line: i + 1, Text: strings.TrimSpace(line), Message: err.Error()})
+			res.Errors = append(res.Errors, lineError(i+1, line, err))
 		case !ok:
 			if m, found := misplaced(line, set); found {
 				m.Line = i + 1
@@ -207,8 +212,8 @@ func Parse(text string, set Set) Result {
 			rest := strings.Join(append([]string{cmd.Text}, lines[i+1:]...), "\n")
 			cmd.Text = trimBlankLines(rest)
 			if cmd.Text == "" {
-				res.Errors = append(res.Errors, LineError{Line: i + 1, Text: strings.TrimSpace(line),
-					Message: "ANNOUNCE needs the text to announce, on the same line or on the lines below it"})
+				res.Errors = append(res.Errors, lineError(i+1, line,
+					phrase.Errorf("ANNOUNCE needs the text to announce, on the same line or on the lines below it")))
 			} else {
 				cmd.Line = i + 1
 				res.Commands = append(res.Commands, cmd)
@@ -228,6 +233,15 @@ func Parse(text string, set Set) Result {
 // another set: one that reads there without an error. A line that only
 // starts with a verb ("Status update: ...", "Start with Bob") stays
 // discussion, as it would be in a set that knew the verb.
+// lineError is line n's error, with its sentence kept as a phrase.
+func lineError(n int, line string, err error) LineError {
+	le := LineError{Line: n, Text: strings.TrimSpace(line), Message: err.Error()}
+	if p, ok := err.(*phrase.Error); ok {
+		le.Phrase = p
+	}
+	return le
+}
+
 func misplaced(line string, set Set) (Misplaced, bool) {
 	var m Misplaced
 	for _, home := range homes {

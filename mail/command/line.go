@@ -1,7 +1,6 @@
 package command
 
 import (
-	"errors"
 	"fmt"
 	"mime"
 	"net/mail"
@@ -13,6 +12,7 @@ import (
 	"github.com/emersion/go-message/charset"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/address"
 )
 
@@ -70,10 +70,10 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	switch verb {
 	case Vote:
 		if rest == "" || trimPunct(rest) == "" {
-			return cmd, true, errors.New("VOTE needs a name: write VOTE Name, or VOTE NULL to hold a placeholder vote")
+			return cmd, true, phrase.Errorf("VOTE needs a name: write VOTE Name, or VOTE NULL to hold a placeholder vote")
 		}
 		if strings.Contains(rest, ">>") {
-			return cmd, true, errors.New("write either VOTE Name or Voter >> Target, not both on one line")
+			return cmd, true, phrase.Errorf("write either VOTE Name or Voter >> Target, not both on one line")
 		}
 		// "VOTE for Alice" is how many people say it.
 		if r, found := cutPrefixFold(rest, "for "); found && strings.TrimSpace(r) != "" {
@@ -81,7 +81,7 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		}
 		cmd.Target, cmd.Note = splitTarget(rest)
 		if cmd.Target == "" {
-			return cmd, true, errors.New("VOTE needs a name: write VOTE Name, or VOTE NULL to hold a placeholder vote")
+			return cmd, true, phrase.Errorf("VOTE needs a name: write VOTE Name, or VOTE NULL to hold a placeholder vote")
 		}
 		if NormalizeName(cmd.Target) == NullTarget {
 			cmd.Target = NullTarget
@@ -91,7 +91,7 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	case Kill, Inspect, Protect, Shoot, Modkill:
 		cmd.Target, cmd.Note = splitTarget(rest)
 		if cmd.Target == "" {
-			return cmd, true, fmt.Errorf("%s needs a name: write %s Name", verb, verb)
+			return cmd, true, phrase.Errorf("%s needs a name: write %s Name", verb, verb)
 		}
 		return cmd, true, nil
 
@@ -104,7 +104,7 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		// CALENDAR alone asks whether the deadlines come as calendar events.
 		cmd.Text = strings.ToUpper(trimPunct(rest))
 		if cmd.Text != "" && cmd.Text != "ON" && cmd.Text != "OFF" {
-			return cmd, true, errors.New("CALENDAR takes ON (each vote's deadline as a calendar event) or OFF, or nothing to see which you have")
+			return cmd, true, phrase.Errorf("CALENDAR takes ON (each vote's deadline as a calendar event) or OFF, or nothing to see which you have")
 		}
 		return cmd, true, nil
 
@@ -112,7 +112,7 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		// MAIL alone asks which way the thread comes.
 		cmd.Text = strings.ToUpper(trimPunct(rest))
 		if cmd.Text != "" && cmd.Text != "DIGEST" && cmd.Text != "EACH" {
-			return cmd, true, errors.New("MAIL takes DIGEST (the thread gathered every few hours) or EACH (every post as it comes), or nothing to see which you have")
+			return cmd, true, phrase.Errorf("MAIL takes DIGEST (the thread gathered every few hours) or EACH (every post as it comes), or nothing to see which you have")
 		}
 		return cmd, true, nil
 
@@ -120,14 +120,14 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		// The zone is the engine's to read; ZONE alone asks for it.
 		cmd.Text = trimPunct(rest)
 		if strings.ContainsAny(cmd.Text, " \t") {
-			return cmd, true, errors.New("ZONE takes one zone: write ZONE Europe/Berlin, or ZONE alone to see yours")
+			return cmd, true, phrase.Errorf("ZONE takes one zone: write ZONE Europe/Berlin, or ZONE alone to see yours")
 		}
 		return cmd, true, nil
 
 	case Join:
 		name, err := signupName(rest)
 		if err != nil {
-			return cmd, true, fmt.Errorf("JOIN needs the name you want to play under: write JOIN Name (%w)", err)
+			return cmd, true, phrase.Errorf("JOIN needs the name you want to play under: write JOIN Name (%w)", err)
 		}
 		cmd.Name = name
 		return cmd, true, nil
@@ -135,15 +135,15 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	case Add:
 		i := strings.LastIndexFunc(rest, unicode.IsSpace)
 		if i < 0 || !strings.Contains(rest[i:], "@") {
-			return cmd, true, errors.New("ADD needs a name and an address: write ADD Name address")
+			return cmd, true, phrase.Errorf("ADD needs a name and an address: write ADD Name address")
 		}
 		addr, err := parseAddress(rest[i+1:])
 		if err != nil {
-			return cmd, true, fmt.Errorf("ADD: %w", err)
+			return cmd, true, phrase.Errorf("ADD: %w", err)
 		}
 		name, err := signupName(strings.TrimRight(rest[:i], " ,;:"))
 		if err != nil {
-			return cmd, true, fmt.Errorf("ADD needs a name and an address: write ADD Name address (%w)", err)
+			return cmd, true, phrase.Errorf("ADD needs a name and an address: write ADD Name address (%w)", err)
 		}
 		cmd.Name, cmd.Address = name, addr
 		return cmd, true, nil
@@ -151,12 +151,12 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	case Replace:
 		i := lastIndexFold(rest, " with ")
 		if i < 0 {
-			return cmd, true, errors.New("REPLACE needs a player and an address: write REPLACE Name WITH address")
+			return cmd, true, phrase.Errorf("REPLACE needs a player and an address: write REPLACE Name WITH address")
 		}
 		cmd.Target, _ = splitTarget(rest[:i])
 		addr, err := parseAddress(rest[i+len(" with "):])
 		if cmd.Target == "" || err != nil {
-			return cmd, true, errors.New("REPLACE needs a player and an address: write REPLACE Name WITH address")
+			return cmd, true, phrase.Errorf("REPLACE needs a player and an address: write REPLACE Name WITH address")
 		}
 		cmd.Address = addr
 		return cmd, true, nil
@@ -164,14 +164,14 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	case Suspend, Admit:
 		addr, err := parseAddress(rest)
 		if err != nil {
-			return cmd, true, fmt.Errorf("%s needs an address: write %s address", verb, verb)
+			return cmd, true, phrase.Errorf("%s needs an address: write %s address", verb, verb)
 		}
 		cmd.Address = addr
 		return cmd, true, nil
 
 	case Setup:
 		if rest == "" {
-			return cmd, true, errors.New("SETUP needs a setup: write SETUP classic, SETUP mafia150, or counts and options such as SETUP players=11 mafia=3 inspectors=1")
+			return cmd, true, phrase.Errorf("SETUP needs a setup: write SETUP classic, SETUP mafia150, or counts and options such as SETUP players=11 mafia=3 inspectors=1")
 		}
 		cmd.Text = rest
 		return cmd, true, nil
@@ -203,7 +203,7 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	case NewGame:
 		name := strings.ToLower(trimPunct(rest))
 		if !engine.ValidGameID(name) {
-			return cmd, true, errors.New("NEW GAME needs the game's name, 2 to 20 letters and digits: write NEW GAME name")
+			return cmd, true, phrase.Errorf("NEW GAME needs the game's name, 2 to 20 letters and digits: write NEW GAME name")
 		}
 		cmd.Name = name
 		return cmd, true, nil
@@ -222,7 +222,7 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 	if chatty(set) {
 		return Command{}, false, nil
 	}
-	return cmd, true, fmt.Errorf("%s takes nothing after it: write %s alone on its line", verb, verb)
+	return cmd, true, phrase.Errorf("%s takes nothing after it: write %s alone on its line", verb, verb)
 }
 
 // arrowVote reads "Voter >> Target" (seed 3b).
@@ -231,11 +231,11 @@ func arrowVote(cmd Command, s string) (Command, bool, error) {
 	voter, target, _ := strings.Cut(s, ">>")
 	voter = trimPunct(voter)
 	if strings.Contains(target, ">>") {
-		return cmd, true, errors.New("write one vote per line: Voter >> Target")
+		return cmd, true, phrase.Errorf("write one vote per line: Voter >> Target")
 	}
 	cmd.Target, cmd.Note = splitTarget(target)
 	if voter == "" || cmd.Target == "" {
-		return cmd, true, errors.New("write a vote as Voter >> Target, with your own name on the left")
+		return cmd, true, phrase.Errorf("write a vote as Voter >> Target, with your own name on the left")
 	}
 	cmd.Voter = voter
 	if NormalizeName(cmd.Target) == NullTarget {
@@ -250,7 +250,7 @@ func lengthArg(cmd Command, rest string, set Set, required bool) (Command, bool,
 	rest = trimPunct(rest)
 	if rest == "" {
 		if required {
-			return cmd, true, fmt.Errorf("%s needs a length: write %s 12h", cmd.Verb, cmd.Verb)
+			return cmd, true, phrase.Errorf("%s needs a length: write %s 12h", cmd.Verb, cmd.Verb)
 		}
 		return cmd, true, nil
 	}
@@ -262,7 +262,7 @@ func lengthArg(cmd Command, rest string, set Set, required bool) (Command, bool,
 	if chatty(set) {
 		return Command{}, false, nil
 	}
-	return cmd, true, fmt.Errorf("%s: %w", cmd.Verb, err)
+	return cmd, true, phrase.Errorf("%s: %w", cmd.Verb, err)
 }
 
 // heldArg reads the number of a held post: RELAY n, REJECT n [SUSPEND].
@@ -277,11 +277,11 @@ func heldArg(cmd Command, rest string) (Command, bool, error) {
 		usage += " or REJECT n SUSPEND"
 	}
 	if len(f) != 1 {
-		return cmd, true, errors.New(usage)
+		return cmd, true, phrase.Errorf(usage)
 	}
 	n, err := strconv.Atoi(strings.TrimPrefix(trimPunct(f[0]), "#"))
 	if err != nil || n <= 0 {
-		return cmd, true, errors.New(usage)
+		return cmd, true, phrase.Errorf(usage)
 	}
 	cmd.Held = n
 	return cmd, true, nil
@@ -299,22 +299,22 @@ func signupName(s string) (string, error) {
 		// what it shows, not as the code that hides it.
 		dec, err := nameDecoder.DecodeHeader(s)
 		if err != nil {
-			return "", errors.New("the name is written in an encoding the host cannot read; write it as plain text")
+			return "", phrase.Errorf("the name is written in an encoding the host cannot read; write it as plain text")
 		}
 		s = dec
 	}
 	name := strings.Join(strings.Fields(trimPunct(s)), " ")
 	switch {
 	case name == "":
-		return "", errors.New("no name given")
+		return "", phrase.Errorf("no name given")
 	case utf8.RuneCountInString(name) > 30:
-		return "", errors.New("a name may be at most 30 characters long")
+		return "", phrase.Errorf("a name may be at most 30 characters long")
 	case strings.ContainsAny(name, "@<>"):
-		return "", errors.New("a name may not contain @, < or >")
+		return "", phrase.Errorf("a name may not contain @, < or >")
 	case NormalizeName(name) == "":
-		return "", errors.New("a name needs at least one letter or digit")
+		return "", phrase.Errorf("a name needs at least one letter or digit")
 	case NormalizeName(name) == NullTarget:
-		return "", errors.New("NULL is the placeholder vote and cannot be a name")
+		return "", phrase.Errorf("NULL is the placeholder vote and cannot be a name")
 	}
 	return name, nil
 }
@@ -326,15 +326,15 @@ func parseAddress(s string) (string, error) {
 	s = strings.TrimRight(s, ".,;:!?)")
 	s = strings.TrimLeft(s, "(")
 	if s == "" {
-		return "", errors.New("no address given")
+		return "", phrase.Errorf("no address given")
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || !strings.Contains(a.Address, "@") {
-		return "", fmt.Errorf("%q is not a mail address", s)
+		return "", phrase.Errorf("%q is not a mail address", s)
 	}
 	plain, err := address.Parse(a.Address)
 	if err != nil {
-		return "", fmt.Errorf("%q is not a plain mail address (name@domain, without quotes, spaces or brackets)", a.Address)
+		return "", phrase.Errorf("%q is not a plain mail address (name@domain, without quotes, spaces or brackets)", a.Address)
 	}
 	return plain, nil
 }

@@ -1,12 +1,12 @@
 package command
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // NormalizeName is the form in which two names are the same name (D1). It
@@ -25,7 +25,7 @@ var units = map[string]time.Duration{
 
 // parseLength reads a length such as "12h", "1d", "1h30m" or "2 days".
 func parseLength(s string) (time.Duration, error) {
-	bad := fmt.Errorf("%q is not a length; write it like 12h, 90m or 1d", s)
+	bad := phrase.Errorf("%q is not a length; write it like 12h, 90m or 1d", s)
 	rest := strings.ToLower(strings.TrimSpace(s))
 	var total time.Duration
 	for rest != "" {
@@ -48,7 +48,7 @@ func parseLength(s string) (time.Duration, error) {
 		}
 		total += time.Duration(n) * unit
 		if total > maxLength {
-			return 0, fmt.Errorf("%q is longer than %d days", s, int(maxLength/(24*time.Hour)))
+			return 0, phrase.Errorf("%q is longer than %d days", s, int(maxLength/(24*time.Hour)))
 		}
 		rest = strings.TrimLeft(rest[j:], " ,")
 	}
