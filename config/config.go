@@ -14,6 +14,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/mailurl"
 )
 
@@ -25,6 +26,10 @@ type Config struct {
 	Referees []string `toml:"referees"`
 	// Database is the SQLite file.
 	Database string `toml:"database"`
+	// Language is the host's default language: of its mail about no game,
+	// and of every game whose referee sets none (SETUP language=fr). A tag
+	// such as "de", or the language's name; English when unset.
+	Language string `toml:"language"`
 	// Speed makes game time run faster than real time (1 in production).
 	Speed  float64 `toml:"speed"`
 	Log    Log     `toml:"log"`
@@ -219,6 +224,13 @@ func Parse(data []byte, name string, lookupEnv func(string) (string, bool)) (*Co
 	}
 	if cfg.Database == "" {
 		errs = append(errs, bad("database", "must name the SQLite file"))
+	}
+	if cfg.Language != "" {
+		if tag, ok := lang.Match(cfg.Language); ok {
+			cfg.Language = tag
+		} else {
+			errs = append(errs, bad("language", "must be one of %s, not %q", strings.Join(lang.Tags(), ", "), cfg.Language))
+		}
 	}
 	if cfg.Speed < 1 || cfg.Speed > 1e6 {
 		errs = append(errs, bad("speed", "must be between 1 and 1000000, not %v", cfg.Speed))

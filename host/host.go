@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/inbound"
 	"github.com/mafiamail/mafiamail/store"
@@ -54,6 +55,9 @@ type Config struct {
 	KeepRawMail time.Duration
 	// Setup is the setup of a new game until its referee sends SETUP.
 	Setup engine.Setup
+	// Language is the host's default language, a tag of package lang
+	// ("" for English): of mail about no game, and of new games.
+	Language string
 	// Clock is game time; its zero value is real time.
 	Clock Clock
 	// ArrivalOrder makes commands count at their mail's arrival (Mail.Arrived)
@@ -130,6 +134,9 @@ func New(ctx context.Context, opts Config) (*Host, error) {
 	if opts.Setup.Players == 0 {
 		opts.Setup = engine.Classic()
 	}
+	if opts.Setup.Language == "" && opts.Language != lang.Default {
+		opts.Setup.Language = opts.Language
+	}
 	if opts.MailGrace <= 0 {
 		opts.MailGrace = DefaultMailGrace
 	}
@@ -150,6 +157,7 @@ func New(ctx context.Context, opts Config) (*Host, error) {
 		return nil, fmt.Errorf("host: %w", err)
 	}
 	h.mail.SetSendingStatus(h.sendingStatus)
+	h.mail.SetLanguage(opts.Language)
 	if err := h.load(ctx); err != nil {
 		return nil, err
 	}

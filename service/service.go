@@ -69,8 +69,8 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
 		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
 		PerSenderPerHour: cfg.Limits.PerSenderPerHour, MaxPostBytes: cfg.Limits.MaxPostBytes,
-		KeepRawMail: time.Duration(cfg.Limits.KeepRawMail),
-		Clock:       o.Clock, Rand: o.Draw, Store: st, Log: log,
+		KeepRawMail: time.Duration(cfg.Limits.KeepRawMail), Language: cfg.Language,
+		Clock: o.Clock, Rand: o.Draw, Store: st, Log: log,
 		ArrivalOrder:     true,
 		RecipientsPerDay: cfg.SMTP.RecipientsPerDay, SendingDay: SendingBudget(cfg).Day,
 	}

@@ -62,6 +62,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -144,6 +145,8 @@ type Composer struct {
 	// sending, if set, tells the host's sending budget for the referee's
 	// STATUS.
 	sending func(game string) (SendingStatus, bool)
+	// lang is the host's default language (SetLanguage).
+	lang string
 }
 
 // SendingStatus is the host's sending budget as the referee's STATUS
@@ -198,6 +201,34 @@ func New(host string) (*Composer, error) {
 		return nil, fmt.Errorf("compose: host address %q must be the bare address, without a +tag", host)
 	}
 	return &Composer{host: strings.ToLower(a.Address), local: strings.ToLower(local), domain: strings.ToLower(domain)}, nil
+}
+
+// SetLanguage sets the host's default language (a tag of package lang):
+// the language of mail about no game, and of the games created from now
+// on unless their referee sets another.
+func (c *Composer) SetLanguage(tag string) { c.lang = tag }
+
+// Language is the host's default language.
+func (c *Composer) Language() string {
+	if c.lang == "" {
+		return lang.Default
+	}
+	return c.lang
+}
+
+// langFor is the language of a reader's copy: the player's own choice,
+// else the game's; mail about no game is in the host's.
+func (c *Composer) langFor(s *engine.State, r recipient) *lang.Language {
+	switch {
+	case s == nil:
+		return lang.Get(c.Language())
+	case r.slot > 0:
+		return lang.Get(s.LanguageOf(s.Player(r.slot)))
+	}
+	if p := playerByAddress(s, r.addr); p != nil && r.slot == 0 && !r.referee && !r.observer {
+		return lang.Get(s.LanguageOf(p))
+	}
+	return lang.Get(s.GameLanguage())
 }
 
 // Host returns the host's bare address.

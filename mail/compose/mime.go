@@ -49,7 +49,9 @@ type draft struct {
 // finish lays out a draft and encodes it.
 func (c *Composer) finish(dr draft) (Outgoing, error) {
 	s := dr.state
+	l := c.langFor(s, dr.d.r)
 	m := &templates.View{
+		Lang:     l.Tag,
 		Game:     dr.game,
 		Channel:  dr.d.ch,
 		Reader:   dr.d.r.reader(),
@@ -84,7 +86,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	var cv conversation
 	if dr.game != "" {
-		cv = c.conversation(dr.game, s, dr.d)
+		cv = c.conversation(dr.game, s, dr.d, l)
 		if dr.replyTo != "" {
 			cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 		}
@@ -100,7 +102,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: date.In(gameZone(s)), game: dr.game, kind: kind,
-		fromName: c.fromName(dr.game, dr.fromName), to: dr.d.r, cv: cv, images: inlineImages(dr.sections), calendar: dr.calendar,
+		fromName: c.fromName(dr.game, dr.fromName), lang: l.Tag, to: dr.d.r, cv: cv, images: inlineImages(dr.sections), calendar: dr.calendar,
 	}, rendered)
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
@@ -173,8 +175,10 @@ type envelope struct {
 	game     string
 	kind     string
 	fromName string
-	to       recipient
-	cv       conversation
+	// lang is the reader's language, for Content-Language.
+	lang string
+	to   recipient
+	cv   conversation
 	// images are shown by the HTML part (cid:), which then goes with them
 	// in a multipart/related; the plain text never refers to them.
 	images []inlineImage
@@ -263,6 +267,10 @@ func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
 		add("X-Mafiamail-Game", env.game)
 	}
 	add("X-Mafiamail-Kind", env.kind)
+	if env.lang != "" {
+		// RFC 3282: the language the reader reads the message in.
+		add("Content-Language", env.lang)
+	}
 	add("MIME-Version", "1.0")
 	text := encodeFlowed(r.Text)
 	boundary := pickBoundary(env.id, text.text, r.HTML)

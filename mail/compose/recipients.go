@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -153,16 +154,16 @@ type conversation struct {
 // ("Day 2", "Night 1"). A round's first message is the one that opens it,
 // so the news that ends a day (the close, the eliminated player) heads the
 // night's conversation, and the dawn heads the next day's.
-func roundOf(s *engine.State) (key, words string) {
+func roundOf(s *engine.State, l *lang.Language) (key, words string) {
 	switch {
 	case s == nil || s.Phase == engine.SignupPhase:
-		return "signup", "Sign-up"
+		return "signup", l.Phrase("Sign-up")
 	case s.Phase == engine.DayPhase:
-		return "d" + strconv.Itoa(s.Day), "Day " + strconv.Itoa(s.Day)
+		return "d" + strconv.Itoa(s.Day), l.Sprintf("Day %d", s.Day)
 	case s.Phase == engine.NightPhase:
-		return "n" + strconv.Itoa(s.Day), "Night " + strconv.Itoa(s.Day)
+		return "n" + strconv.Itoa(s.Day), l.Sprintf("Night %d", s.Day)
 	}
-	return "end", "Game over"
+	return "end", l.Phrase("Game over")
 }
 
 // conversation is the conversation a reader's copy belongs to, for the
@@ -173,9 +174,9 @@ func roundOf(s *engine.State) (key, words string) {
 // in one (100 messages) in a way that splits it at random. A private
 // channel is one conversation for the whole game: it is the reader's own
 // record, and its subject tells nothing a Townsperson's should not.
-func (c *Composer) conversation(game string, s *engine.State, d delivery) conversation {
+func (c *Composer) conversation(game string, s *engine.State, d delivery, l *lang.Language) conversation {
 	r := d.r
-	key, words := roundOf(s)
+	key, words := roundOf(s, l)
 	var cv conversation
 	help := c.SignupAddress(game)
 	if r.token != "" {
@@ -186,7 +187,7 @@ func (c *Composer) conversation(game string, s *engine.State, d delivery) conver
 		cv.root = c.msgID(game, "thread", key)
 		cv.subject = "[" + game + "] " + words
 		cv.list = true
-		cv.listID = "\"" + game + " town thread\" <thread." + game + "." + c.domain + ">"
+		cv.listID = "\"" + l.Sprintf("%s town thread", game) + "\" <thread." + game + "." + c.domain + ">"
 		if r.token != "" {
 			cv.replyTo = c.ThreadAddress(game, r.token)
 			if !r.observer {
@@ -197,22 +198,22 @@ func (c *Composer) conversation(game string, s *engine.State, d delivery) conver
 		}
 	case templates.Mafia:
 		cv.root = c.msgID(game, "mafia", key)
-		cv.subject = "[" + game + "] Mafia list, " + words
+		cv.subject = "[" + game + "] " + l.Sprintf("Mafia list, %s", words)
 		cv.list = true
-		cv.listID = "\"" + game + " mafia list\" <mafia." + game + "." + c.domain + ">"
+		cv.listID = "\"" + l.Sprintf("%s mafia list", game) + "\" <mafia." + game + "." + c.domain + ">"
 		cv.replyTo = c.MafiaAddress(game, r.token)
 		cv.post = cv.replyTo
 	default:
 		switch {
 		case r.referee:
 			cv.root = c.msgID(game, "p", "ref")
-			cv.subject = "[" + game + "] Referee channel"
+			cv.subject = "[" + game + "] " + l.Phrase("Referee channel")
 		case r.slot > 0:
 			cv.root = c.msgID(game, "p", r.key)
-			cv.subject = "[" + game + "] Private: " + r.name
+			cv.subject = "[" + game + "] " + l.Sprintf("Private: %s", r.name)
 		default:
 			cv.root = c.msgID(game, "p", r.key)
-			cv.subject = "[" + game + "] From the host"
+			cv.subject = "[" + game + "] " + l.Phrase("From the host")
 		}
 		if r.token != "" {
 			cv.replyTo = c.PrivateAddress(game, r.token)
@@ -223,15 +224,15 @@ func (c *Composer) conversation(game string, s *engine.State, d delivery) conver
 	cv.help = help
 	switch {
 	case d.ch == templates.Thread:
-		cv.replyName = game + " town thread"
+		cv.replyName = l.Sprintf("%s town thread", game)
 	case d.ch == templates.Mafia:
-		cv.replyName = game + " mafia list"
+		cv.replyName = l.Sprintf("%s mafia list", game)
 	case r.referee:
-		cv.replyName = game + " referee channel"
+		cv.replyName = l.Sprintf("%s referee channel", game)
 	case r.token != "" && (r.slot > 0 || r.observer):
-		cv.replyName = game + " private channel"
+		cv.replyName = l.Sprintf("%s private channel", game)
 	default:
-		cv.replyName = game + " sign-up"
+		cv.replyName = l.Sprintf("%s sign-up", game)
 	}
 	return cv
 }
