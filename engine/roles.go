@@ -409,26 +409,40 @@ func (s Setup) roleCounts() []struct {
 // Summary is a one-line description of the setup, such as
 // "11 players: 3 Mafia, 1 Inspector, 7 Townspeople".
 func (s Setup) Summary() string {
+	return s.SummaryIn(func(n int, one, other string) string {
+		if n == 1 {
+			return fmt.Sprintf(one, n)
+		}
+		return fmt.Sprintf(other, n)
+	}, func(format string) string { return format })
+}
+
+// SummaryIn is Summary in a language: count writes a count with the
+// language's form of one of the English pairs ("%d Inspector", "%d
+// Inspectors"), and word gives the language's wording of an English
+// format.
+func (s Setup) SummaryIn(count func(n int, one, other string) string, word func(format string) string) string {
 	var parts []string
 	counts := s.roleCounts()
 	// Shown Mafia first, as players think of a setup.
 	counts[0], counts[1] = counts[1], counts[0]
+	forms := map[Role][2]string{
+		Mafia:       {"%d Mafia", "%d Mafia"},
+		Inspector:   {"%d Inspector", "%d Inspectors"},
+		Doctor:      {"%d Doctor", "%d Doctors"},
+		Vigilante:   {"%d Vigilante", "%d Vigilantes"},
+		Townsperson: {"%d Townsperson", "%d Townspeople"},
+	}
 	for _, rc := range counts {
 		if rc.Count == 0 {
 			continue
 		}
-		name := string(rc.Role)
-		if rc.Count > 1 && rc.Role != Mafia {
-			name += "s"
-			if rc.Role == Townsperson {
-				name = "Townspeople"
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%d %s", rc.Count, name))
+		f := forms[rc.Role]
+		parts = append(parts, count(rc.Count, f[0], f[1]))
 	}
-	out := fmt.Sprintf("%d players: %s", s.Players, strings.Join(parts, ", "))
+	out := fmt.Sprintf(word("%d players: %s"), s.Players, strings.Join(parts, ", "))
 	if s.Language != "" {
-		out += "; in " + lang.Get(s.Language).Name
+		out = fmt.Sprintf(word("%s; in %s"), out, lang.Get(s.Language).Name)
 	}
 	return out
 }

@@ -96,7 +96,7 @@ func templateFiles(t *testing.T, l *lang.Language) map[string]string {
 func placeholders(name, text string) (map[string][]string, error) {
 	funcs := map[string]any{}
 	for k := range funcs0() {
-		funcs[k] = nil
+		funcs[k] = func() {}
 	}
 	trees, err := tparse.Parse(name, text, "{{", "}}", funcs)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -32,6 +33,8 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		return out
 	}
 	forRef := r.referee && d.ch != templates.Thread
+	l := c.langFor(s, r)
+	summary := func(st engine.Setup) string { return st.SummaryIn(l.Count, l.Phrase) }
 	sec := &templates.Section{Name: e.Name, Day: e.Day, Round: string(e.Round), At: mo(e.At), Self: r.slot > 0 && r.slot == e.Slot}
 	variant := func(player, referee string) string {
 		if forRef {
@@ -43,14 +46,14 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvGameCreated:
 		sec.Kind = "created"
 		if e.Setup != nil {
-			sec.Setup = e.Setup.Summary()
+			sec.Setup = summary(*e.Setup)
 		}
 		sec.Address = c.SignupAddress(s.Game)
 	case engine.EvSetupChanged:
 		sec.Kind = "setup"
-		sec.Setup = e.Text
+		sec.Setup = summary(s.Setup)
 		sec.Count, sec.Total = len(s.Players), s.Setup.Players
-		sec.Lines = setupLines(s.Setup)
+		sec.Lines = setupLines(s.Setup, l)
 	case engine.EvPlayerJoined:
 		sec.Kind = "joined"
 		sec.Variant = variant("", "referee")
@@ -73,7 +76,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Address = e.Address
 	case engine.EvDrawCommitted:
 		sec.Kind = "start"
-		sec.Setup = e.Text
+		sec.Setup = summary(s.Setup)
 		sec.Text = e.Commitment
 	case engine.EvRolesDrawn:
 		sec.Kind = "draw"
@@ -82,7 +85,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			if i < len(e.Names) {
 				n = e.Names[i]
 			}
-			sec.Lines = append(sec.Lines, fmt.Sprintf("%s: %s", n, role))
+			sec.Lines = append(sec.Lines, fmt.Sprintf("%s: %s", n, l.Phrase(string(role))))
 		}
 		sec.Target = name(e.Known)
 		sec.Count = s.Setup.Inspectors
@@ -90,7 +93,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Text = e.Commitment
 	case engine.EvRoleAssigned:
 		sec.Kind = "role"
-		sec.Role = c.roleInfo(e, s)
+		sec.Role = c.roleInfo(e, s, l)
 	case engine.EvDayStarted, engine.EvExtraStarted:
 		sec.Kind = "day"
 		if e.Type == engine.EvExtraStarted {
@@ -220,7 +223,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvDawn:
 		sec.Kind = "dawn"
 		for _, dth := range e.Deaths {
-			sec.Deaths = append(sec.Deaths, templates.Death{Name: dth.Name, Cause: causeAtDawn(dth.Cause)})
+			sec.Deaths = append(sec.Deaths, templates.Death{Name: dth.Name, Cause: l.Phrase(causeAtDawn(dth.Cause))})
 			if r.slot > 0 && dth.Slot == r.slot {
 				sec.Self = true
 			}
@@ -228,7 +231,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Blocked = e.Blocked
 	case engine.EvGameEnded:
 		sec.Kind = "end"
-		sec.End = endView(e, s)
+		sec.End = endView(e, s, l)
 	case engine.EvPaused:
 		sec.Kind = "pause"
 	case engine.EvResumed:
@@ -302,10 +305,10 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			return nil, fmt.Errorf("compose: %s event without a status", e.Type)
 		}
 		sec.Kind = "status"
-		sec.Status = statusView(e.Status, s, now, forRef)
+		sec.Status = statusView(e.Status, s, now, forRef, l)
 		if forRef && c.sending != nil {
 			if ss, ok := c.sending(s.Game); ok {
-				sec.Status.Sending = sendingView(ss, s, now)
+				sec.Status.Sending = sendingView(ss, s, now, l)
 			}
 		}
 	case engine.EvCalendarSet, engine.EvCalendarShown:
@@ -342,8 +345,8 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvHelpShown:
 		if e.Text == engine.HelpRules {
 			sec.Kind = "rules"
-			sec.Text = docs.PlayersRules()
-			sec.Setup = s.Setup.Summary()
+			sec.Text = playersRules(l)
+			sec.Setup = summary(s.Setup)
 			break
 		}
 		sec.Kind = "help"
@@ -446,7 +449,7 @@ func CauseWords(c engine.Cause) string {
 }
 
 // roleInfo is the content of a role message (S3).
-func (c *Composer) roleInfo(e engine.Event, s *engine.State) *templates.RoleInfo {
+func (c *Composer) roleInfo(e engine.Event, s *engine.State, l *lang.Language) *templates.RoleInfo {
 	st := s.Setup
 	ri := &templates.RoleInfo{
 		Marker:    engine.SecretMarker(s.Game),
@@ -455,7 +458,7 @@ func (c *Composer) roleInfo(e engine.Event, s *engine.State) *templates.RoleInfo
 		ExactRole: st.InspectorResult == engine.ExactRole,
 		Saves:     st.DoctorSaves,
 		Shots:     st.VigilanteShots,
-		Setup:     st.Summary(),
+		Setup:     st.SummaryIn(l.Count, l.Phrase),
 		DayLength: templates.SpanOf(st.DayLength),
 		Runoff:    templates.SpanOf(st.RunoffLength),
 		Night:     templates.SpanOf(st.NightLength),
@@ -516,10 +519,10 @@ func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *tem
 	return v
 }
 
-func statusView(st *engine.Status, s *engine.State, now time.Time, referee bool) *templates.Status {
+func statusView(st *engine.Status, s *engine.State, now time.Time, referee bool, l *lang.Language) *templates.Status {
 	v := &templates.Status{
 		Referee: referee, Phase: string(st.Phase), Day: st.Day, Round: string(st.Round),
-		Closes: moment(s, st.Deadline, now), Paused: st.Paused, Setup: st.Setup,
+		Closes: moment(s, st.Deadline, now), Paused: st.Paused, Setup: s.Setup.SummaryIn(l.Count, l.Phrase),
 		Fellows: st.Mafiosi, Actions: st.Actions, Held: st.HeldPosts,
 	}
 	for _, pl := range st.Players {
@@ -531,7 +534,7 @@ func statusView(st *engine.Status, s *engine.State, now time.Time, referee bool)
 		if sp.Doctor {
 			sp.Saves = fmt.Sprint(pl.Saves)
 			if pl.Saves == engine.Unlimited {
-				sp.Saves = "unlimited"
+				sp.Saves = l.Phrase("unlimited")
 			}
 		}
 		v.Players = append(v.Players, sp)
@@ -567,7 +570,7 @@ func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
 
 // endView is the game's end (W2): every seat with its role, and the draw's
 // proof, checked here before it is published.
-func endView(e engine.Event, s *engine.State) *templates.End {
+func endView(e engine.Event, s *engine.State, l *lang.Language) *templates.End {
 	v := &templates.End{Winner: string(e.Winner), Reason: e.Reason, Commitment: e.Commitment, Salt: e.Salt}
 	for i, n := range e.Names {
 		seat := templates.Seat{Name: n}
@@ -592,58 +595,63 @@ func endView(e engine.Event, s *engine.State) *templates.End {
 
 // setupLines are the settings that shape a game, in words: what a player
 // needs to know before the start.
-func setupLines(st engine.Setup) []string {
-	span := func(d time.Duration) string { return templates.SpanOf(d).String() }
+func setupLines(st engine.Setup, l *lang.Language) []string {
+	span := func(d time.Duration) string { return templates.Span{D: d, Lang: l.Tag}.String() }
 	lines := []string{
-		fmt.Sprintf("A day's vote lasts %s; a runoff %s, an extra round %s; a tied close is extended by %s.",
+		l.Sprintf("A day's vote lasts %s; a runoff %s, an extra round %s; a tied close is extended by %s.",
 			span(st.DayLength), span(st.RunoffLength), span(st.ExtraLength), span(st.TieExtension)),
-		fmt.Sprintf("A night ends at the first %s mark once every action is in, after %s at the latest.",
+		l.Sprintf("A night ends at the first %s mark once every action is in, after %s at the latest.",
 			span(st.NightStep), span(st.NightLength)),
 	}
 	if st.Inspectors > 0 {
-		what := "whether a player is Mafia"
-		if st.InspectorResult == engine.ExactRole {
-			what = "a player's exact role"
+		switch {
+		case st.InspectorResult == engine.ExactRole && st.InspectorKnowsMafioso:
+			lines = append(lines, l.Phrase("An inspection tells a player's exact role. The Inspector starts knowing one Mafioso."))
+		case st.InspectorResult == engine.ExactRole:
+			lines = append(lines, l.Phrase("An inspection tells a player's exact role."))
+		case st.InspectorKnowsMafioso:
+			lines = append(lines, l.Phrase("An inspection tells whether a player is Mafia. The Inspector starts knowing one Mafioso."))
+		default:
+			lines = append(lines, l.Phrase("An inspection tells whether a player is Mafia."))
 		}
-		l := "An inspection tells " + what + "."
-		if st.InspectorKnowsMafioso {
-			l += " The Inspector starts knowing one Mafioso."
-		}
-		lines = append(lines, l)
 	}
 	if st.Vigilantes > 0 {
-		lines = append(lines, fmt.Sprintf("A Vigilante has %s.", plural(st.VigilanteShots, "shot", "shots")))
+		lines = append(lines, l.Count(st.VigilanteShots, "A Vigilante has %d shot.", "A Vigilante has %d shots."))
 	}
 	if st.Doctors > 0 {
 		if st.DoctorSaves == engine.Unlimited {
-			lines = append(lines, "A Doctor's saves are unlimited.")
+			lines = append(lines, l.Phrase("A Doctor's saves are unlimited."))
 		} else {
-			lines = append(lines, fmt.Sprintf("A Doctor has %s.", plural(st.DoctorSaves, "save", "saves")))
+			lines = append(lines, l.Count(st.DoctorSaves, "A Doctor has %d save.", "A Doctor has %d saves."))
 		}
 	}
 	if st.ReminderBefore > 0 {
-		lines = append(lines, fmt.Sprintf("Reminders go out %s before a round closes or a night's last mark.", span(st.ReminderBefore)))
+		lines = append(lines, l.Sprintf("Reminders go out %s before a round closes or a night's last mark.", span(st.ReminderBefore)))
 	} else {
-		lines = append(lines, "No reminders go out before a deadline.")
+		lines = append(lines, l.Phrase("No reminders go out before a deadline."))
 	}
 	if st.DigestInterval > 0 {
-		lines = append(lines, fmt.Sprintf("The town thread comes as a digest every %s.", span(st.DigestInterval)))
+		lines = append(lines, l.Sprintf("The town thread comes as a digest every %s.", span(st.DigestInterval)))
 	} else {
-		lines = append(lines, "The town thread relays every post as it comes.")
+		lines = append(lines, l.Phrase("The town thread relays every post as it comes."))
 	}
 	if st.Zone != "" {
-		lines = append(lines, "Times are shown in "+st.Zone+" time.")
+		lines = append(lines, l.Sprintf("Times are shown in %s time.", st.Zone))
 	}
 	return lines
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
+// playersRules is the rules as players read them, in the language: the
+// players' part of docs/rules.md in English, the language's rules.md
+// otherwise.
+func playersRules(l *lang.Language) string {
+	if r := l.Rules(); r != "" && l.Tag != lang.Default {
+		return r
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return docs.PlayersRules()
 }
-func sendingView(ss SendingStatus, s *engine.State, now time.Time) *templates.Sending {
+
+func sendingView(ss SendingStatus, s *engine.State, now time.Time, l *lang.Language) *templates.Sending {
 	v := &templates.Sending{Used: ss.Used, Limit: ss.Limit, Held: !ss.HeldSince.IsZero(), HeldSince: moment(s, ss.HeldSince, now)}
 	kinds := make([]string, 0, len(ss.Waiting))
 	for k, n := range ss.Waiting {
@@ -657,7 +665,7 @@ func sendingView(ss SendingStatus, s *engine.State, now time.Time) *templates.Se
 		if word == "" {
 			word = k
 		}
-		parts[i] = fmt.Sprintf("%d %s", ss.Waiting[k], word)
+		parts[i] = fmt.Sprintf("%d %s", ss.Waiting[k], l.Phrase(word))
 	}
 	v.ByKind = strings.Join(parts, ", ")
 	if !ss.Forecast.IsZero() {
