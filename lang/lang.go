@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/go-playground/locales"
+	"github.com/go-playground/locales/de"
 	"github.com/go-playground/locales/en"
 	"golang.org/x/text/feature/plural"
 	"golang.org/x/text/language"
@@ -47,6 +48,7 @@ var registry = []struct {
 	locale locales.Translator
 }{
 	{"en", "English", en.New()},
+	{"de", "Deutsch", de.New()},
 }
 
 // Default is the language of a host, a game or a player that chose none.

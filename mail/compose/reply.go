@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/templates"
 )
@@ -75,6 +75,7 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 	if to.addr == "" {
 		return Outgoing{}, fmt.Errorf("compose: reply to %s: no address to answer", rp.Sender.Kind)
 	}
+	l := c.langFor(s, to)
 	d := delivery{r: to, ch: templates.Private}
 	if game == "" {
 		d.ch = templates.Host
@@ -82,7 +83,7 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 	view := &templates.Answer{
 		Received: moment(s, rp.Received, rp.Now),
 		Subject:  strings.TrimSpace(rp.Subject),
-		Where:    where(rp.Channel, game),
+		Where:    where(rp.Channel, game, l),
 	}
 	if rp.Confirm != "" {
 		view.Confirm, view.ConfirmBy = rp.Confirm, moment(s, rp.ConfirmBy, rp.Now)
@@ -94,7 +95,7 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 			rl.Pending = true
 			view.Pending++
 		case ln.Err != nil:
-			rl.Error = refusalText(ln.Err)
+			rl.Error = refusalText(ln.Err, l)
 			view.Refused++
 		default:
 			view.Accepted++
@@ -104,7 +105,7 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 			// engine answers its HELP: the host does.
 			if c, ok, err := command.ParseLine(ln.Text, command.Host); ok && err == nil && c.Verb == command.Help {
 				if c.Text == command.HelpRules {
-					rl.Sections = append(rl.Sections, &templates.Section{Kind: "rules", Text: docs.PlayersRules()})
+					rl.Sections = append(rl.Sections, &templates.Section{Kind: "rules", Text: playersRules(l)})
 				} else {
 					rl.Sections = append(rl.Sections, &templates.Section{Kind: "help", Help: &templates.Help{Host: true}})
 				}
@@ -144,15 +145,15 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 		id: c.opaqueID(idKey(rp.Dir, game), idGame, "re", strings.ToLower(strings.TrimSpace(rp.Cause)), to.key),
 	}
 	if rp.ReplyTo != "" {
-		dr.replyTo, dr.replyName = rp.ReplyTo, "town thread"
+		dr.replyTo, dr.replyName = rp.ReplyTo, l.Phrase("town thread")
 		if game != "" {
-			dr.replyName = game + " town thread"
+			dr.replyName = l.Sprintf("%s town thread", game)
 		}
 	}
 	if rp.Confirm != "" {
-		dr.replyTo, dr.replyName = rp.Confirm, "confirm"
+		dr.replyTo, dr.replyName = rp.Confirm, l.Phrase("confirm")
 		if game != "" {
-			dr.replyName = game + " confirm"
+			dr.replyName = l.Sprintf("%s confirm", game)
 		}
 	}
 	return c.finish(dr)
@@ -178,32 +179,35 @@ func senderRecipient(s *engine.State, dir Directory, a engine.Actor) recipient {
 }
 
 // where names the channel a message arrived at.
-func where(ch engine.Channel, game string) string {
+func where(ch engine.Channel, game string, l *lang.Language) string {
 	switch ch {
 	case engine.Thread:
-		return "the town thread"
+		return l.Phrase("the town thread")
 	case engine.Private:
-		return "your private channel"
+		return l.Phrase("your private channel")
 	case engine.MafiaCh:
-		return "the mafia list"
+		return l.Phrase("the mafia list")
 	case engine.Signup:
-		return "the sign-up address of game " + game
+		return l.Sprintf("the sign-up address of game %s", game)
 	}
 	return ""
 }
 
 // refusalText is a refusal as the sender reads it, with the names they may
 // have meant.
-func refusalText(err error) string {
+func refusalText(err error, l *lang.Language) string {
 	var r *engine.Refusal
 	if errors.As(err, &r) {
 		msg := r.Message
+		if r.Phrase != nil {
+			msg = r.Phrase.Sprint(l.Phrase)
+		}
 		if len(r.Candidates) > 0 {
-			msg += " (did you mean " + templates.ListOr(r.Candidates) + "?)"
+			msg = l.Sprintf("%s (did you mean %s?)", msg, templates.ListOrIn(l.Tag, r.Candidates))
 		}
 		return sentence(msg)
 	}
-	return sentence(err.Error())
+	return sentence(l.Error(err))
 }
 
 // sentence capitalises the first letter and ends with a full stop.
