@@ -30,6 +30,8 @@ import (
 	"github.com/go-playground/locales"
 	"github.com/go-playground/locales/de"
 	"github.com/go-playground/locales/en"
+	"github.com/go-playground/locales/es"
+	"github.com/go-playground/locales/fr"
 	"golang.org/x/text/feature/plural"
 	"golang.org/x/text/language"
 
@@ -49,6 +51,8 @@ var registry = []struct {
 }{
 	{"en", "English", en.New()},
 	{"de", "Deutsch", de.New()},
+	{"fr", "Français", fr.New()},
+	{"es", "Español", es.New()},
 }
 
 // Default is the language of a host, a game or a player that chose none.
