@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
@@ -51,9 +52,15 @@ func (h *harness) single(evs []engine.Event) []compose.Outgoing {
 
 // playClassic plays a classic game from creation to the Town's win,
 // naming the messages that become golden files.
-func playClassic(t *testing.T) (*harness, *goldens) {
-	h := newHarness(t, engine.Classic(), "dec26", 3)
-	g := newGoldens(t, "classic")
+func playClassic(t *testing.T) (*harness, *goldens) { return playClassicIn(t, lang.Default) }
+
+// playClassicIn plays the classic game in a language: the game's, and the
+// host's for mail about no game. Its golden files are
+// testdata/classic-TAG (testdata/classic for English).
+func playClassicIn(t *testing.T, tag string) (*harness, *goldens) {
+	h := newHarness(t, inLanguage(engine.Classic(), tag), "dec26", 3)
+	h.c.SetLanguage(tag)
+	g := newGoldens(t, goldenDir("classic", tag))
 	g.add("created", to(t, []compose.Outgoing{h.all[0].Outgoing}, "ref"))
 	// Mail to the host's own address, before any game.
 	hostHelp, err := h.c.Reply(compose.Answer{Sender: engine.Actor{Kind: engine.ByOutsider, Address: "newbie@example.net"},
@@ -415,9 +422,13 @@ func (h *harness) threadEvents(start int64) []compose.Logged {
 
 // playMafia150 plays a mafia150 game with digests, a Doctor, a Vigilante
 // and an Inspector who learns exact roles, until the referee ends it.
-func playMafia150(t *testing.T) (*harness, *goldens) {
-	h := newHarness(t, engine.Mafia150(), "m150", 5)
-	g := newGoldens(t, "mafia150")
+func playMafia150(t *testing.T) (*harness, *goldens) { return playMafia150In(t, lang.Default) }
+
+// playMafia150In plays the mafia150 game in a language (see playClassicIn).
+func playMafia150In(t *testing.T, tag string) (*harness, *goldens) {
+	h := newHarness(t, inLanguage(engine.Mafia150(), tag), "m150", 5)
+	h.c.SetLanguage(tag)
+	g := newGoldens(t, goldenDir("mafia150", tag))
 	g.add("created", to(t, []compose.Outgoing{h.all[0].Outgoing}, "ref"))
 	_, _, add := h.signup(names25)
 	g.add("joined", to(t, add, "s25"))
@@ -675,3 +686,19 @@ Votes on players:
 
 The referee writes
 The deadline moved: votes on Carol no longer count.`
+
+// inLanguage is a setup whose game is in the language of tag.
+func inLanguage(st engine.Setup, tag string) engine.Setup {
+	if tag != lang.Default {
+		st.Language = tag
+	}
+	return st
+}
+
+// goldenDir is the folder of a scenario's golden files in a language.
+func goldenDir(scenario, tag string) string {
+	if tag == lang.Default {
+		return scenario
+	}
+	return scenario + "-" + tag
+}
