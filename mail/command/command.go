@@ -78,6 +78,10 @@ const (
 	Zone         Verb = "ZONE"     // ZONE alone, or ZONE Europe/Berlin (Text)
 	Mail         Verb = "MAIL"     // MAIL alone, MAIL DIGEST or MAIL EACH (Text)
 	Calendar     Verb = "CALENDAR" // CALENDAR alone, CALENDAR ON or CALENDAR OFF (Text)
+	// LANGUAGE de chooses the language of a player's mail, LANGUAGE alone
+	// lists them (Text). It is the host's, as NEW GAME is: the engine
+	// does not know languages.
+	Language Verb = "LANGUAGE"
 )
 
 // NullTarget is the Target of VOTE NULL and of "Voter >> null" (D3).
