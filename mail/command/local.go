@@ -21,8 +21,11 @@ import (
 // verstehe das nicht", "Voter maintenant serait idiot"). So a localized
 // line is read more strictly than an English one:
 //
-//   - a question ("Töten wir Bob?") or a line that ends in a colon (a
-//     heading, "Regeln:") is never a command;
+//   - a line that asks anything ("Töten wir Bob?", "Protéger Anna ? Le
+//     docteur l'a fait") or ends in a colon (a heading, "Regeln:") is never
+//     a command;
+//   - a phrase followed by a comma starts a list or a clause ("Töten,
+//     Schützen, Prüfen – die Nacht ist voll"), not a command;
 //   - a phrase that takes no name or value (HILFE, PASSER, VOTO NULO, ...)
 //     is a command only alone on its line, with no more than punctuation;
 //   - a name after a phrase is one or two words, and, where the phrase is
@@ -96,7 +99,7 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 func parseLocal(line string, set Set) (Command, bool, error) {
 	raw := strings.TrimSpace(line)
 	s := clean(raw)
-	if s == "" || isQuestion(s) || strings.HasSuffix(s, ":") {
+	if s == "" || strings.ContainsAny(s, "?¿") || strings.HasSuffix(s, ":") {
 		return Command{}, false, nil
 	}
 	fields := strings.Fields(s)
@@ -131,7 +134,8 @@ func parseLocal(line string, set Set) (Command, bool, error) {
 		}
 		return cmd, ok, err
 	}
-	if !argVerbs[match.english] {
+	if !argVerbs[match.english] || strings.HasSuffix(fields[len(match.words)-1], ",") ||
+		strings.HasSuffix(fields[len(match.words)-1], ";") {
 		return Command{}, false, nil
 	}
 	cmd, ok, err := parseEnglish(match.english+" "+rest, set)
@@ -192,15 +196,6 @@ func languageLike(s string) bool {
 	return len(s) == 2 && strings.IndexFunc(s, func(r rune) bool {
 		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z')
 	}) < 0
-}
-
-// isQuestion reports whether a line asks something: a question is never
-// a localized command.
-func isQuestion(s string) bool {
-	s = strings.TrimRightFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(`!.)"'»”…`, r)
-	})
-	return strings.HasSuffix(s, "?")
 }
 
 // foldWord is a word of a line as it is compared with the phrases:
