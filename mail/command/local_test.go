@@ -286,3 +286,17 @@ func TestFoldVerbAcceptsAnyKeyboard(t *testing.T) {
 		}
 	}
 }
+
+// TestChatterIsDiscussion: a demo bot's chatter, posted below its vote,
+// is talk in every language's thread, never a second command.
+func TestChatterIsDiscussion(t *testing.T) {
+	for _, l := range lang.All() {
+		for _, c := range l.Chatter() {
+			line := strings.Replace(c, "%s", "Bob", 1)
+			res := Parse(line, Thread)
+			if res.Lines() != 0 {
+				t.Errorf("%s %q: %+v", l.Tag, line, res)
+			}
+		}
+	}
+}
