@@ -13,6 +13,17 @@ import (
 // plain ones. Players type on any keyboard, and a phone's autocorrect
 // adds or drops accents at will, so a command must not depend on them.
 func FoldVerb(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		// Most words of most lines: nothing to fold but the case.
+		return strings.ToUpper(s)
+	}
 	s = strings.NewReplacer("ß", "SS", "ẞ", "SS", "œ", "OE", "Œ", "OE", "’", "'", "‘", "'").Replace(s)
 	var b strings.Builder
 	for _, r := range norm.NFD.String(s) {

@@ -7,6 +7,11 @@
 // rules engine to decide; NormalizeName is the one piece both sides share so
 // that they agree on what "the same name" means.
 //
+// The verbs are English, and work in every game; the languages of package
+// lang add their own (STIMME FÜR, VÉRIFIER, VOTO POR, ...), read after the
+// English ones and more strictly, since they are everyday words of their
+// players' prose (local.go).
+//
 // One command per line, case-insensitive. A line that is not a command is
 // discussion and is kept, in order, for relaying. A line that starts with a
 // verb but cannot be read (VOTE with no name, RELAY with no number, …) is an
@@ -97,6 +102,7 @@ const NullTarget = "null"
 //	SUSPEND/ADMIT address              Address
 //	EXTEND 12h, GRANT [12h]            Duration (zero: none given)
 //	DEADLINE <time>                    Text (as written; the engine reads it)
+//	ZONE/LANGUAGE [value]              Text (as written; the engine or host reads it)
 //	RELAY n, REJECT n [SUSPEND]        Held, Suspend
 //	SETUP …                            Text
 //	ANNOUNCE                           Text (the rest of the message)

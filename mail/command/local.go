@@ -102,9 +102,19 @@ func parseLocal(line string, set Set) (Command, bool, error) {
 	if s == "" || strings.ContainsAny(s, "?¿") || strings.HasSuffix(s, ":") {
 		return Command{}, false, nil
 	}
+	// Most lines are discussion whose first word starts no phrase: look
+	// that up before splitting the whole line.
+	first, _, _ := strings.Cut(s, " ")
+	if i := strings.IndexFunc(first, unicode.IsSpace); i >= 0 {
+		first = first[:i]
+	}
+	candidates := localPhrases()[foldWord(first)]
+	if len(candidates) == 0 {
+		return Command{}, false, nil
+	}
 	fields := strings.Fields(s)
 	var match *localPhrase
-	for _, p := range localPhrases()[foldWord(fields[0])] {
+	for _, p := range candidates {
 		if len(p.words) > len(fields) {
 			continue
 		}
