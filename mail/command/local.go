@@ -45,7 +45,7 @@ type localPhrase struct {
 
 // localPhrases holds every registered language's phrases by their first
 // folded word, longest first, so that the longest phrase that matches
-// wins ("STIMME FESTLEGEN" before "STIMME FÜR"). A phrase that two
+// wins ("PROTEGER A Ana" protects Ana, not "A Ana"). A phrase that two
 // languages spell alike keeps the first language's meaning;
 // TestLanguagesAgreeOnSharedPhrases keeps that from mattering.
 var localPhrases = sync.OnceValue(func() map[string][]localPhrase {
