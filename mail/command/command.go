@@ -7,6 +7,11 @@
 // rules engine to decide; NormalizeName is the one piece both sides share so
 // that they agree on what "the same name" means.
 //
+// The verbs are English, and work in every game; the languages of package
+// lang add their own (STIMME FÜR, VÉRIFIER, VOTO POR, ...), read after the
+// English ones and more strictly, since they are everyday words of their
+// players' prose (local.go).
+//
 // One command per line, case-insensitive. A line that is not a command is
 // discussion and is kept, in order, for relaying. A line that starts with a
 // verb but cannot be read (VOTE with no name, RELAY with no number, …) is an
@@ -80,6 +85,10 @@ const (
 	Zone         Verb = "ZONE"     // ZONE alone, or ZONE Europe/Berlin (Text)
 	Mail         Verb = "MAIL"     // MAIL alone, MAIL DIGEST or MAIL EACH (Text)
 	Calendar     Verb = "CALENDAR" // CALENDAR alone, CALENDAR ON or CALENDAR OFF (Text)
+	// LANGUAGE de chooses the language of a player's mail, LANGUAGE alone
+	// lists them (Text). It is the host's, as NEW GAME is: the engine
+	// does not know languages.
+	Language Verb = "LANGUAGE"
 )
 
 // NullTarget is the Target of VOTE NULL and of "Voter >> null" (D3).
@@ -95,6 +104,7 @@ const NullTarget = "null"
 //	SUSPEND/ADMIT address              Address
 //	EXTEND 12h, GRANT [12h]            Duration (zero: none given)
 //	DEADLINE <time>                    Text (as written; the engine reads it)
+//	ZONE/LANGUAGE [value]              Text (as written; the engine or host reads it)
 //	RELAY n, REJECT n [SUSPEND]        Held, Suspend
 //	SETUP …                            Text
 //	ANNOUNCE                           Text (the rest of the message)

@@ -128,6 +128,12 @@ func TestParseLine(t *testing.T) {
 		{Private, "calendar is a mess for me", nil, "CALENDAR takes ON"},
 		{Private, "mail me the rules", nil, "MAIL takes DIGEST"},
 		{Private, "ZONE Berlin please", nil, "ZONE takes one zone"},
+		// LANGUAGE names a language for the host to read, or asks for the list.
+		{Private, "LANGUAGE de", &Command{Verb: Language, Text: "de"}, ""},
+		{Private, "language Deutsch.", &Command{Verb: Language, Text: "Deutsch"}, ""},
+		{Private, "LANGUAGE", &Command{Verb: Language}, ""},
+		{Private, "Language is hard for me", nil, "LANGUAGE takes one language"},
+		{Thread, "LANGUAGE de", nil, ""},
 		// HELP RULES asks for the rules, in every channel.
 		{Thread, "HELP RULES", &Command{Verb: Help, Text: HelpRules}, ""},
 		{Private, "help rules.", &Command{Verb: Help, Text: HelpRules}, ""},
@@ -310,6 +316,7 @@ func TestVerbsAreDisjointByArgumentShape(t *testing.T) {
 		Suspend: "SUSPEND a@b.c", Relay: "RELAY 1", Reject: "REJECT 1", Admit: "ADMIT a@b.c",
 		Pause: "PAUSE", Resume: "RESUME", Announce: "ANNOUNCE hi", End: "END", NewGame: "NEW GAME ab",
 		Join: "JOIN A", Zone: "ZONE Europe/Berlin", Mail: "MAIL DIGEST", Calendar: "CALENDAR OFF",
+		Language: "LANGUAGE de",
 	}
 	for set, vs := range verbs {
 		for _, v := range vs {
@@ -343,8 +350,8 @@ func TestDeadlineTextIsReadByTheEngine(t *testing.T) {
 	}
 }
 
-// TestVerbConversions: every verb a mail line can hold, except NEW GAME,
-// converts to the engine's verb of the same spelling and back; the engine's
+// TestVerbConversions: every verb a mail line can hold, except NEW GAME
+// and LANGUAGE (the host's), converts to the engine's verb of the same spelling and back; the engine's
 // verbs that no line spells do not convert.
 func TestVerbConversions(t *testing.T) {
 	seen := map[Verb]bool{}
@@ -355,9 +362,9 @@ func TestVerbConversions(t *testing.T) {
 			}
 			seen[v] = true
 			e, ok := v.Engine()
-			if v == NewGame {
+			if v == NewGame || v == Language {
 				if ok {
-					t.Errorf("NEW GAME is the host's, not the engine's: %q", e)
+					t.Errorf("%s is the host's, not the engine's: %q", v, e)
 				}
 				continue
 			}
@@ -370,7 +377,7 @@ func TestVerbConversions(t *testing.T) {
 			}
 		}
 	}
-	if len(seen)-1 != len(engineVerbs) {
+	if len(seen)-2 != len(engineVerbs) {
 		t.Errorf("%d verbs in the sets, %d in the conversion table", len(seen)-1, len(engineVerbs))
 	}
 	if _, ok := FromEngine(engine.CmdPost); ok {
@@ -398,6 +405,7 @@ func TestMisplaced(t *testing.T) {
 		{Thread, "Status", Status, []Set{Private, Referee}},
 		{Thread, "JOIN Zed", Join, []Set{Signup}},
 		{Thread, "NEW GAME g2", NewGame, []Set{Host}},
+		{Thread, "LANGUAGE fr", Language, []Set{Private}},
 		{Private, "VOTE Gina", Vote, []Set{Thread}},
 		{Private, "Gina >> Bob", Vote, []Set{Thread}},
 		{Private, "LOCK", Lock, []Set{Thread}},

@@ -13,6 +13,11 @@ func FuzzCommandLine(f *testing.F) {
 		"ADD Bob bob@example.org<mailto:bob@example.org>", "REPLACE Ann WITH <x@y.z>", "REJECT 3 SUSPEND",
 		"EXTEND 1d 6h", "DEADLINE 2025-03-07 18:00 Europe/Berlin", "NEW GAME oak", "JOIN Zoë", "ANNOUNCE hi\nthere",
 		"Lock in your votes", "KILL Bob", "Status update: quiet", "\u200bVOTE\u00a0Bob", "##vote for bob", "GRANT 99999999999999999999h",
+		// The languages' own verbs, and prose that starts like them.
+		"Stimme für Bob, er lügt", "STIMME FUER mary ann", "Töten, Schützen, Prüfen", "Kein Mord?", "Sprache de",
+		"Erschießen Bob", "Voter pour : Bob", "VÉRIFIER Dana", "Aide !", "Inscris-moi : Jean",
+		"Fuseau horaire Europe/Paris", "¡Ayuda!", "Voto por María José, miente", "No matar a nadie.",
+		"Proteger a Ana, ¿lo hizo el médico?", "Idioma: español, por favor", "LANGUAGE de",
 	} {
 		f.Add(s)
 	}

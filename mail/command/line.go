@@ -21,7 +21,7 @@ import (
 // often as any player does.
 var verbs = map[Set][]Verb{
 	Thread:  {Vote, Unvote, Lock, Unlock, Extend, Tally, Help},
-	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Zone, Mail, Calendar, Help},
+	Private: {Kill, NoKill, Inspect, Protect, Shoot, Pass, Status, Tally, Extend, Join, Zone, Mail, Calendar, Language, Help},
 	Mafia:   {Kill, NoKill, Help},
 	Referee: {Add, Setup, Start, Close, Extend, Deadline, Grant, Deny, WeekendClose, Replace,
 		Modkill, Suspend, Relay, Reject, Admit, Pause, Resume, Announce, Status, End, Tally, Help},
@@ -47,9 +47,9 @@ func Verbs(set Set) []Verb { return append([]Verb(nil), verbs[set]...) }
 // votes, folks" is discussion there, not a malformed LOCK.
 func chatty(set Set) bool { return set == Thread || set == Mafia }
 
-// ParseLine reads one line. It returns ok=false for discussion, and a non-nil
-// error for a line that starts with a verb of set but cannot be read.
-func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
+// parseEnglish reads one line by the English verbs alone; ParseLine
+// tries the languages' verbs after it.
+func parseEnglish(line string, set Set) (cmd Command, ok bool, err error) {
 	raw := strings.TrimSpace(line)
 	s := clean(raw)
 	if s == "" || inSet[set] == nil {
@@ -121,6 +121,14 @@ func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
 		cmd.Text = trimPunct(rest)
 		if strings.ContainsAny(cmd.Text, " \t") {
 			return cmd, true, phrase.Errorf("ZONE takes one zone: write ZONE Europe/Berlin, or ZONE alone to see yours")
+		}
+		return cmd, true, nil
+
+	case Language:
+		// The language is the host's to read; LANGUAGE alone lists them.
+		cmd.Text = trimPunct(rest)
+		if strings.ContainsAny(cmd.Text, " \t") {
+			return cmd, true, errors.New("LANGUAGE takes one language: write LANGUAGE de, or LANGUAGE alone to see them all")
 		}
 		return cmd, true, nil
 
@@ -426,7 +434,7 @@ func lookupVerb(word, rest string) (Verb, string) {
 	switch Verb(w) {
 	case Vote, Unvote, Lock, Unlock, Extend, Tally, Help, Status, Kill, Inspect, Protect, Shoot, Pass,
 		Add, Setup, Start, Close, Deadline, Grant, Deny, Replace, Modkill, Suspend, Relay, Reject,
-		Admit, Pause, Resume, Announce, End, Join, Zone, Mail, Calendar:
+		Admit, Pause, Resume, Announce, End, Join, Zone, Mail, Calendar, Language:
 		return Verb(w), rest
 	case "NOKILL":
 		return NoKill, rest
