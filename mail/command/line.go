@@ -128,7 +128,7 @@ func parseEnglish(line string, set Set) (cmd Command, ok bool, err error) {
 		// The language is the host's to read; LANGUAGE alone lists them.
 		cmd.Text = trimPunct(rest)
 		if strings.ContainsAny(cmd.Text, " \t") {
-			return cmd, true, errors.New("LANGUAGE takes one language: write LANGUAGE de, or LANGUAGE alone to see them all")
+			return cmd, true, phrase.Errorf("LANGUAGE takes one language: write LANGUAGE de, or LANGUAGE alone to see them all")
 		}
 		return cmd, true, nil
 

@@ -72,7 +72,7 @@ var engineVerbs = map[Verb]engine.Verb{
 	WeekendClose: engine.CmdWeekendClose, Replace: engine.CmdReplace, Modkill: engine.CmdModkill,
 	Suspend: engine.CmdSuspend, Relay: engine.CmdRelay, Reject: engine.CmdReject, Admit: engine.CmdAdmit,
 	Pause: engine.CmdPause, Resume: engine.CmdResume, Announce: engine.CmdAnnounce, End: engine.CmdEnd,
-	Join: engine.CmdJoin, Zone: engine.CmdZone, Mail: engine.CmdMail, Calendar: engine.CmdCalendar,
+	Join: engine.CmdJoin, Zone: engine.CmdZone, Language: engine.CmdLanguage, Mail: engine.CmdMail, Calendar: engine.CmdCalendar,
 }
 
 var grammarVerbs = func() map[engine.Verb]Verb {
