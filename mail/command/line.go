@@ -75,9 +75,14 @@ func parseEnglish(line string, set Set) (cmd Command, ok bool, err error) {
 		if strings.Contains(rest, ">>") {
 			return cmd, true, phrase.Errorf("write either VOTE Name or Voter >> Target, not both on one line")
 		}
-		// "VOTE for Alice" is how many people say it.
-		if r, found := cutPrefixFold(rest, "for "); found && strings.TrimSpace(r) != "" {
-			rest = strings.TrimSpace(r)
+		// "VOTE for Alice" is how many people say it, and "VOTE für
+		// Alice", "VOTE pour Alice", "VOTE por Alice" how German, French
+		// and Spanish players mix the English verb with their own words.
+		for _, prep := range []string{"for ", "für ", "fuer ", "pour ", "por "} {
+			if r, found := cutPrefixFold(rest, prep); found && strings.TrimSpace(r) != "" {
+				rest = strings.TrimSpace(r)
+				break
+			}
 		}
 		cmd.Target, cmd.Note = splitTarget(rest)
 		if cmd.Target == "" {
