@@ -427,11 +427,11 @@ func (s Setup) SummaryIn(count func(n int, one, other string) string, word func(
 	// Shown Mafia first, as players think of a setup.
 	counts[0], counts[1] = counts[1], counts[0]
 	forms := map[Role][2]string{
-		Mafia:       {"%d Mafia", "%d Mafia"},
-		Inspector:   {"%d Inspector", "%d Inspectors"},
-		Doctor:      {"%d Doctor", "%d Doctors"},
-		Vigilante:   {"%d Vigilante", "%d Vigilantes"},
-		Townsperson: {"%d Townsperson", "%d Townspeople"},
+		Mafia:       {lang.Key("%d Mafia"), lang.Key("%d Mafia")},
+		Inspector:   {lang.Key("%d Inspector"), lang.Key("%d Inspectors")},
+		Doctor:      {lang.Key("%d Doctor"), lang.Key("%d Doctors")},
+		Vigilante:   {lang.Key("%d Vigilante"), lang.Key("%d Vigilantes")},
+		Townsperson: {lang.Key("%d Townsperson"), lang.Key("%d Townspeople")},
 	}
 	for _, rc := range counts {
 		if rc.Count == 0 {

@@ -418,34 +418,34 @@ func roundCloses(s *engine.State) time.Time {
 func causeAtDawn(c engine.Cause) string {
 	switch c {
 	case engine.ByMafia:
-		return "was killed by the Mafia"
+		return lang.Key("was killed by the Mafia")
 	case engine.ByVigilante:
-		return "was shot by the Vigilante"
+		return lang.Key("was shot by the Vigilante")
 	case engine.ByMafiaAndVig:
-		return "was killed by the Mafia and shot by the Vigilante"
+		return lang.Key("was killed by the Mafia and shot by the Vigilante")
 	}
-	return "died"
+	return lang.Key("died")
 }
 
 // CauseWords says how a player left the game, for lists of players.
 func CauseWords(c engine.Cause) string {
 	switch c {
 	case engine.ByVote:
-		return "eliminated by vote"
+		return lang.Key("eliminated by vote")
 	case engine.ByMissedVotes:
-		return "removed for two missed votes"
+		return lang.Key("removed for two missed votes")
 	case engine.ByMafia:
-		return "killed by the Mafia"
+		return lang.Key("killed by the Mafia")
 	case engine.ByVigilante, engine.ByVigilanteDay:
-		return "shot by the Vigilante"
+		return lang.Key("shot by the Vigilante")
 	case engine.ByMafiaAndVig:
-		return "killed by the Mafia and the Vigilante"
+		return lang.Key("killed by the Mafia and the Vigilante")
 	case engine.ByModkill:
-		return "removed by the referee"
+		return lang.Key("removed by the referee")
 	case "":
-		return "dead"
+		return lang.Key("dead")
 	}
-	return "dead (" + string(c) + ")"
+	return lang.Key("dead (") + string(c) + ")"
 }
 
 // roleInfo is the content of a role message (S3).
@@ -685,6 +685,6 @@ func planView(f RoundForecast, ss SendingStatus, s *engine.State, now time.Time)
 }
 
 // kindWords name the kinds of mail in the referee's STATUS.
-var kindWords = map[string]string{KindRole: "role mails", KindThread: "thread mails", KindTally: "tallies",
-	KindDawn: "dawn reports", KindConfirm: "receipts", KindError: "answers to refused commands", KindMafia: "mafia mails",
-	KindReferee: "mails to referees", KindEnd: "end mails", KindPrivate: "private mails"}
+var kindWords = map[string]string{KindRole: lang.Key("role mails"), KindThread: lang.Key("thread mails"), KindTally: lang.Key("tallies"),
+	KindDawn: lang.Key("dawn reports"), KindConfirm: lang.Key("receipts"), KindError: lang.Key("answers to refused commands"), KindMafia: lang.Key("mafia mails"),
+	KindReferee: lang.Key("mails to referees"), KindEnd: lang.Key("end mails"), KindPrivate: lang.Key("private mails")}
