@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/story"
 	"github.com/mafiamail/mafiamail/templates"
@@ -94,7 +95,7 @@ func (g *game) pages(site Site) error {
 		}
 	}
 
-	sv := compose.StoryView(g.history, g.setup)
+	sv := compose.StoryView(g.history, g.setup, lang.Get(lang.Default))
 	pic, err := story.Picture(g.history)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)

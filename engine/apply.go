@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 // Env is what the world lends the engine for one step: the current time
@@ -277,19 +279,25 @@ func (t *step) info(c Command) error {
 
 // SecretMarker is the line every role message of a game carries verbatim;
 // a thread post that quotes it is sharing a role message (C2).
-func SecretMarker(game string) string {
-	return fmt.Sprintf("Secret role message of game %s: do not share it", game)
+func SecretMarker(game string) string { return SecretMarkerIn(lang.Default, game) }
+
+// SecretMarkerIn is the marker in a language: a player's role message is
+// in their language, and a quote of it must be caught in any.
+func SecretMarkerIn(tag, game string) string {
+	return lang.Get(tag).Sprintf("Secret role message of game %s: do not share it", game)
 }
 
 // leaks reports why a thread post shares a secret (C2), or "".
 func (s *State) leaks(text string) string {
 	low := strings.ToLower(text)
-	if strings.Contains(low, strings.ToLower(SecretMarker(s.Game))) {
-		return "it quotes a role message"
+	for _, l := range lang.All() {
+		if strings.Contains(low, strings.ToLower(SecretMarkerIn(l.Tag, s.Game))) {
+			return lang.Key("it quotes a role message")
+		}
 	}
 	for _, p := range s.Players {
 		if p.Token != "" && strings.Contains(low, strings.ToLower(p.Token)) {
-			return "it contains a private reply address"
+			return lang.Key("it contains a private reply address")
 		}
 	}
 	return ""
@@ -318,7 +326,7 @@ func (t *step) post(c Command) error {
 	default:
 		reason := ""
 		if !p.Alive {
-			reason = "its author is dead"
+			reason = lang.Key("its author is dead")
 		} else if r := s.leaks(text); r != "" {
 			reason = r
 		}

@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 // nightAction handles KILL, NO KILL, INSPECT, PROTECT, SHOOT and PASS (N1–N5).
@@ -279,12 +281,12 @@ func (t *step) resolveNight() {
 func (s *State) inspectionResult(slot int) string {
 	p := s.Player(slot)
 	if s.Setup.InspectorResult == ExactRole {
-		return fmt.Sprintf("%s is %s", p.Name, p.Role)
+		return fmt.Sprintf(lang.Key("%s is %s"), p.Name, p.Role)
 	}
 	if p.Role == Mafia {
-		return fmt.Sprintf("%s is Mafia", p.Name)
+		return fmt.Sprintf(lang.Key("%s is Mafia"), p.Name)
 	}
-	return fmt.Sprintf("%s is not Mafia", p.Name)
+	return fmt.Sprintf(lang.Key("%s is not Mafia"), p.Name)
 }
 
 // nightActionLines lists tonight's actions for the referee (F2).

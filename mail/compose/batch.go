@@ -207,7 +207,7 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 				return nil, fmt.Errorf("compose: event %d: %w", l.Seq, err)
 			}
 			if hist != nil && sec.End != nil && len(hist.Days) > 0 {
-				sec.End.Story = StoryView(*hist, s.Setup)
+				sec.End.Story = StoryView(*hist, s.Setup, c.langFor(s, d.r))
 				if picture != nil {
 					sec.End.Story.Picture = picture
 					sec.End.Story.PictureCID = c.pictureCID(s.Game)

@@ -212,7 +212,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Variant = variant("", "referee")
 		sec.By = e.Name
 		sec.Target = name(e.Target)
-		sec.Text = e.Result
+		sec.Text = resultWords(l, e.Result, sec.Target)
 		// The night is the event's own: a reply that shows it (the
 		// referee's CLOSE) is composed with the state after the next day
 		// began. Events logged before the night was recorded in them
@@ -264,12 +264,12 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvPostHeld:
 		sec.Kind = "held"
 		sec.Variant = variant("", "referee")
-		sec.Held, sec.Reason = e.Held, e.Reason
+		sec.Held, sec.Reason = e.Held, l.Phrase(e.Reason)
 		sec.Text = e.Text
 	case engine.EvPostRejected:
 		sec.Kind = "held"
 		sec.Variant = variant("rejected", "referee-rejected")
-		sec.Held, sec.Reason = e.Held, e.Reason
+		sec.Held, sec.Reason = e.Held, l.Phrase(e.Reason)
 	case engine.EvPlayerReplaced:
 		sec.Kind = "replaced"
 		sec.Variant = variant("", "referee")
@@ -452,7 +452,7 @@ func CauseWords(c engine.Cause) string {
 func (c *Composer) roleInfo(e engine.Event, s *engine.State, l *lang.Language) *templates.RoleInfo {
 	st := s.Setup
 	ri := &templates.RoleInfo{
-		Marker:    engine.SecretMarker(s.Game),
+		Marker:    engine.SecretMarkerIn(l.Tag, s.Game),
 		Role:      string(e.Role),
 		Side:      string(engine.SideOf(e.Role)),
 		ExactRole: st.InspectorResult == engine.ExactRole,
@@ -688,3 +688,20 @@ func planView(f RoundForecast, ss SendingStatus, s *engine.State, now time.Time)
 var kindWords = map[string]string{KindRole: lang.Key("role mails"), KindThread: lang.Key("thread mails"), KindTally: lang.Key("tallies"),
 	KindDawn: lang.Key("dawn reports"), KindConfirm: lang.Key("receipts"), KindError: lang.Key("answers to refused commands"), KindMafia: lang.Key("mafia mails"),
 	KindReferee: lang.Key("mails to referees"), KindEnd: lang.Key("end mails"), KindPrivate: lang.Key("private mails")}
+
+// resultWords is an inspection's answer in the language. The engine words
+// it in English, from one of three formats that begin with the player's
+// name; the answer is read back from them.
+func resultWords(l *lang.Language, result, target string) string {
+	rest, ok := strings.CutPrefix(result, target+" is ")
+	if !ok || target == "" {
+		return result
+	}
+	switch rest {
+	case "Mafia":
+		return l.Sprintf("%s is Mafia", target)
+	case "not Mafia":
+		return l.Sprintf("%s is not Mafia", target)
+	}
+	return l.Sprintf("%s is %s", target, l.Phrase(rest))
+}

@@ -1,9 +1,8 @@
 package compose
 
 import (
-	"fmt"
-
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/story"
 	"github.com/mafiamail/mafiamail/templates"
 )
@@ -11,7 +10,7 @@ import (
 // StoryView lays a game's story out for the templates, its times in the
 // game's zone. Each reader's copy needs its own (ZONE changes its times in
 // place).
-func StoryView(h story.History, zone engine.Setup) *templates.Story {
+func StoryView(h story.History, zone engine.Setup, l *lang.Language) *templates.Story {
 	s := &engine.State{Setup: zone}
 	v := &templates.Story{Revealed: h.Revealed}
 	side := map[string]string{}
@@ -23,21 +22,21 @@ func StoryView(h story.History, zone engine.Setup) *templates.Story {
 	type col struct{ votes map[string]story.Vote }
 	var cols []col
 	for _, d := range h.Days {
-		dv := templates.StoryDay{Title: fmt.Sprintf("Day %d", d.Number)}
+		dv := templates.StoryDay{Title: l.Sprintf("Day %d", d.Number)}
 		if d.Extra {
-			dv.Title = fmt.Sprintf("After Night %d", d.Number)
+			dv.Title = l.Sprintf("After Night %d", d.Number)
 		}
 		for _, r := range d.Rounds {
-			rv := templates.StoryRound{Title: roundTitle(d.Number, r.Kind), Outcome: outcomeWords(r)}
+			rv := templates.StoryRound{Title: roundTitle(l, d.Number, r.Kind), Outcome: outcomeWords(l, r)}
 			if r.Closed.IsZero() {
-				rv.Outcome = "under way"
+				rv.Outcome = l.Phrase("under way")
 				if h.Winner != "" {
-					rv.Outcome = "cut short by the end of the game"
+					rv.Outcome = l.Phrase("cut short by the end of the game")
 				}
 			}
 			if !r.Closed.IsZero() {
 				rv.Closed = moment(s, r.Closed, r.Closed)
-				v.Columns = append(v.Columns, columnTitle(d.Number, r.Kind))
+				v.Columns = append(v.Columns, columnTitle(l, d.Number, r.Kind))
 				c := col{votes: map[string]story.Vote{}}
 				for _, vt := range r.Votes {
 					c.votes[vt.Voter] = vt
@@ -45,20 +44,20 @@ func StoryView(h story.History, zone engine.Setup) *templates.Story {
 				cols = append(cols, c)
 			}
 			for _, m := range r.Moves {
-				rv.Moves = append(rv.Moves, templates.StoryMove{At: moment(s, m.At, m.At), Text: moveWords(m)})
+				rv.Moves = append(rv.Moves, templates.StoryMove{At: moment(s, m.At, m.At), Text: moveWords(l, m)})
 			}
 			dv.Rounds = append(dv.Rounds, rv)
 		}
 		for _, sh := range d.Shots {
-			dv.Lines = append(dv.Lines, fmt.Sprintf("%s, the Vigilante, shot %s by day.", sh.By, sh.Target))
+			dv.Lines = append(dv.Lines, l.Sprintf("%s, the Vigilante, shot %s by day.", sh.By, sh.Target))
 		}
 		for _, dth := range d.Deaths {
-			dv.Deaths = append(dv.Deaths, templates.StoryDeath{Name: dth.Name, Cause: CauseWords(dth.Cause), At: moment(s, dth.At, dth.At)})
+			dv.Deaths = append(dv.Deaths, templates.StoryDeath{Name: dth.Name, Cause: l.Phrase(CauseWords(dth.Cause)), At: moment(s, dth.At, dth.At)})
 		}
 		if n := d.Night; n != nil {
-			nv := &templates.StoryNight{Title: fmt.Sprintf("Night %d", n.Number), Lines: nightLines(*n, h.Revealed)}
+			nv := &templates.StoryNight{Title: l.Sprintf("Night %d", n.Number), Lines: nightLines(l, *n, h.Revealed)}
 			for _, dth := range n.Deaths {
-				nv.Deaths = append(nv.Deaths, templates.StoryDeath{Name: dth.Name, Cause: CauseWords(dth.Cause), At: moment(s, dth.At, dth.At)})
+				nv.Deaths = append(nv.Deaths, templates.StoryDeath{Name: dth.Name, Cause: l.Phrase(CauseWords(dth.Cause)), At: moment(s, dth.At, dth.At)})
 			}
 			dv.Night = nv
 		}
@@ -72,7 +71,7 @@ func StoryView(h story.History, zone engine.Setup) *templates.Story {
 			switch {
 			case !ok:
 			case vt.Null:
-				cell.Text = "no one"
+				cell.Text = l.Phrase("no one")
 			case vt.Target == "":
 				cell.Text = "-"
 			default:
@@ -85,98 +84,96 @@ func StoryView(h story.History, zone engine.Setup) *templates.Story {
 	return v
 }
 
-func roundTitle(day int, k engine.RoundKind) string {
+func roundTitle(l *lang.Language, day int, k engine.RoundKind) string {
 	switch k {
 	case engine.Runoff:
-		return "The runoff"
+		return l.Phrase("The runoff")
 	case engine.Extra:
-		return "The extra round (the Mafia had killed no one)"
+		return l.Phrase("The extra round (the Mafia had killed no one)")
 	}
-	return fmt.Sprintf("The vote of Day %d", day)
+	return l.Sprintf("The vote of Day %d", day)
 }
 
-func columnTitle(day int, k engine.RoundKind) string {
+func columnTitle(l *lang.Language, day int, k engine.RoundKind) string {
 	switch k {
 	case engine.Runoff:
-		return fmt.Sprintf("Day %d runoff", day)
+		return l.Sprintf("Day %d runoff", day)
 	case engine.Extra:
-		return fmt.Sprintf("Day %d extra", day)
+		return l.Sprintf("Day %d extra", day)
 	}
-	return fmt.Sprintf("Day %d", day)
+	return l.Sprintf("Day %d", day)
 }
 
-func outcomeWords(r story.Round) string {
+func outcomeWords(l *lang.Language, r story.Round) string {
 	switch r.Outcome {
 	case engine.Eliminated:
-		return r.Target + " eliminated"
+		return l.Sprintf("%s eliminated", r.Target)
 	case engine.ToRunoff:
-		return "a tie, so a runoff"
+		return l.Phrase("a tie, so a runoff")
 	case engine.Forfeited:
-		return "still tied, so no one eliminated"
+		return l.Phrase("still tied, so no one eliminated")
 	case engine.NoVotes:
-		return "no votes, so no one eliminated"
+		return l.Phrase("no votes, so no one eliminated")
 	case engine.Void:
-		return "void: a player missed a second vote"
+		return l.Phrase("void: a player missed a second vote")
 	case engine.EndedByRef:
-		return "the game ended"
+		return l.Phrase("the game ended")
 	}
 	return ""
 }
 
-func moveWords(m story.Move) string {
-	target := m.Target
-	if m.Null {
-		target = "no one"
-	}
-	switch m.Kind {
-	case story.MoveVote:
-		return m.Voter + " votes " + target
-	case story.MoveUnvote:
-		return m.Voter + " takes back their vote"
-	case story.MoveLock:
-		if target == "" {
-			return m.Voter + " locks their vote"
-		}
-		return m.Voter + " locks their vote on " + target
-	case story.MoveUnlock:
-		return m.Voter + " unlocks their vote"
+func moveWords(l *lang.Language, m story.Move) string {
+	switch {
+	case m.Kind == story.MoveVote && m.Null:
+		return l.Sprintf("%s votes no one", m.Voter)
+	case m.Kind == story.MoveVote:
+		return l.Sprintf("%s votes %s", m.Voter, m.Target)
+	case m.Kind == story.MoveUnvote:
+		return l.Sprintf("%s takes back their vote", m.Voter)
+	case m.Kind == story.MoveLock && m.Null:
+		return l.Sprintf("%s locks their vote on no one", m.Voter)
+	case m.Kind == story.MoveLock && m.Target == "":
+		return l.Sprintf("%s locks their vote", m.Voter)
+	case m.Kind == story.MoveLock:
+		return l.Sprintf("%s locks their vote on %s", m.Voter, m.Target)
+	case m.Kind == story.MoveUnlock:
+		return l.Sprintf("%s unlocks their vote", m.Voter)
 	}
 	return m.Voter
 }
 
 // nightLines say a night's actions, once the game is over; before, only
 // what the dawn told everyone.
-func nightLines(n story.Night, revealed bool) []string {
+func nightLines(l *lang.Language, n story.Night, revealed bool) []string {
 	var out []string
 	if revealed {
 		switch {
 		case n.Kill != "":
-			out = append(out, "The Mafia chose to kill "+n.Kill+".")
+			out = append(out, l.Sprintf("The Mafia chose to kill %s.", n.Kill))
 		case n.NoKill:
-			out = append(out, "The Mafia chose to kill no one.")
+			out = append(out, l.Phrase("The Mafia chose to kill no one."))
 		default:
-			out = append(out, "The Mafia named no one.")
+			out = append(out, l.Phrase("The Mafia named no one."))
 		}
 		if n.Protected != "" {
-			out = append(out, "The Doctor protected "+n.Protected+".")
+			out = append(out, l.Sprintf("The Doctor protected %s.", n.Protected))
 		}
 		for _, i := range n.Inspections {
-			out = append(out, fmt.Sprintf("%s, the Inspector, asked about %s: %s.", i.By, i.Target, i.Result))
+			out = append(out, l.Sprintf("%s, the Inspector, asked about %s: %s.", i.By, i.Target, resultWords(l, i.Result, i.Target)))
 		}
 		for _, sh := range n.Shots {
 			if sh.Target == "" {
-				out = append(out, sh.By+", the Vigilante, held fire.")
+				out = append(out, l.Sprintf("%s, the Vigilante, held fire.", sh.By))
 			} else {
-				out = append(out, fmt.Sprintf("%s, the Vigilante, shot %s.", sh.By, sh.Target))
+				out = append(out, l.Sprintf("%s, the Vigilante, shot %s.", sh.By, sh.Target))
 			}
 		}
 	}
-	switch n.Saved {
-	case 0:
-	case 1:
-		out = append(out, "The Doctor's protection saved a life.")
-	default:
-		out = append(out, fmt.Sprintf("The Doctor's protection blocked %d attacks.", n.Saved))
+	switch {
+	case n.Saved == 1:
+		out = append(out, l.Phrase("The Doctor's protection saved a life."))
+	case n.Saved > 1:
+		out = append(out, l.Sprintf("The Doctor's protection blocked %d attacks.", n.Saved))
 	}
 	return out
 }
