@@ -3,11 +3,11 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/inbound"
@@ -66,15 +66,17 @@ func (h *Host) confirm(ctx context.Context, w *work, r inbound.Report, reply *co
 	switch {
 	case !c.UsedAt.IsZero():
 		reply.Lines = append(reply.Lines, compose.Line{Text: what,
-			Err: fmt.Errorf("this request was confirmed already, on %s: nothing more to do", c.UsedAt.In(zone).Format("Mon 2 Jan 15:04 MST"))})
+			Err: phrase.Errorf("this request was confirmed already, on %s: nothing more to do", c.UsedAt.In(zone).Format("Mon 2 Jan 15:04 MST"))})
 		return nil
 	case w.now.After(c.ExpiresAt):
-		again := "send JOIN and your name to the sign-up address " + h.mail.SignupAddress(c.Game) + " again"
+		lapsed := c.ExpiresAt.In(zone).Format("Mon 2 Jan 15:04 MST")
+		why := phrase.Errorf("this request lapsed on %s, unconfirmed: to make it again, "+
+			"send JOIN and your name to the sign-up address %s again", lapsed, h.mail.SignupAddress(c.Game))
 		if c.Verb == store.ConfirmNewGame {
-			again = "send NEW GAME " + c.Game + " to " + h.opts.Address + " again"
+			why = phrase.Errorf("this request lapsed on %s, unconfirmed: to make it again, "+
+				"send NEW GAME %s to %s again", lapsed, c.Game, h.opts.Address)
 		}
-		reply.Lines = append(reply.Lines, compose.Line{Text: what,
-			Err: fmt.Errorf("this request lapsed on %s, unconfirmed: to make it again, %s", c.ExpiresAt.In(zone).Format("Mon 2 Jan 15:04 MST"), again)})
+		reply.Lines = append(reply.Lines, compose.Line{Text: what, Err: why})
 		return nil
 	}
 	if err := w.tx.UseConfirmation(ctx, c.Token, w.now); err != nil {
@@ -108,7 +110,7 @@ func (h *Host) holdJoin(ctx context.Context, w *work, r inbound.Report, g *game,
 		return line, nil
 	}
 	if reply.Confirm != "" {
-		line.Err = errors.New("only one request is held for confirmation at a time: confirm the first, then send this one again")
+		line.Err = phrase.Errorf("only one request is held for confirmation at a time: confirm the first, then send this one again")
 		return line, nil
 	}
 	return h.holdForConfirmation(ctx, w, store.Confirmation{Game: r.Route.Game, Address: r.Sender.Address,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -79,16 +80,20 @@ func (h *Host) noticeFailure(ctx context.Context, w *work, m store.OutMessage, e
 		}
 	}
 	rcpt := strings.Join(m.To, ", ")
-	compose1 := func(text string) (compose.Outgoing, error) {
-		msg, err := h.mail.DeliveryFailure(compose.Failure{State: g.state, Dir: g.dir(),
+	compose1 := func(why *phrase.Error) (compose.Outgoing, error) {
+		f := compose.Failure{State: g.state, Dir: g.dir(),
 			Recipient: rcpt, Kind: m.Kind, MessageID: m.MessageID,
-			Error: text, Attempts: m.Attempts, Now: w.now})
+			Error: errText, Attempts: m.Attempts, Now: w.now}
+		if why != nil {
+			f.Error, f.Phrase = why.Error(), why
+		}
+		msg, err := h.mail.DeliveryFailure(f)
 		if err != nil {
 			return msg, &failure{err}
 		}
 		return msg, nil
 	}
-	msg, err := compose1(errText)
+	msg, err := compose1(nil)
 	if err != nil {
 		return err
 	}
@@ -111,7 +116,7 @@ func (h *Host) noticeFailure(ctx context.Context, w *work, m store.OutMessage, e
 		return nil
 	}
 	if untold > 0 {
-		if msg, err = compose1(fmt.Sprintf("%s (and %d more failed deliveries to this address since the last notice, "+
+		if msg, err = compose1(phrase.Errorf("%s (and %d more failed deliveries to this address since the last notice, "+
 			"not told one by one: the host tells you of one address at most once a day)", errText, untold)); err != nil {
 			return err
 		}

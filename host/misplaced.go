@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/inbound"
@@ -30,11 +31,6 @@ type seat struct {
 	ended bool
 }
 
-// misplacedError is the refusal of a misplaced line.
-type misplacedError struct{ msg string }
-
-func (e *misplacedError) Error() string { return e.msg }
-
 // answerMisplaced adds one refused line to the reply for each misplaced
 // line of the message. When any of them belongs in the sender's thread,
 // the answer's Reply-To leads there.
@@ -44,7 +40,7 @@ func (h *Host) answerMisplaced(r inbound.Report, reply *compose.Answer, who seat
 		if thread {
 			reply.ReplyTo = h.mail.ThreadAddress(who.game, who.token)
 		}
-		reply.Lines = append(reply.Lines, compose.Line{Text: m.Raw, Err: &misplacedError{msg}})
+		reply.Lines = append(reply.Lines, compose.Line{Text: m.Raw, Err: msg})
 	}
 }
 
@@ -83,10 +79,10 @@ func verbKind(m command.Misplaced) string {
 
 // whereItBelongs is the sentence that answers one misplaced line, and
 // whether it sends the sender to their thread.
-func (h *Host) whereItBelongs(m command.Misplaced, who seat) (string, bool) {
+func (h *Host) whereItBelongs(m command.Misplaced, who seat) (*phrase.Error, bool) {
 	v := string(m.Verb)
 	if who.ended {
-		return fmt.Sprintf("game %s is over, so %s does nothing now; it was not posted", who.game, v), false
+		return phrase.Errorf("game %s is over, so %s does nothing now; it was not posted", who.game, v), false
 	}
 	thread, private, signup := "", "", ""
 	if who.game != "" {
@@ -98,64 +94,64 @@ func (h *Host) whereItBelongs(m command.Misplaced, who seat) (string, bool) {
 	}
 	kind := verbKind(m)
 	if kind == "newgame" {
-		return fmt.Sprintf("NEW GAME is written by a referee named in the host's configuration to the host's own address %s", h.mail.Host()), false
+		return phrase.Errorf("NEW GAME is written by a referee named in the host's configuration to the host's own address %s", h.mail.Host()), false
 	}
 	switch who.kind {
 	case engine.ByPlayer:
 		switch kind {
 		case "vote", "thread":
-			return fmt.Sprintf("%s is written in the town thread, where every player sees it, and was not applied here. "+
+			return phrase.Errorf("%s is written in the town thread, where every player sees it, and was not applied here. "+
 				"Reply to this answer, or to any thread mail, with the line again; the thread address is %s", v, thread), true
 		case "night", "private":
-			return fmt.Sprintf("%s is sent from your private channel and was not applied here; it was not posted either. "+
+			return phrase.Errorf("%s is sent from your private channel and was not applied here; it was not posted either. "+
 				"Send it to %s (reply to your role mail)", v, private), false
 		case "join":
-			return fmt.Sprintf("you play in game %s already; JOIN is for the sign-up address %s", who.game, signup), false
+			return phrase.Errorf("you play in game %s already; JOIN is for the sign-up address %s", who.game, signup), false
 		case "newgame":
-			return fmt.Sprintf("NEW GAME is written by a referee to the host's own address %s", h.mail.Host()), false
+			return phrase.Errorf("NEW GAME is written by a referee to the host's own address %s", h.mail.Host()), false
 		}
-		return fmt.Sprintf("%s is a command for the referee of game %s, and was not posted", v, who.game), false
+		return phrase.Errorf("%s is a command for the referee of game %s, and was not posted", v, who.game), false
 	case engine.ByReferee:
 		switch kind {
 		case "referee", "private", "thread":
-			return fmt.Sprintf("%s is a referee command and works from your referee channel, %s; it was not posted", v, private), false
+			return phrase.Errorf("%s is a referee command and works from your referee channel, %s; it was not posted", v, private), false
 		case "vote", "night":
-			return fmt.Sprintf("the referee does not vote or act at night, so %s was not applied and was not posted", v), false
+			return phrase.Errorf("the referee does not vote or act at night, so %s was not applied and was not posted", v), false
 		case "join":
-			return "the referee cannot also play", false
+			return phrase.Errorf("the referee cannot also play"), false
 		}
-		return fmt.Sprintf("NEW GAME is written to the host's own address %s", h.mail.Host()), false
+		return phrase.Errorf("NEW GAME is written to the host's own address %s", h.mail.Host()), false
 	case engine.ByObserver:
 		switch kind {
 		case "vote", "night":
-			return fmt.Sprintf("observers watch the game and do not vote or act, so %s was not applied", v), false
+			return phrase.Errorf("observers watch the game and do not vote or act, so %s was not applied", v), false
 		case "join":
-			return fmt.Sprintf("you watch game %s as an observer; to play in a later game, ask its referee for its sign-up address", who.game), false
+			return phrase.Errorf("you watch game %s as an observer; to play in a later game, ask its referee for its sign-up address", who.game), false
 		case "thread", "private":
-			return fmt.Sprintf("%s is not for observers; TALLY and HELP are, in a reply to any thread mail (%s)", v, thread), false
+			return phrase.Errorf("%s is not for observers; TALLY and HELP are, in a reply to any thread mail (%s)", v, thread), false
 		}
-		return fmt.Sprintf("%s is a command for the referee of game %s", v, who.game), false
+		return phrase.Errorf("%s is a command for the referee of game %s", v, who.game), false
 	}
 	// Someone with no seat in the game: at its sign-up address, or at the
 	// host's own address, where the host may not know the game at all.
 	if who.game == "" {
 		switch kind {
 		case "join":
-			return "JOIN is written to the sign-up address of a game, " + h.mail.SignupAddress("GAME") +
-				" with the game's name for GAME; ask the game's referee for it", false
+			return phrase.Errorf("JOIN is written to the sign-up address of a game, %s with the game's name for GAME; "+
+				"ask the game's referee for it", h.mail.SignupAddress("GAME")), false
 		}
-		return fmt.Sprintf("%s belongs to a game, and this is the host's own address, which belongs to none; "+
+		return phrase.Errorf("%s belongs to a game, and this is the host's own address, which belongs to none; "+
 			"reply to a mail of your game, or ask its referee for your addresses", v), false
 	}
 	switch kind {
 	case "join":
-		return fmt.Sprintf("JOIN is written to the sign-up address of game %s, %s", who.game, signup), false
+		return phrase.Errorf("JOIN is written to the sign-up address of game %s, %s", who.game, signup), false
 	case "newgame":
-		return fmt.Sprintf("NEW GAME is written by a referee to the host's own address %s", h.mail.Host()), false
+		return phrase.Errorf("NEW GAME is written by a referee to the host's own address %s", h.mail.Host()), false
 	case "vote", "night", "thread", "private":
-		return fmt.Sprintf("only the players of game %s use %s; to play, write JOIN and your name to %s while sign-ups are open", who.game, v, signup), false
+		return phrase.Errorf("only the players of game %s use %s; to play, write JOIN and your name to %s while sign-ups are open", who.game, v, signup), false
 	}
-	return fmt.Sprintf("%s is a command for the referee of game %s", v, who.game), false
+	return phrase.Errorf("%s is a command for the referee of game %s", v, who.game), false
 }
 
 // seatByAddress finds who an address is in a game, for mail that came to an

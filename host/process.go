@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/inbound"
@@ -174,7 +175,7 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 	case inbound.Refused:
 		if r.Verdict.Notify != "" {
 			n := compose.Notice{To: r.Verdict.Notify, Reason: r.Verdict.Reason, Explanation: r.Verdict.Explanation,
-				Cause: w.messageCause(r), Subject: r.Subject, Received: w.now, Now: w.now}
+				Why: r.Verdict.Why, Cause: w.messageCause(r), Subject: r.Subject, Received: w.now, Now: w.now}
 			if g := w.game(r.Route.Game); g != nil {
 				n.State, n.Dir = g.state, g.dir()
 			}
@@ -188,7 +189,11 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 	}
 	reply := &compose.Answer{Cause: w.messageCause(r), Subject: r.Subject, Received: w.now, Now: w.now}
 	for _, le := range r.Errors {
-		reply.Lines = append(reply.Lines, compose.Line{Text: le.Text, Err: errors.New(le.Message)})
+		var err error = errors.New(le.Message)
+		if le.Phrase != nil {
+			err = le.Phrase
+		}
+		reply.Lines = append(reply.Lines, compose.Line{Text: le.Text, Err: err})
 	}
 	var err error
 	switch r.Route.Kind {
@@ -236,19 +241,23 @@ func (h *Host) hostCommands(ctx context.Context, w *work, r inbound.Report, repl
 		who = h.seatByAddress(w, mine[0], r.Sender.Address)
 	}
 	if noCommand(r) && len(r.Misplaced) == 0 {
-		msg := "this is the host's own address, which belongs to no game: it understands HELP, and NEW GAME name from a referee"
+		var msg *phrase.Error
 		switch {
 		case who.token != "" && who.kind == engine.ByReferee:
-			msg += fmt.Sprintf(". To write in game %s, use your referee channel %s", who.game, h.mail.PrivateAddress(who.game, who.token))
+			msg = phrase.Errorf("this is the host's own address, which belongs to no game: it understands HELP, and NEW GAME name from a referee. "+
+				"To write in game %s, use your referee channel %s", who.game, h.mail.PrivateAddress(who.game, who.token))
 		case who.token != "":
-			msg += fmt.Sprintf(". To write in game %s, reply to its mails: the town thread is %s, your private channel %s",
+			msg = phrase.Errorf("this is the host's own address, which belongs to no game: it understands HELP, and NEW GAME name from a referee. "+
+				"To write in game %s, reply to its mails: the town thread is %s, your private channel %s",
 				who.game, h.mail.ThreadAddress(who.game, who.token), h.mail.PrivateAddress(who.game, who.token))
 		case len(mine) > 1:
-			msg += fmt.Sprintf(". You take part in games %s: reply to a mail of the game you mean", strings.Join(mine, ", "))
+			msg = phrase.Errorf("this is the host's own address, which belongs to no game: it understands HELP, and NEW GAME name from a referee. "+
+				"You take part in games %s: reply to a mail of the game you mean", strings.Join(mine, ", "))
 		default:
-			msg += ". To play, ask a game's referee for its sign-up address"
+			msg = phrase.Errorf("this is the host's own address, which belongs to no game: it understands HELP, and NEW GAME name from a referee. " +
+				"To play, ask a game's referee for its sign-up address")
 		}
-		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion), Err: errors.New(msg)})
+		reply.Lines = append(reply.Lines, discussionLine(r.Discussion, msg))
 	}
 	for _, c := range r.Commands {
 		switch c.Verb {
@@ -274,41 +283,41 @@ func (h *Host) isReferee(addr string) bool {
 // newGame creates a game for a configured referee.
 func (h *Host) newGame(ctx context.Context, w *work, r inbound.Report, c command.Command, reply *compose.Answer) compose.Line {
 	line := compose.Line{Text: c.Raw}
-	fail := func(format string, args ...any) compose.Line {
-		line.Err = fmt.Errorf(format, args...)
+	fail := func(why error) compose.Line {
+		line.Err = why
 		return line
 	}
 	if !h.isReferee(r.Sender.Address) {
-		return fail("only a referee named in the host's configuration may create games")
+		return fail(phrase.Errorf("only a referee named in the host's configuration may create games"))
 	}
 	id := strings.ToLower(c.Name)
 	if !engine.ValidGameID(id) {
-		return fail("a game name is 2 to 20 lowercase letters and digits, not %q", c.Name)
+		return fail(phrase.Errorf("a game name is 2 to 20 lowercase letters and digits, not %q", c.Name))
 	}
 	if _, exists := h.games[id]; exists || w.games[id] != nil {
-		return fail("a game called %s exists already", id)
+		return fail(phrase.Errorf("a game called %s exists already", id))
 	}
 	if r.Unproven {
 		if reply.Confirm != "" {
-			return fail("only one request is held for confirmation at a time: confirm the first, then send this one again")
+			return fail(phrase.Errorf("only one request is held for confirmation at a time: confirm the first, then send this one again"))
 		}
 		held, err := h.holdForConfirmation(ctx, w, store.Confirmation{Game: id, Address: r.Sender.Address,
 			Verb: store.ConfirmNewGame, Name: id}, line, reply)
 		if err != nil {
-			return fail("cannot hold %s for confirmation: %v", id, err)
+			return fail(phrase.Errorf("cannot hold %s for confirmation: %v", id, err))
 		}
 		return held
 	}
 	st, evs, err := engine.NewGame(id, r.Sender.Address, h.opts.Setup, w.now)
 	if err != nil {
-		return fail("%v", err)
+		return fail(err) // the engine's refusal of the setup
 	}
 	if err := w.tx.CreateGame(ctx, id, "signup", w.now); err != nil {
-		return fail("cannot create %s: %v", id, err)
+		return fail(phrase.Errorf("cannot create %s: %v", id, err))
 	}
 	ref, err := w.tx.AddParticipant(ctx, id, "Referee", r.Sender.Address, store.KindReferee, w.now)
 	if err != nil {
-		return fail("cannot create %s: %v", id, err)
+		return fail(phrase.Errorf("cannot create %s: %v", id, err))
 	}
 	w.games[id] = &game{state: st, referee: ref, observers: map[string]string{}}
 	w.order = append(w.order, id)
@@ -325,9 +334,9 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 	g := w.game(r.Route.Game)
 	if g == nil {
 		// No game of that name: the host cannot know which one was meant.
-		reply.Lines = append(reply.Lines, compose.Line{Text: "(whole message)",
-			Err: fmt.Errorf("%s is the sign-up address of no game: there is no game called %s. "+
-				"Ask the referee of your game for its sign-up address", h.mail.SignupAddress(r.Route.Game), r.Route.Game)})
+		reply.Lines = append(reply.Lines, labelLine(phrase.Errorf("(whole message)"),
+			phrase.Errorf("%s is the sign-up address of no game: there is no game called %s. "+
+				"Ask the referee of your game for its sign-up address", h.mail.SignupAddress(r.Route.Game), r.Route.Game)))
 		return nil
 	}
 	reply.Channel = engine.Signup
@@ -335,19 +344,20 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 	w.sender = &reply.Sender
 	who := h.seatByAddress(w, r.Route.Game, r.Sender.Address)
 	if noCommand(r) && len(r.Misplaced) == 0 {
-		msg := "this is the sign-up address of game " + r.Route.Game
+		var msg *phrase.Error
 		switch {
 		case who.kind == engine.ByPlayer:
-			msg += fmt.Sprintf(", and you play in it already: the town thread is %s, your private channel %s",
-				h.mail.ThreadAddress(who.game, who.token), h.mail.PrivateAddress(who.game, who.token))
+			msg = phrase.Errorf("this is the sign-up address of game %s, and you play in it already: the town thread is %s, your private channel %s",
+				r.Route.Game, h.mail.ThreadAddress(who.game, who.token), h.mail.PrivateAddress(who.game, who.token))
 		case who.kind == engine.ByReferee:
-			msg += fmt.Sprintf(", which you referee: your referee channel is %s", h.mail.PrivateAddress(who.game, who.token))
+			msg = phrase.Errorf("this is the sign-up address of game %s, which you referee: your referee channel is %s",
+				r.Route.Game, h.mail.PrivateAddress(who.game, who.token))
 		case g.state.Phase == engine.SignupPhase:
-			msg += ": write JOIN and the name you want to play as"
+			msg = phrase.Errorf("this is the sign-up address of game %s: write JOIN and the name you want to play as", r.Route.Game)
 		default:
-			msg += ", whose sign-ups are closed: ask its referee about the next game"
+			msg = phrase.Errorf("this is the sign-up address of game %s, whose sign-ups are closed: ask its referee about the next game", r.Route.Game)
 		}
-		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion), Err: errors.New(msg)})
+		reply.Lines = append(reply.Lines, discussionLine(r.Discussion, msg))
 	}
 	h.answerMisplaced(r, reply, who)
 	for _, c := range r.Commands {
@@ -358,7 +368,7 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 			continue
 		}
 		if c.Verb != command.Join {
-			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: errors.New("at a sign-up address only JOIN Name works")})
+			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: phrase.Errorf("at a sign-up address only JOIN Name works")})
 			continue
 		}
 		cmd := engine.Command{Verb: engine.CmdJoin, Channel: engine.Signup, Name: c.Name,
@@ -379,8 +389,8 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 	}
 	if !noCommand(r) && strings.TrimSpace(r.Discussion) != "" {
 		// A greeting written with the JOIN is not lost without a word.
-		reply.Lines = append(reply.Lines, compose.Line{Text: firstLine(r.Discussion),
-			Err: errors.New("not posted: the sign-up address reads only JOIN; once the game starts, write to the town thread")})
+		reply.Lines = append(reply.Lines, discussionLine(r.Discussion,
+			phrase.Errorf("not posted: the sign-up address reads only JOIN; once the game starts, write to the town thread")))
 	}
 	return nil
 }
@@ -565,25 +575,29 @@ func (h *Host) discuss(w *work, g *game, id string, actor engine.Actor, ch engin
 	if len(text) > h.opts.MaxPostBytes {
 		// Every reader gets a copy of a post, in text and HTML: one long
 		// post would make hundreds of megabytes of mail.
-		reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Err: fmt.Errorf(
+		reply.Lines = append(reply.Lines, labelLine(restOfMessage(), phrase.Errorf(
 			"your post is %s long without the quoted text and signature, more than the %s a post may have; "+
-				"it was not relayed: shorten it, or split it into several posts", kib(len(text)), kib(h.opts.MaxPostBytes))})
+				"it was not relayed: shorten it, or split it into several posts", kib(len(text)), kib(h.opts.MaxPostBytes))))
 		return
 	}
 	evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdPost, By: actor, Channel: ch, Text: text}, env)
 	w.record(id, evs)
 	switch {
 	case err != nil:
-		reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Err: err, Events: evs})
+		line := labelLine(restOfMessage(), err)
+		line.Events = evs
+		reply.Lines = append(reply.Lines, line)
 	case len(reply.Lines) > 0 && held(evs):
 		// A held post's notice comes with the reply to the commands;
 		// a relayed post speaks for itself in the thread.
-		reply.Lines = append(reply.Lines, compose.Line{Text: "(the rest of your message)", Events: evs})
+		line := labelLine(restOfMessage(), nil)
+		line.Events = evs
+		reply.Lines = append(reply.Lines, line)
 	}
 }
 
 // kib is a size in words: "33 KiB".
-func kib(n int) string { return fmt.Sprintf("%d KiB", (n+1023)/1024) }
+func kib(n int) *phrase.Error { return phrase.Errorf("%d KiB", (n+1023)/1024) }
 
 func held(evs []engine.Event) bool {
 	for _, e := range evs {
@@ -603,14 +617,24 @@ func noCommand(r inbound.Report) bool {
 	return len(r.Commands) == 0 && len(r.Errors) == 0
 }
 
-// firstLine is the start of a message's text, to name it in a reply.
-func firstLine(text string) string {
+// discussionLine is the line of a reply that answers a message's text,
+// named by its start, with why it was not taken.
+func discussionLine(text string, why error) compose.Line {
 	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 	if r := []rune(line); len(r) > 60 {
 		line = string(r[:60]) + "…"
 	}
 	if line == "" {
-		return "(an empty message)"
+		return labelLine(phrase.Errorf("(an empty message)"), why)
 	}
-	return line
+	return compose.Line{Text: line, Err: why}
 }
+
+// labelLine is a line of a reply that stands for no line as written,
+// named by the host ("(the rest of your message)").
+func labelLine(label *phrase.Error, why error) compose.Line {
+	return compose.Line{Text: label.Error(), Label: label, Err: why}
+}
+
+// restOfMessage names the discussion of a message in its reply.
+func restOfMessage() *phrase.Error { return phrase.Errorf("(the rest of your message)") }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/inbound"
 )
@@ -36,7 +37,8 @@ func quieten(r inbound.Report, reply *compose.Answer) {
 		reply.Lines = reply.Lines[:maxUnprovenLines]
 	}
 	for i := range reply.Lines {
-		reply.Lines[i].Text = commandName(reply.Lines[i].Text)
+		name, label := commandName(reply.Lines[i].Text)
+		reply.Lines[i].Text, reply.Lines[i].Label = name, label
 		if err := reply.Lines[i].Err; err != nil && utf8.RuneCountInString(err.Error()) > maxUnprovenError {
 			reply.Lines[i].Err = shortError{err}
 		}
@@ -44,25 +46,27 @@ func quieten(r inbound.Report, reply *compose.Answer) {
 }
 
 // commandName is a line as an answer to unproven mail names it: its verb,
-// or "(your message)" for what is none.
-func commandName(line string) string {
+// or "(your message)" for what is none, then with the host's label for it.
+func commandName(line string) (string, *phrase.Error) {
 	f := strings.Fields(strings.ToUpper(line))
 	switch {
 	case len(f) == 0:
-		return "(your message)"
+		return label(phrase.Errorf("(your message)"))
 	case f[0] == "NEW" && len(f) > 1 && f[1] == "GAME":
-		return "NEW GAME"
+		return "NEW GAME", nil
 	case f[0] == "HELP" && len(f) == 2 && strings.Trim(f[1], ".,;:!?") == "RULES":
 		// The rules are as public as HELP's own answer.
-		return "HELP RULES"
+		return "HELP RULES", nil
 	}
 	for _, v := range []string{"HELP", "JOIN"} {
 		if f[0] == v {
-			return v
+			return v, nil
 		}
 	}
-	return "(a line of your message)"
+	return label(phrase.Errorf("(a line of your message)"))
 }
+
+func label(p *phrase.Error) (string, *phrase.Error) { return p.Error(), p }
 
 // shortError is a refusal cut to maxUnprovenError characters.
 type shortError struct{ err error }

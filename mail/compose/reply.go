@@ -8,6 +8,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang"
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/templates"
 )
@@ -47,6 +48,10 @@ type Answer struct {
 type Line struct {
 	// Text is the line as written.
 	Text string
+	// Label, when set, is the host's own name for what Text stands for
+	// ("(the rest of your message)"), worded in the reader's language;
+	// Text is then its English.
+	Label *phrase.Error
 	// Err is why the line was refused: an *engine.Refusal, or the grammar's
 	// error for a line that could not be read. Nil: accepted.
 	Err error
@@ -90,6 +95,9 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 	}
 	for _, ln := range rp.Lines {
 		rl := templates.AnswerLine{Text: strings.TrimSpace(ln.Text), Accepted: ln.Err == nil && !ln.Pending}
+		if ln.Label != nil {
+			rl.Text = c.langFor(s, to).Error(ln.Label)
+		}
 		switch {
 		case ln.Pending:
 			rl.Pending = true
@@ -234,9 +242,11 @@ type Notice struct {
 	// to come from (the inbound verdict's Notify): never its From.
 	To string
 	// Reason is the inbound verdict's reason code ("auth-failed", ...) and
-	// Explanation its sentence.
+	// Explanation its sentence; Why, when set, is the sentence as its
+	// format and arguments, worded in the reader's language.
 	Reason      string
 	Explanation string
+	Why         *phrase.Error
 	Cause       string
 	Subject     string
 	Received    time.Time
@@ -269,8 +279,12 @@ func (c *Composer) NotAccepted(n Notice) (Outgoing, error) {
 	if game == "" {
 		d.ch = templates.Host
 	}
+	why := n.Explanation
+	if n.Why != nil {
+		why = c.langFor(s, to).Error(n.Why)
+	}
 	sec := &templates.Section{
-		Kind: "refused", Variant: n.Reason, Reason: sentence(n.Explanation),
+		Kind: "refused", Variant: n.Reason, Reason: sentence(why),
 		Text: strings.TrimSpace(n.Subject), When: moment(s, n.Received, n.Now),
 	}
 	idGame := game
@@ -293,8 +307,11 @@ type Failure struct {
 	Recipient string
 	Kind      string
 	MessageID string
-	// Error is the server's answer.
+	// Error is the server's answer; Phrase, when set, is the host's
+	// sentence around it (Error as it reads in English), worded in the
+	// referee's language.
 	Error    string
+	Phrase   *phrase.Error
 	Attempts int
 	Now      time.Time
 }
@@ -306,8 +323,12 @@ func (c *Composer) DeliveryFailure(f Failure) (Outgoing, error) {
 		return Outgoing{}, errors.New("compose: a delivery failure needs its game")
 	}
 	ref := refereeRecipient(s, f.Dir)
+	text := f.Error
+	if f.Phrase != nil {
+		text = c.langFor(s, ref).Error(f.Phrase)
+	}
 	view := &templates.Failure{Recipient: f.Recipient, Kind: f.Kind, MessageID: f.MessageID,
-		Error: strings.TrimSpace(f.Error), Attempts: f.Attempts}
+		Error: strings.TrimSpace(text), Attempts: f.Attempts}
 	switch p := playerByAddress(s, f.Recipient); {
 	case p != nil:
 		view.Name = p.Name

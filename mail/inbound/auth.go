@@ -7,6 +7,8 @@ import (
 	"github.com/emersion/go-message/mail"
 	"github.com/emersion/go-msgauth/authres"
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // AuthResult is what the trusted Authentication-Results field says about a
@@ -21,7 +23,13 @@ type AuthResult struct {
 	// domain.
 	Method string `json:"method,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Why is Detail as its format and arguments, for a failure that a
+	// refusal names: the refused sender reads it in their language.
+	Why *phrase.Error `json:"-"`
 }
+
+// fail sets the detail of a failure.
+func (a *AuthResult) fail(why *phrase.Error) { a.Detail, a.Why = why.Error(), why }
 
 // Passed reports a pass.
 func (a *AuthResult) Passed() bool { return a != nil && a.Result == "pass" }
@@ -50,7 +58,7 @@ func CheckAuthentication(h mail.Header, authservID, from string) AuthResult {
 		}
 	}
 	if !found {
-		res.Detail = fmt.Sprintf("no Authentication-Results field from %s", authservID)
+		res.fail(phrase.Errorf("no Authentication-Results field from %s", authservID))
 		return res
 	}
 	// A field that cannot be read in full counts as a failure: a pass must
@@ -61,7 +69,7 @@ func CheckAuthentication(h mail.Header, authservID, from string) AuthResult {
 		// A comment or quoted string left open would swallow every
 		// result after it (a dmarc=fail among them): no result of such a
 		// field counts.
-		res.Detail = fmt.Sprintf("the Authentication-Results field of %s cannot be read: a comment or quoted string in it is not closed", authservID)
+		res.fail(phrase.Errorf("the Authentication-Results field of %s cannot be read: a comment or quoted string in it is not closed", authservID))
 		return res
 	}
 	_, results, err := authres.Parse(clean)
@@ -69,7 +77,7 @@ func CheckAuthentication(h mail.Header, authservID, from string) AuthResult {
 		// The library stops at a result it cannot read, and what came
 		// after it (a dmarc=fail among them) would be lost: no result of
 		// such a field counts.
-		res.Detail = fmt.Sprintf("the Authentication-Results field of %s cannot be read: %v", authservID, err)
+		res.fail(phrase.Errorf("the Authentication-Results field of %s cannot be read: %v", authservID, err))
 		return res
 	}
 
@@ -110,15 +118,17 @@ func CheckAuthentication(h mail.Header, authservID, from string) AuthResult {
 		}
 	}
 	summary := strings.Join(seen, " ")
+	var said any = summary // the results themselves are no words to translate
 	if summary == "" {
-		summary = "no dmarc, auth, dkim or spf result"
+		none := phrase.Errorf("no dmarc, auth, dkim or spf result")
+		summary, said = none.Error(), none
 	}
 	switch {
 	case dmarc != nil && dmarc.Value == authres.ResultPass &&
 		(dmarc.From == "" || strings.EqualFold(dmarc.From, fromDomain)):
 		res.Result, res.Method, res.Detail = "pass", "dmarc", summary
 	case dmarc != nil && dmarc.Value == authres.ResultPass:
-		res.Detail = fmt.Sprintf("dmarc=pass is for %s, not for the From domain %s", dmarc.From, fromDomain)
+		res.fail(phrase.Errorf("dmarc=pass is for %s, not for the From domain %s", dmarc.From, fromDomain))
 	case dmarc != nil && (dmarc.Value == authres.ResultFail || dmarc.Value == authres.ResultPolicy):
 		res.Detail = summary
 	case authAs != "":
@@ -128,7 +138,7 @@ func CheckAuthentication(h mail.Header, authservID, from string) AuthResult {
 	case spfAligned != "":
 		res.Result, res.Method, res.Detail = "pass", "spf", fmt.Sprintf("%s (spf %s aligned with %s)", summary, spfAligned, fromDomain)
 	default:
-		res.Detail = fmt.Sprintf("%s; nothing that passed is aligned with %s", summary, fromDomain)
+		res.fail(phrase.Errorf("%s; nothing that passed is aligned with %s", said, fromDomain))
 	}
 	return res
 }

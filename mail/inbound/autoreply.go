@@ -1,10 +1,10 @@
 package inbound
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/message"
 )
 
@@ -35,8 +35,10 @@ var outOfOfficeSubject = regexp.MustCompile(`(?i)^\s*(?:` +
 // bounces (which are counted against the address), then other automatic
 // mail.
 func neverAnswer(m *message.Parsed, cfg Config) *Verdict {
-	ignore := func(reason, why string) *Verdict {
-		return &Verdict{Kind: Ignored, Reason: reason, Explanation: why}
+	ignore := func(reason string, why *phrase.Error) *Verdict {
+		v := &Verdict{Kind: Ignored, Reason: reason}
+		v.explain(why)
+		return v
 	}
 	h := &m.Header
 
@@ -45,22 +47,22 @@ func neverAnswer(m *message.Parsed, cfg Config) *Verdict {
 	fields := h.Fields()
 	for fields.Next() {
 		if strings.HasPrefix(strings.ToLower(fields.Key()), "x-mafiamail-") {
-			return ignore(ReasonOwnMail, fmt.Sprintf("it carries the host's own %s field", fields.Key()))
+			return ignore(ReasonOwnMail, phrase.Errorf("it carries the host's own %s field", fields.Key()))
 		}
 	}
 	if id := listID(h.Get("List-Id")); id != "" && (id == cfg.ListIDDomain || strings.HasSuffix(id, "."+cfg.ListIDDomain)) {
-		return ignore(ReasonOwnMail, fmt.Sprintf("it carries the host's own List-Id <%s>", id))
+		return ignore(ReasonOwnMail, phrase.Errorf("it carries the host's own List-Id <%s>", id))
 	}
 	hostLocal, hostDomain, _ := splitAddress(cfg.HostAddress)
 	for _, a := range m.From {
 		l, d, ok := splitAddress(a.Address)
 		if ok && d == hostDomain && (l == hostLocal || strings.HasPrefix(l, hostLocal+"+")) {
-			return ignore(ReasonOwnMail, fmt.Sprintf("it is from the host's own address %s", a.Address))
+			return ignore(ReasonOwnMail, phrase.Errorf("it is from the host's own address %s", a.Address))
 		}
 	}
 	for _, v := range h.Values("X-Loop") {
 		if sameAddress(strings.Trim(strings.TrimSpace(v), "<>"), cfg.HostAddress) {
-			return ignore(ReasonOwnMail, "its X-Loop field names the host")
+			return ignore(ReasonOwnMail, phrase.Errorf("its X-Loop field names the host"))
 		}
 	}
 
@@ -75,41 +77,45 @@ func neverAnswer(m *message.Parsed, cfg Config) *Verdict {
 	}
 	failed := h.Get("X-Failed-Recipients")
 	if isReport && strings.Contains(reportType, "delivery-status") || failed != "" || fromLocal == "mailer-daemon" {
-		v := ignore(ReasonBounce, "it is a delivery failure notice (bounce)")
+		v := ignore(ReasonBounce, phrase.Errorf("it is a delivery failure notice (bounce)"))
 		switch {
 		case m.Report != nil && !m.Report.Failed():
 			v.Reason = ReasonDeliveryReport
-			v.Explanation = fmt.Sprintf("it is a delivery status notice (action %q) for %s, not a failure", m.Report.Action, m.Report.Recipient)
+			v.explain(phrase.Errorf("it is a delivery status notice (action %q) for %s, not a failure", m.Report.Action, m.Report.Recipient))
 		case m.Report != nil:
 			v.Bounce, v.BouncedAddress = true, m.Report.Recipient
-			v.Explanation = fmt.Sprintf("it is a delivery failure notice: mail to %s failed (%s)", m.Report.Recipient, firstNonEmpty(m.Report.Status, "no status"))
+			if m.Report.Status == "" {
+				v.explain(phrase.Errorf("it is a delivery failure notice: mail to %s failed (no status)", m.Report.Recipient))
+			} else {
+				v.explain(phrase.Errorf("it is a delivery failure notice: mail to %s failed (%s)", m.Report.Recipient, m.Report.Status))
+			}
 		case failed != "":
 			v.Bounce = true
 			if list := addresses(failed); len(list) > 0 {
 				v.BouncedAddress = strings.ToLower(list[0])
-				v.Explanation = fmt.Sprintf("it is a delivery failure notice: mail to %s failed", v.BouncedAddress)
+				v.explain(phrase.Errorf("it is a delivery failure notice: mail to %s failed", v.BouncedAddress))
 			}
 		default:
 			v.Bounce = true
-			v.Explanation = "it is from a mailer daemon; the failed address could not be read from it"
+			v.explain(phrase.Errorf("it is from a mailer daemon; the failed address could not be read from it"))
 		}
 		return v
 	}
 
 	// RFC 3834: Auto-Submitted other than "no".
 	if as := strings.ToLower(strings.TrimSpace(h.Get("Auto-Submitted"))); as != "" && !strings.HasPrefix(as, "no") {
-		return ignore(ReasonAutoReply, fmt.Sprintf("its Auto-Submitted field is %q", as))
+		return ignore(ReasonAutoReply, phrase.Errorf("its Auto-Submitted field is %q", as))
 	}
 	if isReport {
 		// Read receipts (disposition-notification) and other reports.
-		return ignore(ReasonAutoReply, fmt.Sprintf("it is an automatic report (%s)", firstNonEmpty(reportType, "multipart/report")))
+		return ignore(ReasonAutoReply, phrase.Errorf("it is an automatic report (%s)", firstNonEmpty(reportType, "multipart/report")))
 	}
 	if p := strings.ToLower(strings.TrimSpace(h.Get("Precedence"))); p == "bulk" || p == "junk" || p == "list" || p == "auto_reply" {
-		return ignore(ReasonBulk, fmt.Sprintf("its Precedence field is %q", p))
+		return ignore(ReasonBulk, phrase.Errorf("its Precedence field is %q", p))
 	}
 	for _, f := range []string{"X-Autoreply", "X-Autorespond", "X-Autoresponder"} {
 		if h.Get(f) != "" {
-			return ignore(ReasonAutoReply, fmt.Sprintf("it carries %s", f))
+			return ignore(ReasonAutoReply, phrase.Errorf("it carries %s", f))
 		}
 	}
 	// Exchange marks its out-of-office replies so; ordinary mail from
@@ -117,17 +123,17 @@ func neverAnswer(m *message.Parsed, cfg Config) *Verdict {
 	if v := h.Get("X-Auto-Response-Suppress"); v != "" {
 		lv := strings.ToLower(v)
 		if strings.Contains(lv, "all") || strings.Contains(lv, "oof") || strings.Contains(lv, "autoreply") {
-			return ignore(ReasonAutoReply, fmt.Sprintf("its X-Auto-Response-Suppress field is %q", v))
+			return ignore(ReasonAutoReply, phrase.Errorf("its X-Auto-Response-Suppress field is %q", v))
 		}
 	}
 	if outOfOfficeSubject.MatchString(m.Subject) {
-		return ignore(ReasonAutoReply, fmt.Sprintf("its subject %q is an automatic reply's", m.Subject))
+		return ignore(ReasonAutoReply, phrase.Errorf("its subject %q is an automatic reply's", m.Subject))
 	}
 	if h.Get("List-Id") != "" || h.Get("List-Unsubscribe") != "" {
-		return ignore(ReasonBulk, "it comes from a mailing list")
+		return ignore(ReasonBulk, phrase.Errorf("it comes from a mailing list"))
 	}
 	if rp, ok := returnPath(h.Values("Return-Path")); ok && rp == "" {
-		return ignore(ReasonNullSender, "its return path is empty (<>), which marks mail that must not be answered")
+		return ignore(ReasonNullSender, phrase.Errorf("its return path is empty (<>), which marks mail that must not be answered"))
 	}
 	return nil
 }

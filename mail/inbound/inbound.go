@@ -25,8 +25,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/address"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/mail/message"
@@ -128,6 +130,9 @@ type Verdict struct {
 	// Explanation is a sentence for people: the referee reading `parse`
 	// output, and, for a refusal, the participant told about it.
 	Explanation string `json:"explanation,omitempty"`
+	// Why is Explanation as its format and arguments, for the notice to
+	// word in its reader's language.
+	Why *phrase.Error `json:"-"`
 	// Notify is the address a refusal is to be sent to: the registered
 	// address of the participant the message claimed to come from, or
 	// empty when nobody is to be told.
@@ -229,7 +234,7 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		m, err = message.Parse(raw)
 	}
 	if m == nil {
-		r.Verdict = refuse(ReasonMalformed, fmt.Sprintf("The message could not be read: %s.", cleanError(err)), "")
+		r.Verdict = refuse(ReasonMalformed, phrase.Errorf("The message could not be read: %s.", cleanError(err)), "")
 		return r
 	}
 	bodyErr := err
@@ -253,10 +258,10 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 	where := describe(r.Route)
 	switch r.Route.Kind {
 	case RouteNone:
-		r.Verdict = refuse(ReasonNoRoute, fmt.Sprintf("No recipient of the message is an address of the host %s.", cfg.HostAddress), "")
+		r.Verdict = refuse(ReasonNoRoute, phrase.Errorf("No recipient of the message is an address of the host %s.", cfg.HostAddress), "")
 		return r
 	case RouteInvalid:
-		r.Verdict = refuse(ReasonUnknownAddress, fmt.Sprintf("%s is not an address of any game.", r.Route.Address), "")
+		r.Verdict = refuse(ReasonUnknownAddress, phrase.Errorf("%s is not an address of any game.", r.Route.Address), "")
 		return r
 	}
 
@@ -264,7 +269,7 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		// Only a plain address may be given a seat or a game, and only a
 		// plain address is ever written into an envelope: an answer to
 		// this one is what an attacker would want, so none is sent.
-		r.Verdict = refuse(ReasonBadAddress, fmt.Sprintf(
+		r.Verdict = refuse(ReasonBadAddress, phrase.Errorf(
 			"The message came from %q, which is not a plain mail address (name@domain, without quotes, spaces or brackets): "+
 				"the host neither answers nor seats such an address. Write from an ordinary address.", r.Sender.Address), "")
 		return r
@@ -275,14 +280,14 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 	if r.Route.Kind.Participant() {
 		p, ok := dir.Participant(r.Route.Game, r.Route.Token)
 		if !ok {
-			r.Verdict = refuse(ReasonUnknownAddress, fmt.Sprintf("%s belongs to no participant of game %s.", r.Route.Address, r.Route.Game), "")
+			r.Verdict = refuse(ReasonUnknownAddress, phrase.Errorf("%s belongs to no participant of game %s.", r.Route.Address, r.Route.Game), "")
 			return r
 		}
 		r.Sender.Participant = &p
 		notify = p.Address
 		set = setFor(r.Route.Kind, p.Referee)
 		if len(m.From) != 1 || !sameAddress(m.From[0].Address, p.Address) {
-			r.Verdict = refuse(ReasonSenderMismatch, fmt.Sprintf(
+			r.Verdict = refuse(ReasonSenderMismatch, phrase.Errorf(
 				"A message to %s was not accepted: it came from %s, not from your registered address %s. "+
 					"If you sent it, send it again from %s; if you did not, someone else knows your address for this game.",
 				where, fromList(m), p.Address, p.Address), notify)
@@ -291,7 +296,7 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		}
 	}
 	if len(m.From) != 1 {
-		r.Verdict = refuse(ReasonMalformed, fmt.Sprintf("The From field of the message names %d addresses; the host needs exactly one.", len(m.From)), notify)
+		r.Verdict = refuse(ReasonMalformed, phrase.Errorf("The From field of the message names %d addresses; the host needs exactly one.", len(m.From)), notify)
 		return r
 	}
 
@@ -299,37 +304,44 @@ func InspectSized(raw []byte, size int, cfg Config, dir Directory) Report {
 		a := CheckAuthentication(m.Header, cfg.AuthServID, m.From[0].Address)
 		r.Sender.Authentication = &a
 		if !a.Passed() {
-			reason, why := ReasonAuthFailed, fmt.Sprintf("the mail server could not confirm that it came from %s (%s)", m.From[0].Address, a.Detail)
-			if a.Result == "none" {
-				reason, why = ReasonAuthMissing, fmt.Sprintf("the receiving mail server %s recorded no authentication result for it", cfg.AuthServID)
+			var detail any = a.Detail
+			if a.Why != nil {
+				detail = a.Why
 			}
-			r.Verdict = refuse(reason, fmt.Sprintf("A message to %s in your name was not accepted: %s. "+
-				"If you sent it, check that your mail provider signs your mail (DKIM) and send it again.", where, why), notify)
+			reason, why := ReasonAuthFailed, phrase.Errorf("A message to %s in your name was not accepted: "+
+				"the mail server could not confirm that it came from %s (%s). "+
+				"If you sent it, check that your mail provider signs your mail (DKIM) and send it again.", where, m.From[0].Address, detail)
+			if a.Result == "none" {
+				reason, why = ReasonAuthMissing, phrase.Errorf("A message to %s in your name was not accepted: "+
+					"the receiving mail server %s recorded no authentication result for it. "+
+					"If you sent it, check that your mail provider signs your mail (DKIM) and send it again.", where, cfg.AuthServID)
+			}
+			r.Verdict = refuse(reason, why, notify)
 			r.readCommands(m, set)
 			return r
 		}
 	}
 
 	if tooLarge && size > cfg.MaxSize {
-		r.Verdict = refuse(ReasonTooLarge, fmt.Sprintf(
+		r.Verdict = refuse(ReasonTooLarge, phrase.Errorf(
 			"A message to %s was not accepted: it is %s, more than the limit of %s. Send commands as plain text, without attachments.",
 			where, sizeText(size), sizeText(cfg.MaxSize)), notify)
 		return r
 	}
 	if tooLarge {
-		r.Verdict = refuse(ReasonMalformed, fmt.Sprintf("A message to %s was not accepted: only %d of its %d bytes could be read. "+
+		r.Verdict = refuse(ReasonMalformed, phrase.Errorf("A message to %s was not accepted: only %d of its %d bytes could be read. "+
 			"Send it again.", where, len(raw), size), notify)
 		return r
 	}
 	if bodyErr != nil {
-		r.Verdict = refuse(ReasonMalformed, fmt.Sprintf("A message to %s was not accepted: its content could not be read (%s). "+
+		r.Verdict = refuse(ReasonMalformed, phrase.Errorf("A message to %s was not accepted: its content could not be read (%s). "+
 			"Send it again as ordinary text.", where, cleanError(bodyErr)), notify)
 		return r
 	}
 
 	res := r.readCommands(m, set)
 	if n := res.Lines(); n > cfg.MaxCommands {
-		r.Verdict = refuse(ReasonTooManyCommands, fmt.Sprintf(
+		r.Verdict = refuse(ReasonTooManyCommands, phrase.Errorf(
 			"A message to %s was not accepted: it holds %d command lines, and at most %d are read from one message. "+
 				"Nothing in it was applied; send the commands in several messages.", where, n, cfg.MaxCommands), notify)
 		return r
@@ -388,13 +400,15 @@ func leftOut(unsure string) command.LineError {
 	if r := []rune(first); len(r) > 60 {
 		first = string(r[:60]) + "…"
 	}
-	what := "this line"
-	if n > 1 {
-		what = fmt.Sprintf("this line and the %d below it", n-1)
-	}
-	return command.LineError{Text: first, Message: what + " could not be told apart from the message you replied to " +
+	p := phrase.Errorf("this line could not be told apart from the message you replied to " +
 		"(quoted text without \">\" marks, or text below your phone's signature), so nothing in it was read as a command " +
-		"or passed on; if you wrote it, send it again above the quoted message"}
+		"or passed on; if you wrote it, send it again above the quoted message")
+	if n > 1 {
+		p = phrase.Errorf("this line and the %d below it could not be told apart from the message you replied to "+
+			"(quoted text without \">\" marks, or text below your phone's signature), so nothing in it was read as a command "+
+			"or passed on; if you wrote it, send it again above the quoted message", n-1)
+	}
+	return command.LineError{Text: first, Message: p.Error(), Phrase: p}
 }
 
 // cleanError turns a parse error into words for a sentence: without the
@@ -407,9 +421,12 @@ func cleanError(err error) string {
 	return strings.TrimRight(strings.Join(strings.Fields(s), " "), ".")
 }
 
-func refuse(reason, explanation, notify string) Verdict {
-	return Verdict{Kind: Refused, Reason: reason, Explanation: explanation, Notify: notify}
+func refuse(reason string, why *phrase.Error, notify string) Verdict {
+	return Verdict{Kind: Refused, Reason: reason, Explanation: why.Error(), Why: why, Notify: notify}
 }
+
+// explain sets the verdict's sentence, in English and as a phrase.
+func (v *Verdict) explain(why *phrase.Error) { v.Explanation, v.Why = why.Error(), why }
 
 // setFor is the command set read at a route.
 func setFor(k RouteKind, referee bool) command.Set {
@@ -430,20 +447,20 @@ func setFor(k RouteKind, referee bool) command.Set {
 }
 
 // describe names a route in a sentence.
-func describe(r Route) string {
+func describe(r Route) *phrase.Error {
 	switch r.Kind {
 	case RouteThread:
-		return fmt.Sprintf("the thread of game %s", r.Game)
+		return phrase.Errorf("the thread of game %s", r.Game)
 	case RoutePrivate:
-		return fmt.Sprintf("your private address in game %s", r.Game)
+		return phrase.Errorf("your private address in game %s", r.Game)
 	case RouteMafia:
-		return fmt.Sprintf("the mafia list of game %s", r.Game)
+		return phrase.Errorf("the mafia list of game %s", r.Game)
 	case RouteSignup:
-		return fmt.Sprintf("the sign-up address of game %s", r.Game)
+		return phrase.Errorf("the sign-up address of game %s", r.Game)
 	case RouteConfirm:
-		return fmt.Sprintf("a confirmation address of game %s", r.Game)
+		return phrase.Errorf("a confirmation address of game %s", r.Game)
 	}
-	return "the host"
+	return phrase.Errorf("the host")
 }
 
 func fromList(m *message.Parsed) string {
@@ -454,11 +471,11 @@ func fromList(m *message.Parsed) string {
 	return strings.Join(s, ", ")
 }
 
-func sizeText(n int) string {
+func sizeText(n int) *phrase.Error {
 	if n >= 1<<20 {
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+		return phrase.Errorf("%s MiB", strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64))
 	}
-	return fmt.Sprintf("%d KiB", (n+1023)/1024)
+	return phrase.Errorf("%d KiB", (n+1023)/1024)
 }
 
 // JSON is the report as `mafiamail parse` prints it: indented, one trailing

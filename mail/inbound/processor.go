@@ -2,10 +2,11 @@ package inbound
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // Processor inspects the messages of a running host: Inspect, plus a rate
@@ -209,16 +210,18 @@ func (p *Processor) limit(r *Report, now time.Time) Charge {
 		if first && r.Sender.Participant != nil {
 			notify = r.Sender.Participant.Address
 		}
-		why := r.Sender.Address + " has sent more messages than the host takes in a short time"
+		why := phrase.Errorf("A message to %s was not accepted: %s has sent more messages than the host takes in a short time. "+
+			"Nothing in it was applied; wait a while and send it again.", describe(r.Route), r.Sender.Address)
 		switch {
 		case r.Sender.Participant != nil:
-			why = "you have sent more messages than the host takes in a short time"
+			why = phrase.Errorf("A message to %s was not accepted: you have sent more messages than the host takes in a short time. "+
+				"Nothing in it was applied; wait a while and send it again.", describe(r.Route))
 		case len(refused) > 1 || refused[0].Key != keys[0]:
-			why = "the host has had more mail than it takes in a short time from senders it cannot identify"
+			why = phrase.Errorf("A message to %s was not accepted: "+
+				"the host has had more mail than it takes in a short time from senders it cannot identify. "+
+				"Nothing in it was applied; wait a while and send it again.", describe(r.Route))
 		}
-		r.Verdict = refuse(ReasonRateLimited, fmt.Sprintf(
-			"A message to %s was not accepted: %s. Nothing in it was applied; wait a while and send it again.",
-			describe(r.Route), why), notify)
+		r.Verdict = refuse(ReasonRateLimited, why, notify)
 		return Charge{refused}
 	case Refused:
 		if r.Verdict.Notify == "" {
@@ -228,7 +231,11 @@ func (p *Processor) limit(r *Report, now time.Time) Charge {
 		ok, _, b := p.limiter.Take(key, now)
 		if !ok {
 			r.Verdict.Notify = ""
-			r.Verdict.Explanation += " (No refusal was sent: too many have gone to this address lately.)"
+			if r.Verdict.Why != nil {
+				r.Verdict.explain(phrase.Errorf("%v (No refusal was sent: too many have gone to this address lately.)", r.Verdict.Why))
+			} else {
+				r.Verdict.Explanation += " (No refusal was sent: too many have gone to this address lately.)"
+			}
 		}
 		return Charge{[]Draw{{key, b}}}
 	}
