@@ -238,4 +238,3 @@ func guessLanguage(text string) string {
 	}
 	return best
 }
-
