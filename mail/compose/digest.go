@@ -164,8 +164,11 @@ func ownReceipt(s *engine.State, evs []Logged, r recipient) string {
 		}
 	}
 	l := lang.Get(s.LanguageOf(s.Player(r.slot)))
-	if posts > 0 {
-		done = append(done, l.Count(posts, "your %d post", "your %d posts"))
+	switch {
+	case posts == 1:
+		done = append(done, l.Phrase("your post"))
+	case posts > 1:
+		done = append(done, l.Sprintf("your %d posts", posts))
 	}
 	if len(done) == 0 {
 		return ""

@@ -334,6 +334,18 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			// The choice is kept, and counts once the plan ends (T3).
 			sec.Reason = "plan"
 		}
+	case engine.EvLanguageSet, engine.EvLanguageShown:
+		sec.Kind = "language"
+		sec.Variant = "set"
+		if e.Type == engine.EvLanguageShown {
+			sec.Variant = "shown"
+		}
+		// The answer is in the language now in force: the copy's own.
+		sec.Name = l.Name
+		sec.Reason = lang.Get(s.GameLanguage()).Name
+		for _, o := range lang.All() {
+			sec.Lines = append(sec.Lines, o.Tag+" ("+o.Name+")")
+		}
 	case engine.EvZoneSet, engine.EvZoneShown:
 		sec.Kind = "zone"
 		sec.Variant = "set"
