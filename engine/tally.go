@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"fmt"
 	"sort"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // Tally is the official tally (D15), with names, ready to show.
@@ -20,6 +21,9 @@ type Tally struct {
 	Votes    []TallyVote `json:"votes"`
 	NotVoted []string    `json:"not_voted"`
 	Notes    []string    `json:"notes,omitempty"`
+	// NotePhrases are the notes as phrases, for the mail to word in its
+	// reader's language (a tally in an older log has Notes alone).
+	NotePhrases []*phrase.Error `json:"note_phrases,omitempty"`
 	// ToLock are the living players who still have to lock a vote for the
 	// round to close early (D5): those with no votes on them who have not
 	// locked. Empty when no early close is possible that way (three
@@ -90,7 +94,10 @@ func (s *State) Tally(now time.Time) *Tally {
 	for _, c := range s.Candidates {
 		t.Candidates = append(t.Candidates, s.name(c))
 	}
-	t.Notes = s.tallyNotes()
+	for _, n := range s.tallyNotes() {
+		t.Notes = append(t.Notes, n.Error())
+		t.NotePhrases = append(t.NotePhrases, n)
+	}
 	if s.Phase == DayPhase && !s.Paused && !s.earlyCloseDue() && !(s.TieExtended && s.tiedAmongCandidates()) {
 		if len(s.Living()) == 3 {
 			t.LastThree = true
@@ -105,37 +112,41 @@ func (s *State) Tally(now time.Time) *Tally {
 	return t
 }
 
-func (s *State) tallyNotes() []string {
-	var notes []string
+func (s *State) tallyNotes() []*phrase.Error {
+	var notes []*phrase.Error
+	add := func(p *phrase.Error) { notes = append(notes, p) }
 	switch {
 	case s.Round == Runoff:
-		notes = append(notes, "Runoff: only the tied players can be voted for; votes on them carried over.")
+		add(phrase.Errorf("Runoff: only the tied players can be voted for; votes on them carried over."))
 	case s.Extra:
-		notes = append(notes, "Extra round: the Mafia named no victim last night, so the town votes again.")
+		add(phrase.Errorf("Extra round: the Mafia named no victim last night, so the town votes again."))
 	}
 	if s.TieExtended {
-		notes = append(notes, "The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today.")
+		add(phrase.Errorf("The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today."))
 	}
 	if s.Deadline != s.closeAt() {
-		notes = append(notes, "The deadline falls in the weekend, when no day round closes (Friday 17:00 to Monday 07:00 Chicago time), so the round is held to Monday 07:00 Chicago time.")
+		add(phrase.Errorf("The deadline falls in the weekend, when no day round closes (Friday 17:00 to Monday 07:00 Chicago time), so the round is held to Monday 07:00 Chicago time."))
 	}
 	if s.WeekendClose {
-		notes = append(notes, "The referee announced that this round may close on the weekend if every living player has voted.")
+		add(phrase.Errorf("The referee announced that this round may close on the weekend if every living player has voted."))
 	}
-	if len(s.Asked) > 0 {
-		if len(s.Asked) == 1 {
-			notes = append(notes, "1 extension request is with the referee.")
-		} else {
-			notes = append(notes, fmt.Sprintf("%d extension requests are with the referee.", len(s.Asked)))
-		}
+	switch n := len(s.Asked); {
+	case n == 1:
+		add(phrase.Errorf("1 extension request is with the referee."))
+	case n > 1:
+		add(phrase.Errorf("%d extension requests are with the referee.", n))
 	}
 	for _, p := range s.Players {
-		if p.Alive && p.Missed > 0 {
-			notes = append(notes, fmt.Sprintf("%s has missed %s; a second missed vote removes a player.", p.Name, votes(p.Missed)))
+		switch {
+		case !p.Alive || p.Missed == 0:
+		case p.Missed == 1:
+			add(phrase.Errorf("%s has missed 1 vote; a second missed vote removes a player.", p.Name))
+		default:
+			add(phrase.Errorf("%s has missed %d votes; a second missed vote removes a player.", p.Name, p.Missed))
 		}
 	}
 	if s.Paused {
-		notes = append(notes, "The game is paused; the clock resumes when the referee says so.")
+		add(phrase.Errorf("The game is paused; the clock resumes when the referee says so."))
 	}
 	return notes
 }
@@ -171,10 +182,3 @@ type PlayerLine struct {
 	Shots         int    `json:"shots,omitempty"`
 }
 
-// votes is a count of votes in words: "1 vote", "2 votes".
-func votes(n int) string {
-	if n == 1 {
-		return "1 vote"
-	}
-	return fmt.Sprintf("%d votes", n)
-}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	tparse "text/template/parse"
 
+	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/lang"
 )
 
@@ -181,4 +182,28 @@ func funcs0() map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// TestEveryLanguageHasThePlayersRules: each language's rules.md is the
+// players' part of docs/rules.md in that language: there, with the same
+// headings, and no rule codes.
+func TestEveryLanguageHasThePlayersRules(t *testing.T) {
+	en := docs.PlayersRules()
+	heads := func(md string) int { return strings.Count("\n"+md, "\n## ") }
+	for _, l := range lang.All()[1:] {
+		r := l.Rules()
+		if strings.TrimSpace(r) == "" {
+			t.Errorf("%s has no rules.md", l.Tag)
+			continue
+		}
+		if got, want := heads(r), heads(en); got != want {
+			t.Errorf("%s's rules have %d headings, English's %d", l.Tag, got, want)
+		}
+		if m := ruleCode.FindString(r); m != "" {
+			t.Errorf("%s's rules cite the rule %s", l.Tag, m)
+		}
+		if len(r) < len(en)/2 {
+			t.Errorf("%s's rules are %d bytes, English's %d: a part is missing", l.Tag, len(r), len(en))
+		}
+	}
 }

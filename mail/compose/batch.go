@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/story"
 	"github.com/mafiamail/mafiamail/templates"
 )
@@ -320,7 +321,7 @@ func (c *Composer) groupMessage(g *group, dir Directory, headline string, dated 
 	}
 	if g.d.ch == templates.Thread {
 		dr.self = selfView(s, g.d.r, now)
-		dr.tally = runningTally(s, now)
+		dr.tally = runningTally(s, now, c.langFor(s, g.d.r))
 	}
 	cal, err := c.roundCalendar(items, g.d)
 	if err != nil {
@@ -425,11 +426,11 @@ func channelLetter(ch templates.Channel) string {
 }
 
 // runningTally is the tally that ends thread mail while a vote runs (D15).
-func runningTally(s *engine.State, now time.Time) *templates.Tally {
+func runningTally(s *engine.State, now time.Time, l *lang.Language) *templates.Tally {
 	if s.Phase != engine.DayPhase {
 		return nil
 	}
-	return tallyView(s.Tally(now), s, false, now)
+	return tallyView(s.Tally(now), s, false, now, l)
 }
 
 // selfView is the reader's own position, for their copy of thread mail.

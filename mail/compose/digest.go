@@ -104,7 +104,7 @@ func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
 		}
 		m, err := c.finish(draft{
 			game: s.Game, d: d, state: s, now: dg.Now, sections: secs, main: intro,
-			self: selfView(s, d.r, dg.Now), tally: runningTally(s, dg.Now),
+			self: selfView(s, d.r, dg.Now), tally: runningTally(s, dg.Now, c.langFor(s, d.r)),
 			id:   c.opaqueID(idKey(dg.Dir, s.Game), s.Game, namePart(s, d.r, first, last), contents, d.r.key, "t", digestKind),
 			date: date,
 		})

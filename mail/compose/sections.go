@@ -196,7 +196,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			sec.Names = names(e.Candidates)
 		}
 		if e.Tally != nil {
-			sec.Tally = tallyView(e.Tally, s, true, now)
+			sec.Tally = tallyView(e.Tally, s, true, now, l)
 		}
 	case engine.EvPlayerDied:
 		sec.Kind = "death"
@@ -299,7 +299,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			return nil, fmt.Errorf("compose: %s event without a tally", e.Type)
 		}
 		sec.Kind = "tally"
-		sec.Tally = tallyView(e.Tally, s, false, now)
+		sec.Tally = tallyView(e.Tally, s, false, now, l)
 	case engine.EvStatusShown:
 		if e.Status == nil {
 			return nil, fmt.Errorf("compose: %s event without a status", e.Type)
@@ -500,7 +500,7 @@ func (c *Composer) roleInfo(e engine.Event, s *engine.State, l *lang.Language) *
 }
 
 // tallyView turns the engine's tally into the view the templates show.
-func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *templates.Tally {
+func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time, l *lang.Language) *templates.Tally {
 	v := &templates.Tally{
 		Day: t.Day, Round: string(t.Round), Final: final,
 		At:         moment(s, t.At, now),
@@ -508,6 +508,12 @@ func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time) *tem
 		Candidates: t.Candidates,
 		Notes:      t.Notes,
 		Living:     len(t.Votes),
+	}
+	if len(t.NotePhrases) == len(t.Notes) {
+		v.Notes = nil
+		for _, p := range t.NotePhrases {
+			v.Notes = append(v.Notes, p.Sprint(l.Phrase))
+		}
 	}
 	if !final {
 		v.ToLock, v.LastThree = t.ToLock, t.LastThree
