@@ -25,6 +25,8 @@ type Story struct {
 	PictureCID string
 	PictureSrc string
 	Picture    []byte
+	// Lang is the reader's language, set for the whole view by Render.
+	Lang string
 }
 
 // StoryRow is one player's line of the grid.
@@ -97,12 +99,14 @@ func (s *Story) GridText() []string {
 	if len(s.Columns) == 0 {
 		return nil
 	}
+	l := lang.Get(s.Lang)
+	corner := l.Phrase("Player")
 	names := make([]string, len(s.Rows))
-	nameW := width("Player")
+	nameW := width(corner)
 	for i, r := range s.Rows {
 		names[i] = r.Name
 		if r.Side != "" {
-			names[i] += " (" + r.Side + ")"
+			names[i] += " (" + l.Phrase(r.Side) + ")"
 		}
 		nameW = max(nameW, width(names[i]))
 	}
@@ -129,7 +133,7 @@ func (s *Story) GridText() []string {
 		}
 		// The corner is a word, not spaces: a line starting with a space
 		// is stuffed with one more in a format=flowed part.
-		line := pad("Player", nameW)
+		line := pad(corner, nameW)
 		for c := start; c < end; c++ {
 			line += "  " + pad(cut(s.Columns[c], colW[c]), colW[c])
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
@@ -33,6 +33,8 @@ type bot struct {
 	password   string
 	rng        *rand.Rand
 	table      func() (*engine.State, bool)
+	// lang is the language the bot writes its commands and its talk in.
+	lang *lang.Language
 
 	c           *imapclient.Client
 	role        engine.Role
@@ -44,11 +46,6 @@ type bot struct {
 	mu          sync.Mutex
 	sent        int
 }
-
-var (
-	roleLine    = regexp.MustCompile(`your role is (Townsperson|Mafia|Inspector|Doctor|Vigilante)`)
-	fellowsLine = regexp.MustCompile(`The other Mafiosi: ([^.]+)\.`)
-)
 
 func (b *bot) connect() error {
 	c, err := imapclient.DialInsecure(b.imapAddr, nil)
@@ -163,10 +160,20 @@ func (b *bot) send(to, body string) error {
 // learn takes what a letter tells: the role, the fellow Mafiosi, the
 // reply addresses.
 func (b *bot) learn(l letter) {
-	if m := roleLine.FindStringSubmatch(l.text); m != nil && l.kind == "role" {
-		b.role = engine.Role(m[1])
-		if f := fellowsLine.FindStringSubmatch(l.text); f != nil {
-			b.fellows = splitNames(f[1])
+	if l.kind == "role" {
+		// The role mail is in the game's language, which a bot does not
+		// read: once it has come, the bot takes what it told (the role,
+		// the fellow Mafiosi) from its seat at the table.
+		if s, ok := b.table(); ok {
+			if me := b.seat(s); me != nil {
+				b.role = me.Role
+				b.fellows = nil
+				for _, p := range s.Players {
+					if p.Role == engine.Mafia && me.Role == engine.Mafia && p.Slot != me.Slot {
+						b.fellows = append(b.fellows, p.Name)
+					}
+				}
+			}
 		}
 	}
 	switch {
@@ -175,17 +182,6 @@ func (b *bot) learn(l letter) {
 	case strings.Contains(l.replyTo, "-p-"):
 		b.private = l.replyTo
 	}
-}
-
-func splitNames(s string) []string {
-	s = strings.ReplaceAll(s, " and ", ", ")
-	var out []string
-	for _, n := range strings.Split(s, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // play runs the bot until ctx ends: read mail, act when the game moved on.
@@ -237,7 +233,7 @@ func (b *bot) act() error {
 		if target == "" {
 			return nil
 		}
-		return b.send(b.thread, fmt.Sprintf("VOTE %s\nLOCK\n\n%s", target, b.chatter(target)))
+		return b.send(b.thread, fmt.Sprintf("%s %s\n%s\n\n%s", b.verb("VOTE"), target, b.verb("LOCK"), b.chatter(target)))
 	case engine.NightPhase:
 		return b.nightAction(s)
 	}
@@ -297,11 +293,24 @@ func (b *bot) voteFor(s *engine.State) string {
 }
 
 func (b *bot) chatter(target string) string {
-	lines := []string{
-		"%s has been far too quiet.", "Something about %s's last post doesn't add up.",
-		"I'm going with my gut on %s.", "%s, explain yourself!", "Following the tally: %s.",
-	}
+	lines := b.lang.Chatter()
 	return fmt.Sprintf(lines[b.rng.IntN(len(lines))], target)
+}
+
+// verb is how the bot writes an English command verb: in its language's
+// own words (the shortest phrase for it), as a player of that language
+// would; in English as it is.
+func (b *bot) verb(english string) string {
+	best := ""
+	for _, v := range b.lang.Verbs() {
+		if v[1] == english && (best == "" || len(v[0]) < len(best)) {
+			best = v[0]
+		}
+	}
+	if best == "" {
+		return english
+	}
+	return best
 }
 
 // nightAction sends the role's action to the bot's private channel.
@@ -331,22 +340,22 @@ func (b *bot) nightAction(s *engine.State) error {
 	switch b.role {
 	case engine.Mafia:
 		if t := pick(b.isFellow); t != "" {
-			return b.send(b.private, "KILL "+t)
+			return b.send(b.private, b.verb("KILL")+" "+t)
 		}
 	case engine.Inspector:
-		return b.send(b.private, "INSPECT "+pick(func(string) bool { return false }))
+		return b.send(b.private, b.verb("INSPECT")+" "+pick(func(string) bool { return false }))
 	case engine.Doctor:
 		all := append(others, b.name)
 		var t string
 		for t = all[b.rng.IntN(len(all))]; t == b.lastProtect && len(all) > 1; t = all[b.rng.IntN(len(all))] {
 		}
 		b.lastProtect = t
-		return b.send(b.private, "PROTECT "+t)
+		return b.send(b.private, b.verb("PROTECT")+" "+t)
 	case engine.Vigilante:
 		if b.rng.IntN(4) == 0 {
-			return b.send(b.private, "SHOOT "+pick(func(string) bool { return false }))
+			return b.send(b.private, b.verb("SHOOT")+" "+pick(func(string) bool { return false }))
 		}
-		return b.send(b.private, "PASS")
+		return b.send(b.private, b.verb("PASS"))
 	}
 	return nil
 }

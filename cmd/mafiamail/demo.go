@@ -18,6 +18,7 @@ import (
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/cli"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/service"
@@ -40,6 +41,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	out := fs.String("out", "", "write every participant's mailbox as an mbox file into this folder")
 	speed := fs.Float64("speed", demoSpeed, "how much faster than real time game time runs")
 	verbose := fs.Bool("v", false, "log what the host does")
+	language := fs.String("language", lang.Default, "the game's `language`: "+strings.Join(lang.Tags(), ", ")+"; the bots write in it too")
 	var digest optDuration
 	fs.Var(&digest, "digest", "gather the thread into digests every `duration` of game time (0: relay each post; if not given: 2h for mafia150, 0 for classic)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up after this long")
@@ -49,6 +51,13 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	setup, ok := engine.BuiltinSetup(*setupName)
 	if !ok {
 		return cli.Usagef("unknown setup %q: classic or mafia150", *setupName)
+	}
+	tag, ok := lang.Match(*language)
+	if !ok {
+		return cli.Usagef("unknown language %q: %s", *language, strings.Join(lang.Tags(), ", "))
+	}
+	if tag != lang.Default {
+		setup.Language = tag
 	}
 	switch {
 	case digest.set:
@@ -183,7 +192,7 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	table := func() (*engine.State, bool) { return rt.Host().Game("demo") }
 	newBot := func(name, addr string) *bot {
 		return &bot{name: name, addr: addr, imapAddr: srv.IMAPAddr(), smtpAddr: srv.SMTPAddr(), password: demoPassword,
-			rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), table: table}
+			rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), table: table, lang: lang.Get(o.setup.Language)}
 	}
 	ref := newBot("Referee", "referee@example.org")
 	if err := ref.connect(); err != nil {
@@ -212,6 +221,9 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 	setupArgs := o.setup.Name
 	if o.setup.DigestInterval > 0 {
 		setupArgs += " digest_interval=" + o.setup.DigestInterval.String()
+	}
+	if o.setup.Language != "" {
+		setupArgs += " language=" + o.setup.Language
 	}
 	if err := ref.send(refChannel, "SETUP "+setupArgs); err != nil {
 		return nil, err

@@ -288,7 +288,8 @@ func (c *Composer) receipt(b Batch) (string, bool) {
 		}
 		done = append(done, strings.TrimSpace(ln.Text))
 	}
-	return "Your message: " + templates.List(done) + " done", true
+	l := c.langFor(a.State, to)
+	return l.Sprintf("Your message: %s done", templates.ListIn(l.Tag, done)), true
 }
 
 // groupMessage writes one reader's message for a group of sections.

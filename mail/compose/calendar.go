@@ -8,6 +8,7 @@ import (
 	ics "github.com/arran4/golang-ical"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -46,7 +47,7 @@ func (c *Composer) roundCalendar(items []item, d delivery) ([]byte, error) {
 	if (s.Phase != engine.DayPhase && s.Phase != engine.NightPhase) || p == nil || !p.Alive || !s.SendsCalendar(p) {
 		return nil, nil
 	}
-	return c.calendarEvent(s, at.l.Event.At)
+	return c.calendarEvent(s, at.l.Event.At, lang.Get(s.LanguageOf(p)))
 }
 
 // calendarUID names a voting round's close for calendars: the game, the
@@ -65,7 +66,7 @@ func (c *Composer) calendarUID(s *engine.State) string {
 // (engine.State.DeadlineMoves), so a moved close outranks the event it
 // updates, after a restart too; DTSTAMP is the time of the news, so the
 // same events give the same bytes.
-func (c *Composer) calendarEvent(s *engine.State, stamp time.Time) ([]byte, error) {
+func (c *Composer) calendarEvent(s *engine.State, stamp time.Time, l *lang.Language) ([]byte, error) {
 	closes := s.ClosesAt()
 	cal := ics.NewCalendarFor("mafiamail")
 	cal.SetMethod(ics.MethodPublish)
@@ -76,12 +77,11 @@ func (c *Composer) calendarEvent(s *engine.State, stamp time.Time) ([]byte, erro
 	ev.SetEndAt(closes.Add(15 * time.Minute).UTC())
 	if s.Phase == engine.NightPhase {
 		// The night's latest end: it ends sooner once every action is in.
-		ev.SetSummary(fmt.Sprintf("[%s] Night %d ends", s.Game, s.Day))
-		ev.SetDescription("If your role acts at night, send your action to your private address of game " + s.Game +
-			" before this time. The night may end sooner, once every action is in.")
+		ev.SetSummary("[" + s.Game + "] " + l.Sprintf("Night %d ends", s.Day))
+		ev.SetDescription(l.Sprintf("If your role acts at night, send your action to your private address of game %s before this time. The night may end sooner, once every action is in.", s.Game))
 	} else {
-		ev.SetSummary(fmt.Sprintf("[%s] %s: the vote closes", s.Game, roundName(s)))
-		ev.SetDescription("Reply to any thread mail of game " + s.Game + " with your vote before this time.")
+		ev.SetSummary("[" + s.Game + "] " + l.Sprintf("%s: the vote closes", roundName(s, l)))
+		ev.SetDescription(l.Sprintf("Reply to any thread mail of game %s with your vote before this time.", s.Game))
 	}
 	ev.SetTimeTransparency(ics.TransparencyTransparent)
 	text := cal.Serialize()
@@ -92,12 +92,12 @@ func (c *Composer) calendarEvent(s *engine.State, stamp time.Time) ([]byte, erro
 }
 
 // roundName names the running voting round as the thread does.
-func roundName(s *engine.State) string {
+func roundName(s *engine.State, l *lang.Language) string {
 	switch s.Round {
 	case engine.Runoff:
-		return fmt.Sprintf("Day %d runoff", s.Day)
+		return l.Sprintf("Day %d runoff", s.Day)
 	case engine.Extra:
-		return fmt.Sprintf("Day %d extra round", s.Day)
+		return l.Sprintf("Day %d extra round", s.Day)
 	}
-	return fmt.Sprintf("Day %d", s.Day)
+	return l.Sprintf("Day %d", s.Day)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -162,15 +163,15 @@ func ownReceipt(s *engine.State, evs []Logged, r recipient) string {
 			done = append(done, "UNLOCK")
 		}
 	}
-	switch posts {
-	case 0:
-	case 1:
-		done = append(done, "your post")
-	default:
-		done = append(done, fmt.Sprintf("your %d posts", posts))
+	l := lang.Get(s.LanguageOf(s.Player(r.slot)))
+	switch {
+	case posts == 1:
+		done = append(done, l.Phrase("your post"))
+	case posts > 1:
+		done = append(done, l.Sprintf("your %d posts", posts))
 	}
 	if len(done) == 0 {
 		return ""
 	}
-	return "Your messages since the last digest, all done: " + templates.List(done) + "."
+	return l.Sprintf("Your messages since the last digest, all done: %s.", templates.ListIn(l.Tag, done))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -44,19 +45,20 @@ func (c *Composer) Misdirected(md Misdirected) (Outgoing, error) {
 	if p == nil || p.Token == "" {
 		return Outgoing{}, fmt.Errorf("compose: misdirected message: no player in seat %d", md.Slot)
 	}
+	l := lang.Get(s.LanguageOf(p))
 	var addr, where, name string
 	switch md.Channel {
 	case engine.Thread:
-		addr, where, name = c.ThreadAddress(s.Game, p.Token), "the town thread", "town thread"
+		addr, where, name = c.ThreadAddress(s.Game, p.Token), l.Phrase("the town thread"), l.Sprintf("%s town thread", s.Game)
 	case engine.MafiaCh:
-		addr, where, name = c.MafiaAddress(s.Game, p.Token), "the mafia list", "mafia list"
+		addr, where, name = c.MafiaAddress(s.Game, p.Token), l.Phrase("the mafia list"), l.Sprintf("%s mafia list", s.Game)
 	default:
-		addr, where, name = c.PrivateAddress(s.Game, p.Token), "your private channel", "private channel"
+		addr, where, name = c.PrivateAddress(s.Game, p.Token), l.Phrase("your private channel"), l.Sprintf("%s private channel", s.Game)
 	}
 	var lines []string
-	for _, l := range md.Lines {
-		if l = strings.TrimRight(l, " \t"); strings.TrimSpace(l) != "" {
-			lines = append(lines, l)
+	for _, ln := range md.Lines {
+		if ln = strings.TrimRight(ln, " \t"); strings.TrimSpace(ln) != "" {
+			lines = append(lines, ln)
 		}
 	}
 	to := playerRecipient(p)
@@ -66,7 +68,7 @@ func (c *Composer) Misdirected(md Misdirected) (Outgoing, error) {
 		game: s.Game, d: delivery{r: to, ch: templates.Private}, state: s, now: md.Now,
 		sections: []*templates.Section{sec}, main: sec, kind: KindError,
 		id:      c.msgID(s.Game, "misdirected", hashKey(md.Cause), to.key),
-		replyTo: addr, replyName: s.Game + " " + name, replyWhere: where,
+		replyTo: addr, replyName: name, replyWhere: where,
 	})
 }
 

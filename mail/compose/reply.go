@@ -390,7 +390,7 @@ func (c *Composer) SendingPlan(p Plan) (Outgoing, error) {
 	if s == nil {
 		return Outgoing{}, errors.New("compose: a sending plan notice needs its game")
 	}
-	view := planView(p.Forecast, p.Sending, s, p.Now)
+	view := planView(p.Forecast, p.Sending, s, p.Now, c.langFor(s, refereeRecipient(s, p.Dir)))
 	view.Changed = true
 	return c.hostNotice(s, p.Dir, &templates.Section{Kind: "sendingplan", Plan: view}, "plan", int(p.Forecast.Every/time.Minute), p.Now, p.Now)
 }

@@ -334,6 +334,18 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			// The choice is kept, and counts once the plan ends (T3).
 			sec.Reason = "plan"
 		}
+	case engine.EvLanguageSet, engine.EvLanguageShown:
+		sec.Kind = "language"
+		sec.Variant = "set"
+		if e.Type == engine.EvLanguageShown {
+			sec.Variant = "shown"
+		}
+		// The answer is in the language now in force: the copy's own.
+		sec.Name = l.Name
+		sec.Reason = lang.Get(s.GameLanguage()).Name
+		for _, o := range lang.All() {
+			sec.Lines = append(sec.Lines, o.Tag+" ("+o.Name+")")
+		}
 	case engine.EvZoneSet, engine.EvZoneShown:
 		sec.Kind = "zone"
 		sec.Variant = "set"
@@ -673,14 +685,14 @@ func sendingView(ss SendingStatus, s *engine.State, now time.Time, l *lang.Langu
 		v.Forecast = &m
 	}
 	if f := ss.Round; f != nil {
-		v.Plan = planView(*f, ss, s, now)
+		v.Plan = planView(*f, ss, s, now, l)
 	}
 	return v
 }
 
 // planView shows a round's forecast against the sending budget.
-func planView(f RoundForecast, ss SendingStatus, s *engine.State, now time.Time) *templates.SendingPlan {
-	return &templates.SendingPlan{Round: f.Round, Closes: moment(s, f.Closes, now), Every: templates.SpanOf(f.Every),
+func planView(f RoundForecast, ss SendingStatus, s *engine.State, now time.Time, l *lang.Language) *templates.SendingPlan {
+	return &templates.SendingPlan{Round: roundWords(l, f.Round), Closes: moment(s, f.Closes, now), Every: templates.SpanOf(f.Every),
 		AsChosen: f.AsChosen, Planned: f.Planned, Room: f.Room, Limit: ss.Limit, Used: ss.Used}
 }
 
@@ -704,4 +716,17 @@ func resultWords(l *lang.Language, result, target string) string {
 		return l.Sprintf("%s is not Mafia", target)
 	}
 	return l.Sprintf("%s is %s", target, l.Phrase(rest))
+}
+
+// roundWords is a round's name as the host keeps it with a sending plan
+// ("Day 2", "Night 2"), in the language.
+func roundWords(l *lang.Language, round string) string {
+	var n int
+	if _, err := fmt.Sscanf(round, "Day %d", &n); err == nil {
+		return l.Sprintf("Day %d", n)
+	}
+	if _, err := fmt.Sscanf(round, "Night %d", &n); err == nil {
+		return l.Sprintf("Night %d", n)
+	}
+	return round
 }
