@@ -440,9 +440,9 @@ func (s Setup) SummaryIn(count func(n int, one, other string) string, word func(
 		f := forms[rc.Role]
 		parts = append(parts, count(rc.Count, f[0], f[1]))
 	}
-	out := fmt.Sprintf(word("%d players: %s"), s.Players, strings.Join(parts, ", "))
+	out := fmt.Sprintf(word(lang.Key("%d players: %s")), s.Players, strings.Join(parts, ", "))
 	if s.Language != "" {
-		out = fmt.Sprintf(word("%s; in %s"), out, lang.Get(s.Language).Name)
+		out = fmt.Sprintf(word(lang.Key("%s; in %s")), out, lang.Get(s.Language).Name)
 	}
 	return out
 }

@@ -38,7 +38,7 @@ import (
 	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
-//go:embed */*.txt */*.html */*.json
+//go:embed */*.txt */*.html */*.json */rules.md
 var files embed.FS
 
 // registry lists the languages, English first: it is the default, the
@@ -111,6 +111,8 @@ func load(tag, name string, loc locales.Translator) (*Language, error) {
 			return nil, fmt.Errorf("lang %s: %w", tag, err)
 		}
 		for k, v := range m {
+			// A phrase built with phrase.Errorf has its %w as %v.
+			k, v = strings.ReplaceAll(k, "%w", "%v"), strings.ReplaceAll(v, "%w", "%v")
 			if _, dup := l.messages[k]; dup {
 				return nil, fmt.Errorf("lang %s: %s words %q again", tag, n, k)
 			}
@@ -229,6 +231,13 @@ func (l *Language) Phrase(english string) string {
 		}
 	}
 	return english
+}
+
+// Has reports whether the language words an English phrase itself (the
+// wording may be the English one: "%d min" reads the same in German).
+func (l *Language) Has(english string) bool {
+	_, ok := l.messages[english]
+	return ok
 }
 
 // Sprintf formats an English format string in the language: the

@@ -30,7 +30,7 @@ func TestEveryLanguageWordsEveryPhrase(t *testing.T) {
 		missing := 0
 		for _, k := range keys {
 			w := l.Phrase(k)
-			if w == k && !sameInEveryLanguage(k) {
+			if !l.Has(k) && !sameInEveryLanguage(k) {
 				missing++
 				if missing <= 20 {
 					t.Errorf("%s lacks the phrase %q", l.Tag, k)
@@ -121,7 +121,7 @@ func EnglishPhrases(t *testing.T) []string {
 				args = call.Args[:1]
 			case name == "refuse" && len(call.Args) > 1:
 				args = call.Args[1:2]
-			case (name == "Sprintf" || name == "Phrase" || name == "Key") && recv != "fmt" && recv != "" && len(call.Args) > 0:
+			case (name == "Sprintf" || name == "Phrase" || name == "Key") && recv != "fmt" && len(call.Args) > 0 && isSelector(call.Fun):
 				args = call.Args[:1]
 			case name == "Key" && recv == "lang":
 				args = call.Args[:1]
@@ -130,7 +130,8 @@ func EnglishPhrases(t *testing.T) []string {
 			}
 			for _, a := range args {
 				if s, ok := literal(a); ok {
-					seen[s] = true
+					// phrase.Errorf keeps %w as %v (lang/phrase).
+					seen[strings.ReplaceAll(s, "%w", "%v")] = true
 				}
 			}
 			return true
@@ -198,4 +199,9 @@ func TestWritePhraseList(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(EnglishPhrases(t), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func isSelector(e ast.Expr) bool {
+	_, ok := e.(*ast.SelectorExpr)
+	return ok
 }
