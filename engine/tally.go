@@ -181,4 +181,3 @@ type PlayerLine struct {
 	LastProtected string `json:"last_protected,omitempty"`
 	Shots         int    `json:"shots,omitempty"`
 }
-
