@@ -120,7 +120,7 @@ func readBack(t *testing.T, raw []byte) parsed {
 // a mail client or a filter looks at. Content-Type's boundary is noise.
 var shownFields = []string{"Date", "From", "To", "Reply-To", "Subject", "Message-Id", "In-Reply-To",
 	"References", "List-Id", "List-Help", "List-Post", "Precedence", "Auto-Submitted",
-	"X-Mafiamail-Game", "X-Mafiamail-Kind"}
+	"X-Mafiamail-Game", "X-Mafiamail-Kind", "Content-Language"}
 
 func (p parsed) goldenText() string {
 	var b strings.Builder

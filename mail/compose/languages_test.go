@@ -190,4 +190,8 @@ var harnessPosts = []string{
 	"Please keep it civil, everyone.", "I was Town, you fools!", "Avenge me!", "pushed hard on me yesterday.",
 	"That is a stretch.", "Good morning, town. Our Vigilante is busy already.", "A tie? Then we talk it out.",
 	"I say we go for", "Frank here. I was framed!", "Is it fine if I vote late today? Travelling.",
+	// A player quoting an English role message, and the referee's posts.
+	"Secret role message of game dec26: do not share it", "Announcement from the referee", "The referee writes",
+	"Official tally, Day 1", "Votes on players:", "asked for more time; I denied it, the day is long enough.",
+	"Night 1 is over: Carol was killed by the Mafia",
 }

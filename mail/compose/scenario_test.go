@@ -200,6 +200,8 @@ func playClassicIn(t *testing.T, tag string) (*harness, *goldens) {
 	g.add("reply-zone-refused", r.reply)
 	r = h.ok(h.player("Judy"), engine.Private, "MAIL", engine.Command{Verb: engine.CmdMail})
 	g.add("reply-mail-shown", r.reply)
+	r = h.ok(h.player("Judy"), engine.Private, "LANGUAGE", engine.Command{Verb: engine.CmdLanguage})
+	g.add("reply-language-shown", r.reply)
 	r = h.ok(h.player("Judy"), engine.Private, "CALENDAR OFF", engine.Command{Verb: engine.CmdCalendar, Text: engine.CalendarOff})
 	g.add("reply-calendar-off", r.reply)
 	r = h.ok(h.player("Judy"), engine.Private, "CALENDAR ON", engine.Command{Verb: engine.CmdCalendar, Text: engine.CalendarOn})
@@ -554,6 +556,15 @@ func playMafia150In(t *testing.T, tag string) (*harness, *goldens) {
 	g.add("reply-zone-shown", r.reply)
 	r = h.ok(h.player(vig), engine.Private, "MAIL", engine.Command{Verb: engine.CmdMail})
 	g.add("reply-mail-shown", r.reply)
+	// The Vigilante reads another language for a while: the answer, and
+	// everything after it, is in that one; then back to the game's.
+	other := "de"
+	if h.s.GameLanguage() == "de" {
+		other = "fr"
+	}
+	r = h.ok(h.player(vig), engine.Private, "LANGUAGE "+other, engine.Command{Verb: engine.CmdLanguage, Text: other})
+	g.add("reply-language-set", r.reply)
+	h.ok(h.player(vig), engine.Private, "LANGUAGE "+h.s.GameLanguage(), engine.Command{Verb: engine.CmdLanguage, Text: h.s.GameLanguage()})
 	r = h.ok(h.player(vig), engine.Private, "CALENDAR", engine.Command{Verb: engine.CmdCalendar})
 	g.add("reply-calendar-shown", r.reply)
 	// The Vigilante leaves the digests for each post, and comes back.
