@@ -442,7 +442,7 @@ func (s Setup) SummaryIn(count func(n int, one, other string) string, word func(
 	}
 	out := fmt.Sprintf(word(lang.Key("%d players: %s")), s.Players, strings.Join(parts, ", "))
 	if s.Language != "" {
-		out = fmt.Sprintf(word(lang.Key("%s; in %s")), out, lang.Get(s.Language).Name)
+		out = fmt.Sprintf(word(lang.Key("%s; in %s")), out, word(lang.Get(s.Language).EnglishName()))
 	}
 	return out
 }

@@ -217,7 +217,7 @@ func hostWords(text string) string {
 
 // englishWord finds words of English prose that no German, French or
 // Spanish sentence holds.
-var englishWord = regexp.MustCompile(`(?i)\b(the|your|you|is|and|of|to|has|with|this|will)\b`)
+var englishWord = regexp.MustCompile(`(?i)\b(the|your|you|is|and|of|to|with|this|will)\b`)
 
 // stopwords are words each language writes in almost every sentence and
 // the others do not.

@@ -198,16 +198,20 @@ func Match(s string) (string, bool) {
 func englishName(t language.Tag) string {
 	switch b, _ := t.Base(); b.String() {
 	case "en":
-		return "English"
+		return Key("English")
 	case "de":
-		return "German"
+		return Key("German")
 	case "fr":
-		return "French"
+		return Key("French")
 	case "es":
-		return "Spanish"
+		return Key("Spanish")
 	}
 	return ""
 }
+
+// EnglishName is the language's name in English ("German"): the key of
+// its name in every language's phrases ("Deutsch", "allemand").
+func (l *Language) EnglishName() string { return englishName(l.tag) }
 
 // Files is the language's folder: its templates, phrases, verbs and rules.
 func (l *Language) Files() fs.FS { return l.files }

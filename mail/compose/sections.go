@@ -341,8 +341,8 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 			sec.Variant = "shown"
 		}
 		// The answer is in the language now in force: the copy's own.
-		sec.Name = l.Name
-		sec.Reason = lang.Get(s.GameLanguage()).Name
+		sec.Name = l.Phrase(l.EnglishName())
+		sec.Reason = l.Phrase(lang.Get(s.GameLanguage()).EnglishName())
 		for _, o := range lang.All() {
 			sec.Lines = append(sec.Lines, o.Tag+" ("+o.Name+")")
 		}
