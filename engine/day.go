@@ -3,6 +3,8 @@ package engine
 import (
 	"sort"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // vote handles VOTE, UNVOTE, LOCK and UNLOCK (D1–D4).
@@ -35,7 +37,7 @@ func (t *step) vote(c Command) error {
 		target, r := s.resolve(c.Target, s.Living())
 		if r != nil && r.Reason == Dead && s.Round == Runoff {
 			// In a runoff only the tied players can be voted for (D11).
-			r = s.deadTarget(NormalizeName(c.Target), s.Living(), s.Candidates, "in the runoff you can vote only for")
+			r = s.deadTarget(NormalizeName(c.Target), s.Living(), s.Candidates, phrase.Errorf("in the runoff you can vote only for"))
 		}
 		if r != nil {
 			return r

@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
 // NormalizeName reduces a name to what D1 compares: case folded, spaces
@@ -108,7 +110,7 @@ func (s *State) resolve(name string, among []int) (int, *Refusal) {
 	case 1:
 		return prefixed[0], nil
 	case 0:
-		if r := s.deadTarget(want, among, among, "the living players are"); r != nil {
+		if r := s.deadTarget(want, among, among, phrase.Errorf("the living players are")); r != nil {
 			return 0, r
 		}
 		r := refuse(UnknownName, "no player here is called %q", strings.TrimSpace(name))
@@ -126,7 +128,7 @@ func (s *State) resolve(name string, among []int) (int, *Refusal) {
 // deadTarget is the refusal of a name that means a player who is no longer
 // among the choices because they are dead: it says so, how they died, and
 // who can be chosen instead. Deaths and their causes are public (N9, D10).
-func (s *State) deadTarget(want string, among, choices []int, choose string) *Refusal {
+func (s *State) deadTarget(want string, among, choices []int, choose *phrase.Error) *Refusal {
 	var dead []*Player
 	for i := range s.Players {
 		p := &s.Players[i]
@@ -153,33 +155,34 @@ func (s *State) deadTarget(want string, among, choices []int, choose string) *Re
 }
 
 // CauseText is how a player died, in the words of the public announcement.
-func CauseText(c Cause) string {
+func CauseText(c Cause) *phrase.Error {
 	switch c {
 	case ByVote:
-		return "eliminated by vote"
+		return phrase.Errorf("eliminated by vote")
 	case ByMissedVotes:
-		return "removed for two missed votes"
+		return phrase.Errorf("removed for two missed votes")
 	case ByMafia:
-		return "killed by the Mafia"
+		return phrase.Errorf("killed by the Mafia")
 	case ByVigilante, ByVigilanteDay:
-		return "shot by the Vigilante"
+		return phrase.Errorf("shot by the Vigilante")
 	case ByMafiaAndVig:
-		return "killed by the Mafia and the Vigilante"
+		return phrase.Errorf("killed by the Mafia and the Vigilante")
 	case ByModkill:
-		return "removed by the referee"
+		return phrase.Errorf("removed by the referee")
 	}
-	return "out of the game"
+	return phrase.Errorf("out of the game")
 }
 
-// joinAnd lists names as "Alice, Bob and Carol".
-func joinAnd(names []string) string {
+// joinAnd lists names as "Alice, Bob and Carol", as a phrase each
+// language joins its own way.
+func joinAnd(names []string) *phrase.Error {
 	switch len(names) {
 	case 0:
-		return "none"
+		return phrase.Errorf("none")
 	case 1:
-		return names[0]
+		return phrase.Errorf("%s", names[0])
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return phrase.Errorf("%s and %s", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // closest lists up to three names nearest to want by edit distance, for the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/lang/phrase"
 	"github.com/mafiamail/mafiamail/mail/command"
 	"github.com/mafiamail/mafiamail/mail/compose"
@@ -57,19 +58,23 @@ func (h *Host) confirm(ctx context.Context, w *work, r inbound.Report, reply *co
 		return err
 	}
 	zone := engine.DefaultLocation()
+	// The answer is in the game's language (the sender holds no seat
+	// yet), the host's for a game that is not there.
+	l := lang.Get(h.opts.Language)
 	if g := w.game(c.Game); g != nil {
 		reply.State = g.state
 		reply.Channel = engine.Signup
 		zone = g.state.GameZone()
+		l = lang.Get(g.state.GameLanguage())
 	}
 	what := strings.ToUpper(c.Verb)
 	switch {
 	case !c.UsedAt.IsZero():
 		reply.Lines = append(reply.Lines, compose.Line{Text: what,
-			Err: phrase.Errorf("this request was confirmed already, on %s: nothing more to do", c.UsedAt.In(zone).Format("Mon 2 Jan 15:04 MST"))})
+			Err: phrase.Errorf("this request was confirmed already, on %s: nothing more to do", l.Time(lang.LayoutShort, c.UsedAt.In(zone)))})
 		return nil
 	case w.now.After(c.ExpiresAt):
-		lapsed := c.ExpiresAt.In(zone).Format("Mon 2 Jan 15:04 MST")
+		lapsed := l.Time(lang.LayoutShort, c.ExpiresAt.In(zone))
 		why := phrase.Errorf("this request lapsed on %s, unconfirmed: to make it again, "+
 			"send JOIN and your name to the sign-up address %s again", lapsed, h.mail.SignupAddress(c.Game))
 		if c.Verb == store.ConfirmNewGame {
