@@ -42,6 +42,7 @@ var privateCommands = []Command{
 	{"MAIL DIGEST", "take the town thread gathered every few hours, fewer mails (MAIL EACH: every post at once)"},
 	{"CALENDAR OFF", "no calendar event with each vote's deadline (CALENDAR ON: have them again)"},
 	{"ZONE Europe/Berlin", "show every time in your mail in your own zone too (ZONE alone: the one you have)"},
+	{"LANGUAGE de", "your mail in another language: en, de, fr or es (LANGUAGE alone: the one you have)"},
 	{"HELP", "your commands"},
 	{"HELP RULES", "the rules of the game"},
 }

@@ -334,6 +334,9 @@ type Help struct {
 	// Talk is how long the thread stays open for post-game talk after the
 	// end (zero for none).
 	Talk Span
+	// Verbs are the reader's language's own words for the commands above,
+	// "STIMME FÜR = VOTE" (none in English).
+	Verbs []string
 }
 
 // End is the game's end (W2).

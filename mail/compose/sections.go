@@ -363,6 +363,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		}
 		sec.Kind = "help"
 		sec.Help = helpView(e, s, r)
+		sec.Help.Verbs = localVerbs(l, sec.Help.Thread, sec.Help.Commands)
 	default:
 		return nil, fmt.Errorf("compose: no message for event type %q", e.Type)
 	}
@@ -735,4 +736,35 @@ func roundWords(l *lang.Language, round string) string {
 		return l.Sprintf("Night %d", n)
 	}
 	return round
+}
+
+// localVerbs lists the language's own words for the verbs of cmds, as
+// "STIMME FÜR = VOTE", in the order of the commands: the shortest of a
+// verb's phrases, the one a player types.
+func localVerbs(l *lang.Language, cmds ...[]templates.Command) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, list := range cmds {
+		for _, c := range list {
+			fields := strings.Fields(c.Syntax)
+			for n := min(2, len(fields)); n >= 1; n-- {
+				verb := strings.Join(fields[:n], " ")
+				if verb != strings.ToUpper(verb) || seen[verb] {
+					continue
+				}
+				best := ""
+				for _, v := range l.Verbs() {
+					if v[1] == verb && (best == "" || len([]rune(v[0])) < len([]rune(best))) {
+						best = v[0]
+					}
+				}
+				if best != "" {
+					seen[verb] = true
+					out = append(out, best+" = "+verb)
+					break
+				}
+			}
+		}
+	}
+	return out
 }
