@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 // referee handles the referee's commands (F1, F2).
@@ -72,15 +75,15 @@ func (t *step) referee(c Command, env Env) error {
 		if addr == "" {
 			return refuse(BadArgument, "SUSPEND needs an address")
 		}
-		t.emit(Event{Type: EvSuspended, To: toReferee, Address: addr, Reason: "suspended by the referee of game " + s.Game})
+		t.emit(Event{Type: EvSuspended, To: toReferee, Address: addr, Reason: fmt.Sprintf(lang.Key("suspended by the referee of game %s"), s.Game)})
 	case CmdRelay, CmdReject:
 		return t.judgePost(c)
 	case CmdEnd:
 		if s.Phase == SignupPhase && s.Commitment == "" {
-			t.emit(Event{Type: EvGameEnded, To: toAll, Winner: NoWinner, Reason: "ended by the referee before it started"})
+			t.emit(Event{Type: EvGameEnded, To: toAll, Winner: NoWinner, Reason: lang.Key("ended by the referee before it started")})
 			return nil
 		}
-		t.endGame(NoWinner, "ended by the referee")
+		t.endGame(NoWinner, lang.Key("ended by the referee"))
 	default:
 		if s.Phase == SignupPhase {
 			return refuse(WrongPhase, "%s works once the game has started", c.Verb)

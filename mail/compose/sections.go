@@ -280,6 +280,9 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Kind = "suspended"
 		sec.Address = e.Address
 		sec.Reason = e.Reason
+		if e.Reason == fmt.Sprintf("suspended by the referee of game %s", s.Game) {
+			sec.Reason = l.Sprintf("suspended by the referee of game %s", s.Game)
+		}
 	case engine.EvReminder:
 		sec.Kind = "reminder"
 		sec.Day = s.Day
@@ -590,7 +593,7 @@ func helpView(e engine.Event, s *engine.State, r recipient) *templates.Help {
 // endView is the game's end (W2): every seat with its role, and the draw's
 // proof, checked here before it is published.
 func endView(e engine.Event, s *engine.State, l *lang.Language) *templates.End {
-	v := &templates.End{Winner: string(e.Winner), Reason: e.Reason, Commitment: e.Commitment, Salt: e.Salt}
+	v := &templates.End{Winner: string(e.Winner), Reason: l.Phrase(e.Reason), Commitment: e.Commitment, Salt: e.Salt}
 	for i, n := range e.Names {
 		seat := templates.Seat{Name: n}
 		if i < len(e.Roles) {
