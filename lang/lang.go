@@ -3,8 +3,9 @@
 // package templates (KIND.txt and KIND.html), messages*.json (the phrases
 // the Go code builds, keyed by their English wording, and the layout of a
 // date), verbs.json (the language's own command verbs, beside the English
-// ones that always work) and rules.md (the rules as players read them, in
-// that language).
+// ones that always work), rules.md (the rules as players read them, in
+// that language; English's are docs/rules.md's) and chatter.json (what the
+// demo's bots say in the thread).
 //
 // A fifth language is a fifth folder and one line in registry below; no
 // code that builds a message changes. The tests of this package and of

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 	tparse "text/template/parse"
 
 	"github.com/mafiamail/mafiamail/docs"
@@ -204,6 +205,31 @@ func TestEveryLanguageHasThePlayersRules(t *testing.T) {
 		}
 		if len(r) < len(en)/2 {
 			t.Errorf("%s's rules are %d bytes, English's %d: a part is missing", l.Tag, len(r), len(en))
+		}
+	}
+}
+
+// TestLengthsOfTimeInEveryLanguage: a length of time reads in the
+// reader's language, with the language's plural forms.
+func TestLengthsOfTimeInEveryLanguage(t *testing.T) {
+	for _, c := range []struct {
+		tag  string
+		d    time.Duration
+		want string
+	}{
+		{"en", 35 * time.Hour, "1 day 11 h"},
+		{"de", 35 * time.Hour, "1 Tag 11 Std."},
+		{"de", 50 * time.Hour, "2 Tage 2 Std."},
+		{"de", 90 * time.Minute, "1 Std. 30 Min."},
+	} {
+		if got := (Span{D: c.d, Lang: c.tag}).String(); got != c.want {
+			t.Errorf("%s %v: %q, want %q", c.tag, c.d, got, c.want)
+		}
+	}
+	for _, l := range lang.All()[1:] {
+		day, days := (Span{D: 24 * time.Hour, Lang: l.Tag}).String(), (Span{D: 48 * time.Hour, Lang: l.Tag}).String()
+		if day == "1 day" || days == "2 days" || strings.TrimPrefix(day, "1") == strings.TrimPrefix(days, "2") {
+			t.Errorf("%s: one day is %q, two days %q", l.Tag, day, days)
 		}
 	}
 }
