@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 	tparse "text/template/parse"
+	"time"
 
 	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/lang"
