@@ -96,7 +96,7 @@ func (g *game) pages(site Site) error {
 	}
 
 	sv := compose.StoryView(g.history, g.setup, lang.Get(lang.Default))
-	pic, err := story.Picture(g.history)
+	pic, err := story.Picture(g.history, nil)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}

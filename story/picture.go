@@ -18,6 +18,7 @@ import (
 	"golang.org/x/image/vector"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 // The picture's geometry, in pixels. It is drawn 600 wide, the width of
@@ -80,7 +81,13 @@ type panel struct {
 	title   string
 	voters  []Vote
 	targets []target
+	// noOne is how the picture's language says "no one", for null votes.
+	noOne string
 }
+
+// noOne is the target of a null vote among a panel's targets: no name a
+// player can have.
+const noOne = "\x00no one"
 
 type target struct {
 	name  string
@@ -91,8 +98,13 @@ type target struct {
 // their target, coloured by the voter's side once the game is over (grey
 // before), as a PNG. It is a pure function of the story: the same story
 // gives the same bytes. A story with no closed round has no picture (nil).
-func Picture(h History) ([]byte, error) {
-	panels := panelsOf(h)
+// word gives the picture's words in the game's language from their
+// English (a language's Phrase; nil for English).
+func Picture(h History, word func(english string) string) ([]byte, error) {
+	if word == nil {
+		word = func(s string) string { return s }
+	}
+	panels := panelsOf(h, word)
 	if len(panels) == 0 {
 		return nil, nil
 	}
@@ -126,14 +138,14 @@ func Picture(h History) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func panelsOf(h History) []panel {
+func panelsOf(h History, word func(string) string) []panel {
 	var out []panel
 	for _, d := range h.Days {
 		for _, r := range d.Rounds {
 			if r.Closed.IsZero() {
 				continue
 			}
-			p := panel{title: panelTitle(d, r), voters: r.Votes}
+			p := panel{title: panelTitle(d, r, word), voters: r.Votes, noOne: word(lang.Key("no one"))}
 			count := map[string]int{}
 			for _, v := range r.Votes {
 				if t := voteTarget(v); t != "" {
@@ -156,32 +168,32 @@ func panelsOf(h History) []panel {
 	return out
 }
 
-func panelTitle(d Day, r Round) string {
-	t := fmt.Sprintf("Day %d", d.Number)
+func panelTitle(d Day, r Round, word func(string) string) string {
+	t := fmt.Sprintf(word(lang.Key("Day %d")), d.Number)
 	switch r.Kind {
 	case engine.Runoff:
-		t += ", runoff"
+		t = fmt.Sprintf(word(lang.Key("Day %d, runoff")), d.Number)
 	case engine.Extra:
-		t = fmt.Sprintf("After Night %d, extra round", d.Number)
+		t = fmt.Sprintf(word(lang.Key("After Night %d, extra round")), d.Number)
 	}
 	switch r.Outcome {
 	case engine.Eliminated:
-		t += ": " + r.Target + " out"
+		t = fmt.Sprintf(word(lang.Key("%s: %s out")), t, r.Target)
 	case engine.ToRunoff:
-		t += ": a tie"
+		t = fmt.Sprintf(word(lang.Key("%s: a tie")), t)
 	case engine.Forfeited, engine.NoVotes:
-		t += ": no one out"
+		t = fmt.Sprintf(word(lang.Key("%s: no one out")), t)
 	case engine.Void:
-		t += ": void"
+		t = fmt.Sprintf(word(lang.Key("%s: void")), t)
 	}
 	return t
 }
 
-// voteTarget is where a vote flows: a name, "no one", or "" for no vote.
+// voteTarget is where a vote flows: a name, noOne, or "" for no vote.
 func voteTarget(v Vote) string {
 	switch {
 	case v.Null:
-		return "no one"
+		return noOne
 	default:
 		return v.Target
 	}
@@ -210,11 +222,13 @@ func drawPanel(img *image.RGBA, p panel, top int, side map[string]engine.Side, r
 	for i, t := range p.targets {
 		y := targetTop + i*picRow + picRow/2
 		targetY[t.name] = y
-		label := fmt.Sprintf("%s (%d)", t.name, t.votes)
-		c := picInk
-		if t.name != "no one" {
+		name, c := t.name, picInk
+		if name == noOne {
+			name = p.noOne
+		} else {
 			c = sideColour(side[t.name])
 		}
+		label := fmt.Sprintf("%s (%d)", name, t.votes)
 		drawText(img, regular, picFlowR+8, y+6, fit(regular, label, picNameW-8), c)
 	}
 	for i, v := range p.voters {

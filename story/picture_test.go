@@ -13,7 +13,7 @@ import (
 // to the drawing may change (STORY_PICTURE_OUT=file.png writes it, to look
 // at before setting the new hash here).
 func TestPictureGolden(t *testing.T) {
-	b, err := Picture(Build(ended(sampleLog())))
+	b, err := Picture(Build(ended(sampleLog())), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestPictureGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	again, err := Picture(Build(ended(sampleLog())))
+	again, err := Picture(Build(ended(sampleLog())), nil)
 	if err != nil || !bytes.Equal(again, b) {
 		t.Errorf("a second drawing differs (err %v)", err)
 	}

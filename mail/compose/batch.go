@@ -174,7 +174,7 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 			h := b.story(i)
 			hist = &h
 			var err error
-			if picture, err = story.Picture(h); err != nil {
+			if picture, err = story.Picture(h, lang.Get(s.GameLanguage()).Phrase); err != nil {
 				return nil, fmt.Errorf("compose: event %d: %w", l.Seq, err)
 			}
 		}
