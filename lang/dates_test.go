@@ -96,7 +96,7 @@ func TestMatchReadsLanguagesAsPeopleNameThem(t *testing.T) {
 			t.Errorf("Match(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
-	for _, in := range []string{"", "it", "klingon", "Deutsch bitte"} {
+	for _, in := range []string{"", "it", "tlh", "klingon", "Deutsch bitte"} {
 		if got, ok := Match(in); ok {
 			t.Errorf("Match(%q) = %q, want none", in, got)
 		}

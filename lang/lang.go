@@ -190,7 +190,11 @@ func Match(s string) (string, bool) {
 		return "", false
 	}
 	_, i, conf := matcher.Match(t)
-	if conf < language.High {
+	// The matcher falls back on the first language, sometimes with high
+	// confidence ("tlh" gives English): only the same language counts.
+	want, _ := t.Base()
+	got, _ := byTag[tags[i]].tag.Base()
+	if conf < language.High || want != got {
 		return "", false
 	}
 	return tags[i], true
