@@ -288,9 +288,6 @@ func (l *Language) Count(n int, one, other string) string {
 // Weekday is the abbreviated name of a weekday ("Thu", "Do.", "jeu.").
 func (l *Language) Weekday(d time.Weekday) string { return l.locale.WeekdayAbbreviated(d) }
 
-// WeekdayWide is the full name of a weekday ("Thursday", "Donnerstag").
-func (l *Language) WeekdayWide(d time.Weekday) string { return l.locale.WeekdayWide(d) }
-
 // Month is the abbreviated name of a month ("Dec", "Dez.", "déc.").
 func (l *Language) Month(m time.Month) string { return l.locale.MonthAbbreviated(m) }
 

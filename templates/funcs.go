@@ -82,11 +82,8 @@ func ListIn(tag string, names []string) string {
 	return lang.Get(tag).Sprintf("%s and %s", strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
-// ListOr joins names as alternatives: "Alice or Bob", "Alice, Bob or
-// Carol".
-func ListOr(names []string) string { return ListOrIn(lang.Default, names) }
-
-// ListOrIn joins names as alternatives in the language of tag.
+// ListOrIn joins names as alternatives in the language of tag: "Alice, Bob
+// or Carol".
 func ListOrIn(tag string, names []string) string {
 	if len(names) < 2 {
 		return ListIn(tag, names)

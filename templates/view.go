@@ -566,9 +566,6 @@ type Span struct {
 // SpanOf is a length of time, for a view.
 func SpanOf(d time.Duration) Span { return Span{D: d} }
 
-// IsZero reports whether the span is empty.
-func (s Span) IsZero() bool { return s.D == 0 }
-
 // String is the length in words, to the minute: "12 h", "1 day 12 h",
 // "1 h 30 min", "45 min".
 func (s Span) String() string {

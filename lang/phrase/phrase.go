@@ -75,17 +75,6 @@ func (e *Error) Sprint(word func(format string) string) string {
 	return fmt.Sprintf(word(e.Format), args...)
 }
 
-// Formats lists the formats of the sentence and of those nested in it.
-func (e *Error) Formats() []string {
-	out := []string{e.Format}
-	for _, a := range e.Args {
-		if p, ok := a.(*Error); ok {
-			out = append(out, p.Formats()...)
-		}
-	}
-	return out
-}
-
 type wire struct {
 	Format string            `json:"format"`
 	Args   []json.RawMessage `json:"args,omitempty"`
