@@ -112,6 +112,10 @@ type Host struct {
 	// nextPlan is when (real time) the host next weighs its games'
 	// rounds against the sending budget (replan.go).
 	nextPlan time.Time
+	// tx is the transaction in progress, nil between them: reads that
+	// must see what the messages before in the same group did (a
+	// participant's token) go through it.
+	tx *store.Tx
 }
 
 // New opens the host on its store, rebuilding every game from its events.
@@ -148,7 +152,7 @@ func New(ctx context.Context, opts Config) (*Host, error) {
 		limiter = inbound.NewLimiter(time.Hour/time.Duration(opts.PerSenderPerHour), max(10, opts.PerSenderPerHour/4))
 	}
 	proc, err := inbound.NewProcessor(inbound.Config{HostAddress: opts.Address, AuthServID: opts.AuthServID,
-		MaxSize: opts.MaxMessageBytes, MaxCommands: opts.MaxCommandLines}, Directory{Store: opts.Store}, limiter, opts.Log)
+		MaxSize: opts.MaxMessageBytes, MaxCommands: opts.MaxCommandLines}, liveDirectory{h}, limiter, opts.Log)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
@@ -274,6 +278,26 @@ func (d Directory) Participant(gameID, token string) (inbound.Participant, bool)
 	return inbound.Participant{Name: p.Name, Address: p.Address, Referee: p.Kind == store.KindReferee}, true
 }
 
+// liveDirectory is the host's own Directory: it reads inside the
+// transaction in progress, so that a message sees the participants the
+// messages before it in the same group added or replaced.
+type liveDirectory struct{ h *Host }
+
+// Participant returns the active participant a token belongs to.
+func (d liveDirectory) Participant(gameID, token string) (inbound.Participant, bool) {
+	var p store.Participant
+	var err error
+	if tx := d.h.tx; tx != nil {
+		p, err = tx.ActiveParticipantByToken(context.Background(), gameID, token)
+	} else {
+		p, err = d.h.st.ActiveParticipantByToken(context.Background(), gameID, token)
+	}
+	if err != nil {
+		return inbound.Participant{}, false
+	}
+	return inbound.Participant{Name: p.Name, Address: p.Address, Referee: p.Kind == store.KindReferee}, true
+}
+
 // work is one transaction in the making: the games it touched (copies, so
 // that a failed commit leaves the live games as they were), their new
 // events, and the mail it causes.
@@ -311,34 +335,11 @@ func (h *Host) transact(ctx context.Context, cause string, fn func(w *work) erro
 }
 
 // transactAt is transact at game time now: a command's arrival, or the
-// deadline being applied.
+// deadline being applied. It is a transaction of its own.
 func (h *Host) transactAt(ctx context.Context, cause string, now time.Time, fn func(w *work) error) error {
-	w := &work{h: h, now: now, cause: cause}
-	err := h.st.Update(ctx, func(tx *store.Tx) (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				err = &failure{fmt.Errorf("panic: %v", p)}
-			}
-		}()
-		w.tx = tx
-		w.games, w.order, w.evs, w.out = map[string]*game{}, nil, map[string][]engine.Event{}, nil
-		w.sender, w.reply = nil, nil
-		if err := fn(w); err != nil {
-			return err
-		}
-		return w.flush(ctx)
+	return h.inGroup(ctx, func(g *group) error {
+		return h.attempt(ctx, g, cause, now, fn)
 	})
-	if err != nil {
-		return err
-	}
-	for id, g := range w.games {
-		h.games[id] = g
-	}
-	select {
-	case h.wake <- struct{}{}:
-	default:
-	}
-	return nil
 }
 
 // game returns the working copy of a game, or nil.

@@ -34,14 +34,21 @@ func (h *Host) HandleOversized(ctx context.Context, mailbox string, uidValidity,
 }
 
 // Handle is HandleMessage for a message as the watcher read it, with its
-// arrival.
+// arrival: HandleBatch of one message.
 func (h *Host) Handle(ctx context.Context, m Mail) error {
+	return h.HandleBatch(ctx, []Mail{m})[0]
+}
+
+// handleOne handles one message of a group in the group's transaction:
+// it records it (a message seen before, by UID or by Message-ID, is left
+// alone), decides what it means, and applies its commands, all in a
+// savepoint of its own. A message that fails the same way on every try is
+// recorded with the outcome "error" instead.
+func (h *Host) handleOne(ctx context.Context, g *group, m Mail) error {
 	mailbox, uidValidity, uid, raw, size := m.Mailbox, m.UIDValidity, m.UID, m.Raw, m.Size
 	if size < len(raw) {
 		size = len(raw)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	now := h.clock.real()
 	report := h.proc.Inspect(raw, size)
 	at := h.commandTime(report.Route.Game, m.Arrived)
@@ -76,7 +83,7 @@ func (h *Host) Handle(ctx context.Context, m Mail) error {
 		}
 		return in, true, nil
 	}
-	err := h.transactAt(ctx, "", at, func(w *work) error {
+	err := h.attempt(ctx, g, "", at, func(w *work) error {
 		in, isNew, err := record(w)
 		if err != nil || !isNew {
 			return err
@@ -92,7 +99,7 @@ func (h *Host) Handle(ctx context.Context, m Mail) error {
 		return w.tx.SetInboundOutcome(ctx, in.ID, outcome, reason, report.Route.Game)
 	})
 	if err == nil {
-		h.proc.Keep(charge)
+		g.keep(h, charge)
 	}
 	var f *failure
 	if !errors.As(err, &f) {
@@ -102,7 +109,7 @@ func (h *Host) Handle(ctx context.Context, m Mail) error {
 	// forever, or bring the host down each time it starts: it is recorded
 	// with the outcome "error" instead, and left for the referee.
 	h.log.Error("message recorded as an error", "message_id", report.MessageID, "game", report.Route.Game, "err", f.err)
-	err = h.transactAt(ctx, "", at, func(w *work) error {
+	err = h.attempt(ctx, g, "", at, func(w *work) error {
 		in, isNew, err := record(w)
 		if err != nil || !isNew {
 			return err
@@ -110,7 +117,7 @@ func (h *Host) Handle(ctx context.Context, m Mail) error {
 		return w.tx.SetInboundOutcome(ctx, in.ID, store.OutcomeError, f.Error(), report.Route.Game)
 	})
 	if err == nil {
-		h.proc.Keep(charge)
+		g.keep(h, charge)
 	}
 	return err
 }

@@ -108,11 +108,17 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 	if o.TuneWatcher != nil {
 		o.TuneWatcher(&wc)
 	}
-	s.watch, err = watcher.New(wc, func(ctx context.Context, m watcher.Fetched) error {
-		// The transaction in flight finishes even when a signal stops the
-		// host: its mail is then flagged \Seen, or left for the next start.
-		return h.Handle(context.WithoutCancel(ctx), host.Mail{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID,
-			Raw: m.Raw, Size: int(m.Size), Arrived: m.Arrived, Quiet: m.Flood})
+	s.watch, err = watcher.NewGroup(wc, func(ctx context.Context, ms []watcher.Fetched) []error {
+		// The messages of one FETCH are committed together, with one
+		// fsync (a group commit). The transaction in flight finishes even
+		// when a signal stops the host: its mail is then flagged \Seen,
+		// or left for the next start.
+		mail := make([]host.Mail, len(ms))
+		for i, m := range ms {
+			mail[i] = host.Mail{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID,
+				Raw: m.Raw, Size: int(m.Size), Arrived: m.Arrived, Quiet: m.Flood}
+		}
+		return h.HandleBatch(context.WithoutCancel(ctx), mail)
 	})
 	if err != nil {
 		st.Close()

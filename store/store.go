@@ -333,6 +333,8 @@ type Tx struct {
 	reader
 	tx       *sql.Tx
 	enqueued bool
+	// savepoints counts the savepoints opened, for their names.
+	savepoints int
 }
 
 // cachedTx runs a write transaction's statements as statements prepared

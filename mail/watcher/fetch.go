@@ -154,7 +154,7 @@ func (s *session) handleHeader(ctx context.Context, uid imap.UID, size int64) er
 	s.w.log.Info("message over the size limit: handled from its header", "uid", uid, "bytes", size)
 	msg := s.message(uid, header)
 	msg.Size, msg.HeaderOnly = size, true
-	if !s.w.handle(ctx, msg) {
+	if !s.w.handle(ctx, []Fetched{msg})[0] {
 		return ctx.Err()
 	}
 	if err := s.done(ctx, []imap.UID{uid}); err != nil {
@@ -180,8 +180,6 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 	// when the server is busy taking in a flood for the same mailbox. A
 	// message handled but not yet flagged when the connection or the
 	// process dies is offered again, and the handler knows it by its UID.
-	var handled []imap.UID
-	var stopped error
 	returned := map[imap.UID]bool{}
 	for _, m := range msgs {
 		returned[m.UID] = true
@@ -192,6 +190,7 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 			s.forget([]imap.UID{u})
 		}
 	}
+	var group []Fetched
 	for _, m := range msgs {
 		if m.UID == 0 {
 			continue
@@ -205,19 +204,22 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 			s.forget([]imap.UID{m.UID})
 			continue
 		}
-		if !s.w.handle(ctx, s.message(m.UID, raw)) {
-			if stopped = ctx.Err(); stopped != nil {
-				break
-			}
-			continue
+		group = append(group, s.message(m.UID, raw))
+	}
+	if len(group) == 0 {
+		return nil
+	}
+	var handled []imap.UID
+	for i, ok := range s.w.handle(ctx, group) {
+		if ok {
+			handled = append(handled, imap.UID(group[i].UID))
 		}
-		handled = append(handled, m.UID)
 	}
 	if err := s.done(ctx, handled); err != nil {
 		return err
 	}
 	s.forget(handled)
-	return stopped
+	return ctx.Err()
 }
 
 // message is the Message for uid with the given content, with what look

@@ -55,6 +55,15 @@ type Fetched struct {
 // Run's context does.
 type Handler func(ctx context.Context, m Fetched) error
 
+// GroupHandler applies the messages of one FETCH together, in UID order,
+// and returns one error per message, with the meaning Handler's has: a
+// handler that commits them in one transaction pays for one fsync instead
+// of one per message. It must keep every message's own guarantee: nil
+// only once that message's outcome is durable, and one message's failure
+// must not lose another's work. The messages of a group all arrived on
+// the same side of every deadline (Config.Barrier).
+type GroupHandler func(ctx context.Context, ms []Fetched) []error
+
 // Stats describe what a watcher has done so far.
 type Stats struct {
 	// Connected is true while the watcher is logged in with the mailbox
@@ -92,7 +101,7 @@ type Watcher struct {
 	cfg     Config
 	ep      mailurl.Endpoint
 	tls     *tls.Config
-	handler Handler
+	handler GroupHandler
 	log     *slog.Logger
 
 	// Only Run's goroutine touches these.
@@ -116,8 +125,26 @@ type retry struct {
 	next     time.Time
 }
 
-// New checks cfg and returns a Watcher that hands messages to handler.
+// New checks cfg and returns a Watcher that hands messages to handler,
+// one at a time.
 func New(cfg Config, handler Handler) (*Watcher, error) {
+	if handler == nil {
+		return nil, errors.New("watcher: a handler is required")
+	}
+	return NewGroup(cfg, func(ctx context.Context, ms []Fetched) []error {
+		errs := make([]error, len(ms))
+		for i := range ms {
+			// A panic fails its own message only: the ones before it are
+			// committed.
+			errs[i] = recovered(1, func() []error { return []error{handler(ctx, ms[i])} })[0]
+		}
+		return errs
+	})
+}
+
+// NewGroup checks cfg and returns a Watcher that hands the messages of
+// each FETCH to handler together.
+func NewGroup(cfg Config, handler GroupHandler) (*Watcher, error) {
 	if handler == nil {
 		return nil, errors.New("watcher: a handler is required")
 	}
@@ -244,38 +271,59 @@ func (w *Watcher) nextRetry() time.Time {
 	return next
 }
 
-// handle offers one message to the handler and reports whether it returned
-// nil. A handler error defers the message; a panic counts as an error, so
-// that one bad message cannot stop the host.
-func (w *Watcher) handle(ctx context.Context, m Fetched) (ok bool) {
-	err := w.call(ctx, m)
-	uid := imap.UID(m.UID)
-	if err == nil {
-		delete(w.retries, uid)
-		w.update(func(s *Stats) { s.Handled++ })
-		w.log.Debug("message handled", "uidvalidity", m.UIDValidity, "uid", m.UID, "bytes", len(m.Raw))
-		return true
+// handle offers messages to the handler and reports which it returned nil
+// for. A handler error defers the message; a panic counts as an error for
+// every message of the call, so that one bad message cannot stop the host.
+func (w *Watcher) handle(ctx context.Context, ms []Fetched) (ok []bool) {
+	errs := w.call(ctx, ms)
+	ok = make([]bool, len(ms))
+	for i, m := range ms {
+		err := errs[i]
+		uid := imap.UID(m.UID)
+		if err == nil {
+			delete(w.retries, uid)
+			w.update(func(s *Stats) { s.Handled++ })
+			w.log.Debug("message handled", "uidvalidity", m.UIDValidity, "uid", m.UID, "bytes", len(m.Raw))
+			ok[i] = true
+			continue
+		}
+		if ctx.Err() != nil {
+			continue
+		}
+		r := w.retries[uid]
+		delay := backoff.Duration(r.failures, w.cfg.MinBackoff, w.cfg.MaxBackoff)
+		r.failures++
+		r.next = time.Now().Add(delay)
+		w.retries[uid] = r
+		w.update(func(s *Stats) { s.HandlerErrors++ })
+		w.log.Warn("handler failed; the message stays unseen and will be offered again",
+			"uidvalidity", m.UIDValidity, "uid", m.UID, "err", err, "failures", r.failures, "retry_in", delay.Round(time.Millisecond))
 	}
-	if ctx.Err() != nil {
-		return false
-	}
-	r := w.retries[uid]
-	delay := backoff.Duration(r.failures, w.cfg.MinBackoff, w.cfg.MaxBackoff)
-	r.failures++
-	r.next = time.Now().Add(delay)
-	w.retries[uid] = r
-	w.update(func(s *Stats) { s.HandlerErrors++ })
-	w.log.Warn("handler failed; the message stays unseen and will be offered again",
-		"uidvalidity", m.UIDValidity, "uid", m.UID, "err", err, "failures", r.failures, "retry_in", delay.Round(time.Millisecond))
-	return false
+	return ok
 }
 
-func (w *Watcher) call(ctx context.Context, m Fetched) (err error) {
+func (w *Watcher) call(ctx context.Context, ms []Fetched) []error {
+	errs := recovered(len(ms), func() []error { return w.handler(ctx, ms) })
+	if len(errs) != len(ms) {
+		w.log.Error("the handler returned a result for each of too few or too many messages", "results", len(errs), "messages", len(ms))
+		errs = make([]error, len(ms))
+		for i := range errs {
+			errs[i] = errors.New("the handler returned no result for this message")
+		}
+	}
+	return errs
+}
+
+// recovered runs fn, turning a panic into an error for each of n messages.
+func recovered(n int, fn func() []error) (errs []error) {
 	defer func() {
 		if v := recover(); v != nil {
-			w.log.Error("handler panicked", "uid", m.UID, "panic", v, "stack", string(debug.Stack()))
-			err = fmt.Errorf("handler panicked: %v", v)
+			err := fmt.Errorf("handler panicked: %v\n%s", v, debug.Stack())
+			errs = make([]error, n)
+			for i := range errs {
+				errs[i] = err
+			}
 		}
 	}()
-	return w.handler(ctx, m)
+	return fn()
 }

@@ -1,0 +1,250 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mafiamail/mafiamail/mail/inbound"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// compose is send without the delivery: the message as the watcher would
+// read it, under the next UID.
+func (hs *harness) compose(from, to, body string) []byte {
+	hs.uid++
+	return []byte(fmt.Sprintf("%sFrom: %s\r\nTo: %s\r\nSubject: game\r\nMessage-ID: <m%d@players.test>\r\n"+
+		"Date: Tue, 01 Dec 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n",
+		hs.authResults(from), from, to, hs.uid, body))
+}
+
+// withSubject is raw, from compose, with another subject.
+func withSubject(raw []byte, subject string) []byte {
+	return []byte(strings.Replace(string(raw), "Subject: game", "Subject: "+subject, 1))
+}
+
+// handleGroup hands raws to HandleBatch as one group, under the next UIDs,
+// and returns its errors.
+func (hs *harness) handleGroup(raws [][]byte) []error {
+	ms := make([]Mail, len(raws))
+	for i, raw := range raws {
+		hs.uid++
+		ms[i] = Mail{Mailbox: "INBOX", UIDValidity: 1, UID: hs.uid, Raw: raw, Size: len(raw)}
+	}
+	return hs.h.HandleBatch(context.Background(), ms)
+}
+
+// dayScript is a day of mail from the players of setUp's game: votes,
+// unvotes, posts, questions, lines that are no command, a message that
+// cannot be processed, and messages sent twice, drawn from seed.
+func dayScript(hs *harness, seed uint64) [][]byte {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var raws [][]byte
+	for i := range 120 {
+		p := players[rng.IntN(len(players))]
+		other := players[rng.IntN(len(players))]
+		to := hs.thread(p)
+		if rng.IntN(3) == 0 {
+			to = "host+g1-p-" + hs.token("g1", addr(p)) + "@example.org"
+		}
+		var body string
+		switch rng.IntN(8) {
+		case 0, 1:
+			body = "VOTE " + other
+		case 2:
+			body = "UNVOTE"
+		case 3:
+			body = "STATUS"
+		case 4:
+			body = fmt.Sprintf("VOTE %s\n\n%s has been quiet all day (%d).", other, other, i)
+		case 5:
+			body = fmt.Sprintf("I think %s is lying about the night, post %d.", other, i)
+		case 6:
+			body = "VOTE Nobodyhere"
+		case 7:
+			body = "poison"
+		}
+		raw := hs.compose(addr(p), to, body)
+		if body == "poison" {
+			raw = withSubject(raw, "poison")
+		}
+		raws = append(raws, raw)
+		if rng.IntN(10) == 0 {
+			// The same message again, as after a crash or a second copy.
+			raws = append(raws, raws[rng.IntN(len(raws))])
+		}
+	}
+	return raws
+}
+
+// poisonForTest makes every message with the subject "poison" fail as a
+// bug met on its content would.
+func poisonForTest(t *testing.T) {
+	breakForTest = func(r inbound.Report) {
+		if r.Subject == "poison" {
+			panic("a bug met on this message")
+		}
+	}
+	t.Cleanup(func() { breakForTest = nil })
+}
+
+// outcome is what became of every message and what the host sent: the
+// whole observable result of a day.
+type outcome struct {
+	state    string
+	inbound  []string
+	outbox   []string
+	outcomes map[store.Outcome]int
+}
+
+func observe(t *testing.T, hs *harness) outcome {
+	t.Helper()
+	s, err := json.Marshal(hs.game("g1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := outcome{state: string(s), outcomes: map[store.Outcome]int{}}
+	for _, m := range hs.outbox() {
+		o.outbox = append(o.outbox, m.MessageID+" "+strings.Join(m.To, ",")+"\n"+string(m.Raw))
+	}
+	for _, oc := range []store.Outcome{store.OutcomeApplied, store.OutcomeRefused, store.OutcomeIgnored, store.OutcomeError} {
+		ins, err := hs.st.InboundByOutcome(context.Background(), oc, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.outcomes[oc] = len(ins)
+		for _, in := range ins {
+			o.inbound = append(o.inbound, fmt.Sprintf("%s %s %s", in.MessageID, oc, in.Reason))
+		}
+	}
+	slices.Sort(o.inbound)
+	return o
+}
+
+// TestGroupCommitIsInvisible: a day of mail handled in groups, each in one
+// transaction, has exactly the result of the same mail handled one
+// message at a time: the same game, the same outcome for every message,
+// the same outgoing mail byte for byte, in the same order. Each message
+// sees what the ones before it in its group did (a vote, then its
+// unvote; a message and its second copy in one group), and a message that
+// fails is recorded as an error without taking the rest of its group with
+// it.
+func TestGroupCommitIsInvisible(t *testing.T) {
+	poisonForTest(t)
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			// One game, set up once and copied: the tokens of its
+			// channels are drawn at random.
+			one, grouped := newHarness(t), newHarness(t)
+			one.draw = drawSeed(seed)
+			one.restart()
+			one.setUp()
+			if err := one.st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := grouped.st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			copyFile(t, one.path, grouped.path)
+			one.draw, grouped.draw = drawSeed(seed+100), drawSeed(seed+100)
+			one.open()
+			grouped.open()
+			grouped.uid = one.uid
+			for _, raw := range dayScript(one, seed) {
+				one.deliver(raw)
+			}
+			raws := dayScript(grouped, seed)
+			rng := rand.New(rand.NewPCG(seed, 11))
+			groups := 0
+			for len(raws) > 0 {
+				n := min(len(raws), 1+rng.IntN(12))
+				for i, err := range grouped.handleGroup(raws[:n]) {
+					if err != nil {
+						t.Fatalf("message %d of a group: %v", i, err)
+					}
+				}
+				raws, groups = raws[n:], groups+1
+			}
+			a, b := observe(t, one), observe(t, grouped)
+			if a.state != b.state {
+				t.Errorf("the game differs:\none at a time: %s\nin groups:     %s", a.state, b.state)
+			}
+			if !slices.Equal(a.inbound, b.inbound) {
+				t.Errorf("the messages' outcomes differ:\none at a time: %q\nin groups:     %q", a.inbound, b.inbound)
+			}
+			if !slices.Equal(a.outbox, b.outbox) {
+				t.Errorf("the outgoing mail differs: %d messages one at a time, %d in groups", len(a.outbox), len(b.outbox))
+				for i := range min(len(a.outbox), len(b.outbox)) {
+					if a.outbox[i] != b.outbox[i] {
+						t.Fatalf("first difference, message %d:\n%s\n---\n%s", i, a.outbox[i], b.outbox[i])
+					}
+				}
+			}
+			if a.outcomes[store.OutcomeError] == 0 || a.outcomes[store.OutcomeApplied] < 50 {
+				t.Errorf("the script did not exercise what it should: %v", a.outcomes)
+			}
+			t.Logf("%d messages in %d groups: %v; %d outgoing messages", len(a.inbound), groups, a.outcomes, len(a.outbox))
+		})
+	}
+}
+
+// TestGroupCommitFailedCommitKeepsNothing: when the group's transaction
+// cannot commit, nothing of the group is kept, in the store or in the
+// host's memory (games, rate limit), and every message of it reports the
+// error, so the watcher offers them all again; offered again, they are
+// applied once, exactly as if the failure had never been.
+func TestGroupCommitFailedCommitKeepsNothing(t *testing.T) {
+	hs := newLimitedHarness(t, 40)
+	hs.setUp()
+	before := observe(t, hs)
+	raws := [][]byte{
+		hs.compose(addr("Alice"), hs.thread("Alice"), "VOTE Bob"),
+		hs.compose(addr("Carol"), hs.thread("Carol"), "VOTE Bob\n\nBob, explain yourself."),
+		hs.compose(addr("Alice"), hs.thread("Alice"), "UNVOTE\nVOTE Carol"),
+		withSubject(hs.compose(addr("Dave"), hs.thread("Dave"), "VOTE Bob"), "last"),
+	}
+	// The last message's handling ends the context the transaction runs
+	// in: it cannot commit.
+	ctx, cancel := context.WithCancel(context.Background())
+	breakForTest = func(r inbound.Report) {
+		if r.Subject == "last" {
+			cancel()
+		}
+	}
+	t.Cleanup(func() { breakForTest = nil })
+	ms := make([]Mail, len(raws))
+	for i, raw := range raws {
+		ms[i] = Mail{Mailbox: "INBOX", UIDValidity: 1, UID: uint32(1000 + i), Raw: raw, Size: len(raw)}
+	}
+	for i, err := range hs.h.HandleBatch(ctx, ms) {
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("message %d: %v, want the failed commit's error", i, err)
+		}
+	}
+	breakForTest = nil
+	if after := observe(t, hs); after.state != before.state || !slices.Equal(after.inbound, before.inbound) || len(after.outbox) != len(before.outbox) {
+		t.Fatalf("a group that did not commit left something behind:\nbefore %+v\nafter  %+v", before.outcomes, after.outcomes)
+	}
+	// Offered again, the group is applied once. Alice's allowance was not
+	// spent by the failed try: with 40 an hour, a burst of 10.
+	for i, err := range hs.h.HandleBatch(context.Background(), ms) {
+		if err != nil {
+			t.Fatalf("message %d offered again: %v", i, err)
+		}
+	}
+	s := hs.game("g1")
+	if s.Player(1).Vote != 3 || s.Player(3).Vote != 2 {
+		t.Errorf("after the retry Alice votes for %d (want Carol, 3) and Carol for %d (want Bob, 2)", s.Player(1).Vote, s.Player(3).Vote)
+	}
+	for range 8 {
+		hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob")
+	}
+	if refused, _ := hs.st.InboundByOutcome(context.Background(), store.OutcomeRefused, 10); len(refused) != 0 {
+		t.Errorf("Alice was charged for the group that failed: %d of her messages refused", len(refused))
+	}
+}
