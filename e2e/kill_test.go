@@ -49,62 +49,10 @@ import (
 const killAuthserv = "mx.players.test"
 
 func TestKillServe(t *testing.T) {
-	bin := mafiamail.Path(t)
-	srv, err := mailserver.Start(mailserver.Config{
-		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: killPassword,
-		Users:  map[string]string{"host": killPassword, "referee": killPassword},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-
-	dir := t.TempDir()
-	h := &killHarness{t: t, bin: bin, srv: srv, db: filepath.Join(dir, "kill.db"),
-		cfg: filepath.Join(dir, "mafiamail.toml"), logPath: filepath.Join(dir, "serve.log"),
-		rng: rand.New(rand.NewPCG(testSeed(t), 0x6b11))}
-	// Game time starts on a Monday morning, so that a game's first days
-	// lie outside the weekend rule (D7), and runs killSpeed times faster:
-	// a 36-hour day passes in six seconds, a night's 6-hour mark in one.
-	now := time.Now()
-	h.clock = host.Clock{Anchor: now.UTC(), Start: service.WeekendEndAfter(now), Speed: killSpeed}
-	if err := service.SetGameClock(h.db, h.clock); err != nil {
-		t.Fatal(err)
-	}
-	config := fmt.Sprintf(`address = "host@example.org"
-referees = ["referee@example.org"]
-database = %q
-speed = %g
-[log]
-level = "info"
-[imap]
-url = "imap://%s"
-username = "host"
-password = %q
-[smtp]
-url = "smtp://%s"
-username = "host"
-password = %q
-[limits]
-per_sender_per_hour = 1000000
-[auth]
-authserv_id = %q
-`, h.db, float64(killSpeed), srv.IMAPAddr(), killPassword, srv.SMTPAddr(), killPassword, killAuthserv)
-	if err := os.WriteFile(h.cfg, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.stop)
-
-	// The first host runs until it has made the database, so that the
-	// test's reader never races the creation of the file.
-	h.start()
-	h.waitLog("games loaded", time.Minute)
-	view, err := openView(h.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.view = view
+	// The game clock runs killSpeed times faster than real time: a
+	// 36-hour day passes in six seconds, a night's 6-hour mark in one.
+	h := startKillHarness(t, killSpeed)
+	view, srv := h.view, h.srv
 
 	d := &killDriver{h: h, view: view, smtpAddr: srv.SMTPAddr(), authserv: killAuthserv, rng: rand.New(rand.NewPCG(h.rng.Uint64(), h.rng.Uint64()))}
 	driverErr := make(chan error, 1)
@@ -159,6 +107,68 @@ const (
 	// the database, rebuilds the games or logs in.
 	killEarly = 400 * time.Millisecond
 )
+
+// startKillHarness starts `mafiamail serve` against an embedded mail
+// server of its own, with a game clock speed times faster than real time
+// from a Monday morning, and returns once the host has made its database.
+func startKillHarness(t *testing.T, speed float64) *killHarness {
+	bin := mafiamail.Path(t)
+	srv, err := mailserver.Start(mailserver.Config{
+		Domain: "example.org", AutoCreateUsers: true, AutoCreatePassword: killPassword,
+		Users:  map[string]string{"host": killPassword, "referee": killPassword},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+
+	dir := t.TempDir()
+	h := &killHarness{t: t, bin: bin, srv: srv, db: filepath.Join(dir, "kill.db"),
+		cfg: filepath.Join(dir, "mafiamail.toml"), logPath: filepath.Join(dir, "serve.log"),
+		rng: rand.New(rand.NewPCG(testSeed(t), 0x6b11))}
+	// Game time starts on a Monday morning, so that a game's first days
+	// lie outside the weekend rule (D7).
+	now := time.Now()
+	h.clock = host.Clock{Anchor: now.UTC(), Start: service.WeekendEndAfter(now), Speed: speed}
+	if err := service.SetGameClock(h.db, h.clock); err != nil {
+		t.Fatal(err)
+	}
+	config := fmt.Sprintf(`address = "host@example.org"
+referees = ["referee@example.org"]
+database = %q
+speed = %g
+[log]
+level = "info"
+[imap]
+url = "imap://%s"
+username = "host"
+password = %q
+[smtp]
+url = "smtp://%s"
+username = "host"
+password = %q
+[limits]
+per_sender_per_hour = 1000000
+[auth]
+authserv_id = %q
+`, h.db, speed, srv.IMAPAddr(), killPassword, srv.SMTPAddr(), killPassword, killAuthserv)
+	if err := os.WriteFile(h.cfg, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.stop)
+
+	// The first host runs until it has made the database, so that the
+	// test's reader never races the creation of the file.
+	h.start()
+	h.waitLog("games loaded", time.Minute)
+	view, err := openView(h.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.view = view
+	return h
+}
 
 // killHarness runs the host as a child process and kills it.
 type killHarness struct {
