@@ -16,7 +16,9 @@
 // Exactly-once processing of mail. The watcher handles each inbound message
 // in one Update: RecordInbound, the events the message caused
 // (AppendEvents), the mail those events caused (Enqueue), and the outcome
-// (SetInboundOutcome) commit together or not at all. RecordInbound reports a
+// (SetInboundOutcome) commit together or not at all. Several messages may
+// share one Update (a group commit), each in a Savepoint of its own, so
+// that one that fails is rolled back alone. RecordInbound reports a
 // message it has seen before, under the same mailbox, UIDVALIDITY and UID or
 // under the same Message-ID, so mail is applied once even when the IMAP
 // server changes UIDVALIDITY. The watcher sets \Seen only after the commit:
@@ -26,9 +28,10 @@
 //
 // At-least-once sending. The outbox holds each message's final bytes with a
 // Message-ID fixed when it was enqueued. The sender claims due messages
-// (ClaimDue), sends them, and records the result (MarkSent, MarkRetry with
-// the next attempt time, MarkFailed). A crash between the SMTP server's
-// acceptance and MarkSent sends the message again after the restart, with
+// (ClaimDue), sends them, and records the result (MarkSent, or MarkAllSent
+// for a batch at once, MarkRetry with the next attempt time, MarkFailed). A
+// crash between the SMTP server's acceptance and that record sends the
+// message again after the restart, with
 // the same bytes and so the same Message-ID, which mail clients use to hide
 // duplicates. Times are always passed in; the store has no clock of its own.
 //

@@ -317,6 +317,20 @@ func (s *Store) MarkSent(ctx context.Context, id int64, now time.Time) error {
 	return s.Update(ctx, func(tx *Tx) error { return tx.MarkSent(ctx, id, now) })
 }
 
+// MarkAllSent runs Tx.MarkSent for each of ids in one transaction: a
+// sender records the messages a batch handed over with one commit, not
+// one each. An id that is not in the outbox fails them all.
+func (s *Store) MarkAllSent(ctx context.Context, ids []int64, now time.Time) error {
+	return s.Update(ctx, func(tx *Tx) error {
+		for _, id := range ids {
+			if err := tx.MarkSent(ctx, id, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // MarkRetry runs Tx.MarkRetry in a transaction of its own.
 func (s *Store) MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error {
 	return s.Update(ctx, func(tx *Tx) error { return tx.MarkRetry(ctx, id, next, errText) })

@@ -267,6 +267,7 @@ func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage
 		}
 	}
 
+	s.recordSent(ctx)
 	rest := b.queue
 	switch {
 	case ctx.Err() != nil:

@@ -30,7 +30,7 @@ type noOutbox struct{}
 func (noOutbox) ClaimDue(context.Context, time.Time, int) ([]store.OutMessage, error) {
 	return nil, nil
 }
-func (noOutbox) MarkSent(context.Context, int64, time.Time) error          { return nil }
+func (noOutbox) MarkAllSent(context.Context, []int64, time.Time) error     { return nil }
 func (noOutbox) MarkRetry(context.Context, int64, time.Time, string) error { return nil }
 func (noOutbox) MarkFailed(context.Context, int64, string) error           { return nil }
 func (noOutbox) Release(context.Context, int64, time.Time, string) error   { return nil }

@@ -6,7 +6,12 @@
 // connections at once, each reused for the whole drain and opened only when
 // a message is there for it, and records each result:
 //
-//   - accepted (250): MarkSent;
+//   - accepted (250): MarkAllSent, for all the messages of the batch
+//     together once the batch is done: one transaction, and so one fsync,
+//     for the batch. A message stays claimed until then; a process that
+//     dies before sends it again after its restart, with the same bytes
+//     and Message-ID, as it would one that died just after the server's
+//     answer;
 //   - a temporary failure (4xx) or a network error: MarkRetry, with the next
 //     attempt after an exponential backoff with jitter from
 //     Config.MinBackoff doubling to Config.MaxBackoff, for ever: a server

@@ -82,8 +82,13 @@ func (o *memOutbox) mark(id int64, f func(m *store.OutMessage)) error {
 	return nil
 }
 
-func (o *memOutbox) MarkSent(_ context.Context, id int64, now time.Time) error {
-	return o.mark(id, func(m *store.OutMessage) { m.Status, m.SentAt, m.LastError = store.OutSent, now, "" })
+func (o *memOutbox) MarkAllSent(_ context.Context, ids []int64, now time.Time) error {
+	for _, id := range ids {
+		if err := o.mark(id, func(m *store.OutMessage) { m.Status, m.SentAt, m.LastError = store.OutSent, now, "" }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (o *memOutbox) MarkRetry(_ context.Context, id int64, next time.Time, errText string) error {

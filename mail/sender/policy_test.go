@@ -195,7 +195,7 @@ type nopOutbox struct{}
 func (nopOutbox) ClaimDue(context.Context, time.Time, int) ([]store.OutMessage, error) {
 	return nil, nil
 }
-func (nopOutbox) MarkSent(context.Context, int64, time.Time) error          { return nil }
+func (nopOutbox) MarkAllSent(context.Context, []int64, time.Time) error     { return nil }
 func (nopOutbox) MarkRetry(context.Context, int64, time.Time, string) error { return nil }
 func (nopOutbox) Release(context.Context, int64, time.Time, string) error   { return nil }
 func (nopOutbox) MarkFailed(context.Context, int64, string) error           { return nil }

@@ -17,16 +17,18 @@ import (
 )
 
 // Outbox is the queue of outgoing mail. *store.Store implements it.
-// MarkSent, MarkRetry and MarkFailed are called from several goroutines at
-// once when Config.Connections is above 1.
+// MarkRetry and MarkFailed are called from several goroutines at once when
+// Config.Connections is above 1.
 type Outbox interface {
 	// ClaimDue marks up to limit messages that are due at now as being
 	// sent and returns them in the order they are to be handed over: by
 	// priority, never reordering one recipient's mail (see
 	// store.Tx.ClaimDue).
 	ClaimDue(ctx context.Context, now time.Time, limit int) ([]store.OutMessage, error)
-	// MarkSent records that the server accepted a claimed message.
-	MarkSent(ctx context.Context, id int64, now time.Time) error
+	// MarkAllSent records that the server accepted claimed messages, in
+	// one transaction: a batch's messages are recorded together once the
+	// batch is done.
+	MarkAllSent(ctx context.Context, ids []int64, now time.Time) error
 	// MarkRetry makes a claimed message due again at next, after a
 	// temporary failure described by errText.
 	MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error
@@ -80,6 +82,9 @@ type Sender struct {
 	// which the workers of a drain add to.
 	recMu      sync.Mutex
 	unrecorded []record
+	// sent are the messages of the batch in progress that the server
+	// accepted, to be recorded together when it ends (recordSent).
+	sent []record
 
 	// holdMu guards hs, what the workers of a drain share about the
 	// provider's limit; probing is set during a drain that probes a hold.
@@ -394,7 +399,7 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify
 			st.Refused += uint64(len(r.refused))
 		})
 		rec := record{what: "mark sent", id: m.ID, save: func(ctx context.Context) error {
-			return s.outbox.MarkSent(ctx, m.ID, s.clock())
+			return s.outbox.MarkAllSent(ctx, []int64{m.ID}, s.clock())
 		}}
 		if len(r.refused) > 0 {
 			rerr := &RecipientsError{Refused: r.refused}
@@ -403,7 +408,12 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify
 		} else {
 			log.Debug("sent", "recipients", len(m.To))
 		}
-		s.save(ctx, rec, notify)
+		// Recorded with the rest of the batch's (recordSent): until then
+		// the message stays claimed, and holds back later mail to its
+		// recipients as it did while it was being sent.
+		s.recMu.Lock()
+		s.sent = append(s.sent, rec)
+		s.recMu.Unlock()
 	case r.permanent:
 		if key := blockKey(r.err); key != "" && s.judgeRefusal(ctx, m, r, key, notify) {
 			return
@@ -586,6 +596,42 @@ func (s *Sender) write(ctx context.Context, r record, notify func(func())) error
 		notify(r.after)
 	}
 	return nil
+}
+
+// recordSent records the messages the server accepted during a batch, in
+// one transaction: one fsync for the batch instead of one per message.
+// A process that dies before this sends them again after its restart,
+// with the same bytes and Message-ID, as it would one that died between
+// the server's answer and its record. When the outbox cannot take them
+// now, each is kept to be recorded before anything else is sent (flush).
+// It runs on Run's goroutine once the batch's workers are done.
+func (s *Sender) recordSent(ctx context.Context) {
+	s.recMu.Lock()
+	recs := s.sent
+	s.sent = nil
+	s.recMu.Unlock()
+	if len(recs) == 0 {
+		return
+	}
+	ids := make([]int64, len(recs))
+	for i, r := range recs {
+		ids[i] = r.id
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	err := s.outbox.MarkAllSent(wctx, ids, s.clock())
+	cancel()
+	if err != nil {
+		s.log.Error("cannot record sent messages in the outbox; keeping them to record later", "messages", len(ids), "err", err)
+		s.recMu.Lock()
+		s.unrecorded = append(s.unrecorded, recs...)
+		s.recMu.Unlock()
+		return
+	}
+	for _, r := range recs {
+		if r.after != nil {
+			r.after()
+		}
+	}
 }
 
 // runNow is the notify of code that runs on Run's goroutine.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,4 +111,79 @@ func TestDrainsTheStoresOutbox(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	var _ sender.Outbox = st
+}
+
+// recordingOutbox is the store, counting the calls that record sent
+// messages; the first fail, as a full disk would.
+type recordingOutbox struct {
+	*store.Store
+	mu    sync.Mutex
+	calls [][]int64
+	fail  int
+}
+
+func (o *recordingOutbox) MarkAllSent(ctx context.Context, ids []int64, now time.Time) error {
+	o.mu.Lock()
+	o.calls = append(o.calls, append([]int64(nil), ids...))
+	fail := len(o.calls) <= o.fail
+	o.mu.Unlock()
+	if fail {
+		return errors.New("disk I/O error")
+	}
+	return o.Store.MarkAllSent(ctx, ids, now)
+}
+
+// The messages a batch hands over are recorded together, one transaction
+// for the batch. When that fails, each is kept claimed (not sent again)
+// and recorded before the next batch goes out.
+func TestSentMessagesRecordedOncePerBatch(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	const n = 30
+	if err := st.Update(ctx, func(tx *store.Tx) error {
+		for i := 1; i <= n; i++ {
+			if _, err := tx.Enqueue(ctx, outMsg(i, fmt.Sprintf("p%d@example.org", i)), time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got deliveries
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
+	ob := &recordingOutbox{Store: st, fail: 1}
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.BatchSize, cfg.Connections = 10, 2
+	s, err := sender.New(cfg, ob, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendDue(ctx); err != nil {
+		t.Fatalf("SendDue: %v", err)
+	}
+	sent, err := st.OutMessages(ctx, store.OutSent)
+	if err != nil || len(sent) != n {
+		t.Fatalf("%d of %d messages recorded as sent (%v)", len(sent), n, err)
+	}
+	for id, copies := range got.delivered() {
+		if len(copies) != 1 {
+			t.Errorf("%s delivered %d times, want once", id, len(copies))
+		}
+	}
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	// The failed batch of 10, then its 10 one by one, then two batches.
+	var sizes []int
+	for _, c := range ob.calls {
+		sizes = append(sizes, len(c))
+	}
+	want := []int{10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 10, 10}
+	if !slices.Equal(sizes, want) {
+		t.Errorf("recorded in calls of %v messages, want %v", sizes, want)
+	}
 }
