@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -236,5 +238,87 @@ func TestReleaseCountsNoAttempt(t *testing.T) {
 	}
 	if n := attempts(); n != 1 {
 		t.Fatalf("%d attempts after a failed one, want 1", n)
+	}
+}
+
+// A claim reads a long queue only as far as it must (claimable's early
+// stop), and takes exactly what reading it whole would: the same
+// messages in the same order, over queues of every shape (priorities,
+// messages waiting for a retry near or far, messages being sent, shared
+// recipients). Where the queue ends in a row whose recipients cannot be read, a claim
+// that reads it whole fails, so one that succeeds has stopped early.
+func TestClaimThatStopsEarlyTakesWhatAWholeReadWould(t *testing.T) {
+	for seed := range uint64(9) {
+		// kind 0: one priority; 1: mixed priorities early on, one
+		// further on; 2: urgent messages far down the queue, where no
+		// claim may stop early.
+		kind := seed % 3
+		rng := rand.New(rand.NewPCG(seed, 3))
+		s := openAt(t, filepath.Join(t.TempDir(), fmt.Sprintf("claim%d.db", seed)))
+		mustCreateGame(t, s, "g1")
+		const queued = 1500
+		update(t, s, func(ctx context.Context, tx *Tx) error {
+			for i := range queued {
+				id := fmt.Sprintf("<m%d@host>", i)
+				p := PriorityThread
+				switch {
+				case kind == 1 && i < 200 && rng.IntN(5) == 0:
+					p = rng.IntN(PriorityThread + 1)
+				case kind == 2 && i > 1200 && rng.IntN(20) == 0:
+					p = rng.IntN(PriorityReceipt + 1)
+				}
+				to := []string{fmt.Sprintf("p%d@example.org", rng.IntN(60))}
+				if rng.IntN(10) == 0 {
+					to = append(to, fmt.Sprintf("p%d@example.org", rng.IntN(60)))
+				}
+				n, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: "thread", From: "host@example.org",
+					To: to, Raw: rawMail(id, "x"), Priority: p}, t0)
+				if err != nil {
+					return err
+				}
+				switch rng.IntN(30) {
+				case 0:
+					_, err = tx.q.ExecContext(ctx, `UPDATE outbox SET status = 'sending' WHERE id = ?`, n)
+				case 1:
+					_, err = tx.q.ExecContext(ctx, `UPDATE outbox SET next_attempt = ? WHERE id = ?`, toNanos(t0.Add(30*time.Second)), n)
+				case 2:
+					_, err = tx.q.ExecContext(ctx, `UPDATE outbox SET next_attempt = ? WHERE id = ?`, toNanos(t0.Add(time.Hour)), n)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		var whole []candidate
+		update(t, s, func(ctx context.Context, tx *Tx) (err error) {
+			whole, err = tx.claimable(ctx, t0, 1<<30)
+			return err
+		})
+		check := func(wants ...int) {
+			for _, want := range wants {
+				update(t, s, func(ctx context.Context, tx *Tx) error {
+					part, err := tx.claimable(ctx, t0, want)
+					if err != nil {
+						t.Errorf("seed %d (kind %d), claim of %d: %v", seed, kind, want, err)
+						return nil
+					}
+					if len(part) < min(want, len(whole)) || !slices.Equal(part[:min(want, len(part))], whole[:min(want, len(whole))]) {
+						t.Errorf("seed %d (kind %d), claim of %d: the first ones differ from those of the whole queue\n%v\n%v",
+							seed, kind, want, part[:min(want, len(part))], whole[:min(want, len(whole))])
+					}
+					return nil
+				})
+			}
+		}
+		check(1, 10, 50, 300)
+		if kind != 2 {
+			// A claim of a few must stop long before the end.
+			update(t, s, func(ctx context.Context, tx *Tx) error {
+				_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET rcpts = '[1]' WHERE id = (SELECT max(id) FROM outbox)`)
+				return err
+			})
+			check(1, 10, 50)
+		}
 	}
 }

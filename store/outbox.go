@@ -128,7 +128,7 @@ func (tx *Tx) claimWithin(ctx context.Context, now time.Time, limit, recipients 
 	if limit <= 0 {
 		limit = 100
 	}
-	cands, err := tx.claimable(ctx, now)
+	cands, err := tx.claimable(ctx, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim outbox: %w", err)
 	}
@@ -199,73 +199,110 @@ type candidate struct {
 // message takes on the most urgent priority of the later mail to the same
 // recipient, so an urgent close pulls the posts queued before it along
 // with it, ahead of them.
-func (tx *Tx) claimable(ctx context.Context, now time.Time) ([]candidate, error) {
-	rows, err := tx.q.QueryContext(ctx, `SELECT id, rcpts, status, next_attempt, priority FROM outbox
-		WHERE status IN ('pending', 'sending') ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
+//
+// It reads the open messages in the order they were queued, a chunk at a
+// time, and stops once it has want candidates and no message further on
+// is more urgent than any candidate read so far: nothing further on can
+// then come before them, or make an earlier one more urgent. A long queue
+// of one priority (a backlog) is so not read whole for every claim; one
+// that mixes priorities may still be.
+func (tx *Tx) claimable(ctx context.Context, now time.Time, want int) ([]candidate, error) {
 	type open struct {
 		candidate
 		to []string
 	}
 	var due []open
 	blocked := map[string]bool{}
-	for rows.Next() {
-		var o open
-		var rcpts, status string
-		var next int64
-		if err := rows.Scan(&o.id, &rcpts, &status, &next, &o.priority); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if err := json.Unmarshal([]byte(rcpts), &o.to); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("recipients of outbox message %d: %w", o.id, err)
-		}
-		for i, a := range o.to {
-			o.to[i] = strings.ToLower(strings.TrimSpace(a))
-		}
-		o.rcpts = len(o.to)
-		ok := status == string(OutPending) && next <= toNanos(now)
-		for _, a := range o.to {
-			if blocked[a] {
-				ok = false
-			}
-		}
-		if !ok {
-			if status == string(OutSending) || next <= toNanos(now.Add(MaxOrderWait)) || anyBlocked(blocked, o.to) {
-				for _, a := range o.to {
-					blocked[a] = true
+	// ranked is due in the order of the claim: each message's priority
+	// the most urgent of its own and that of every later claimable
+	// message to one of its recipients, stably sorted.
+	ranked := func() []candidate {
+		urgent := map[string]int{}
+		out := make([]candidate, len(due))
+		for i := len(due) - 1; i >= 0; i-- {
+			c := due[i].candidate
+			for _, a := range due[i].to {
+				if p, ok := urgent[a]; ok && p < c.priority {
+					c.priority = p
 				}
 			}
+			for _, a := range due[i].to {
+				urgent[a] = c.priority
+			}
+			out[i] = c
+		}
+		slices.SortStableFunc(out, func(a, b candidate) int { return cmp.Compare(a.priority, b.priority) })
+		return out
+	}
+	chunk := max(4*want, 256)
+	var last int64
+	for {
+		rows, err := tx.q.QueryContext(ctx, `SELECT id, rcpts, status, next_attempt, priority FROM outbox
+			WHERE status IN ('pending', 'sending') AND id > ? ORDER BY id LIMIT ?`, last, chunk)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for rows.Next() {
+			n++
+			var o open
+			var rcpts, status string
+			var next int64
+			if err := rows.Scan(&o.id, &rcpts, &status, &next, &o.priority); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			last = o.id
+			if err := json.Unmarshal([]byte(rcpts), &o.to); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("recipients of outbox message %d: %w", o.id, err)
+			}
+			for i, a := range o.to {
+				o.to[i] = strings.ToLower(strings.TrimSpace(a))
+			}
+			o.rcpts = len(o.to)
+			ok := status == string(OutPending) && next <= toNanos(now)
+			for _, a := range o.to {
+				if blocked[a] {
+					ok = false
+				}
+			}
+			if !ok {
+				if status == string(OutSending) || next <= toNanos(now.Add(MaxOrderWait)) || anyBlocked(blocked, o.to) {
+					for _, a := range o.to {
+						blocked[a] = true
+					}
+				}
+				continue
+			}
+			due = append(due, o)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if n < chunk {
+			return ranked(), nil // read to the end
+		}
+		if len(due) < want {
 			continue
 		}
-		due = append(due, o)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	// Each message's priority becomes the most urgent of its own and that
-	// of every later claimable message to one of its recipients.
-	urgent := map[string]int{}
-	for i := len(due) - 1; i >= 0; i-- {
-		o := &due[i]
-		for _, a := range o.to {
-			if p, ok := urgent[a]; ok && p < o.priority {
-				o.priority = p
-			}
+		// A message further on matters only if it is more urgent than a
+		// candidate read so far: it could come before it, or pull an
+		// earlier one to its recipient ahead with it.
+		out := ranked()
+		least := 0
+		for _, c := range out {
+			least = max(least, c.priority)
 		}
-		for _, a := range o.to {
-			urgent[a] = o.priority
+		var more bool
+		if err := tx.q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM outbox
+			WHERE status = 'pending' AND priority < ? AND id > ?)`, least, last).Scan(&more); err != nil {
+			return nil, err
+		}
+		if !more {
+			return out, nil
 		}
 	}
-	out := make([]candidate, len(due))
-	for i, o := range due {
-		out[i] = o.candidate
-	}
-	slices.SortStableFunc(out, func(a, b candidate) int { return cmp.Compare(a.priority, b.priority) })
-	return out, nil
 }
 
 // MarkSent records that the SMTP server accepted a message.

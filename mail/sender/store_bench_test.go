@@ -24,7 +24,7 @@ func BenchmarkDrainStore(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	for _, backlog := range []int{200, 2000} {
+	for _, backlog := range []int{200, 2000, 20000} {
 		b.Run(fmt.Sprintf("backlog=%d", backlog), func(b *testing.B) {
 			ctx := context.Background()
 			for range b.N {
