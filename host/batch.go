@@ -17,31 +17,53 @@ import (
 // what the ones before it did; a message that fails is rolled back alone,
 // and the others keep their work. The result has one error per message:
 // nil means its outcome is committed and it may be flagged \Seen. When the
-// commit itself fails, every message gets that error and nothing of the
-// group was kept, in the store or in memory.
+// commit itself fails, every message of the group gets that error and
+// nothing of it was kept, in the store or in memory; the messages after
+// it are not attempted, so that none overtakes one that will be retried.
+//
+// A group that has taken groupWindow commits, and the rest of the
+// messages go on in a new one: the first message's answer waits for its
+// group's commit, and a long group would make it wait too long.
 func (h *Host) HandleBatch(ctx context.Context, ms []Mail) []error {
 	errs := make([]error, len(ms))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	err := h.inGroup(ctx, func(g *group) error {
-		for i, m := range ms {
-			errs[i] = h.handleOne(ctx, g, m)
-			var b *brokenTx
-			if errors.As(errs[i], &b) {
-				// The transaction itself is gone: nothing of the group
-				// can be committed.
-				return b
+	for start := 0; start < len(ms); {
+		began := time.Now()
+		next := start
+		err := h.inGroup(ctx, func(g *group) error {
+			for next < len(ms) {
+				i := next
+				next++
+				errs[i] = h.handleOne(ctx, g, ms[i])
+				var b *brokenTx
+				if errors.As(errs[i], &b) {
+					// The transaction itself is gone: nothing of the
+					// group can be committed.
+					return b
+				}
+				if time.Since(began) >= groupWindow {
+					break
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			for i := start; i < len(ms); i++ {
+				errs[i] = err
+			}
+			break
 		}
-		return nil
-	})
-	if err != nil {
-		for i := range errs {
-			errs[i] = err
-		}
+		start = next
 	}
 	return errs
 }
+
+// groupWindow is how long a group of messages may take before it
+// commits: a few milliseconds of fsync in it are then a small part, and
+// the first message's answer waits little. Tests change it to choose
+// how a group is cut.
+var groupWindow = 25 * time.Millisecond
 
 // group is one transaction of the host's, which holds one message or
 // deadline, or a group of messages read together. The games that one of

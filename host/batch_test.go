@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mafiamail/mafiamail/mail/inbound"
 	"github.com/mafiamail/mafiamail/store"
@@ -31,12 +32,17 @@ func withSubject(raw []byte, subject string) []byte {
 // handleGroup hands raws to HandleBatch as one group, under the next UIDs,
 // and returns its errors.
 func (hs *harness) handleGroup(raws [][]byte) []error {
+	return hs.handleGroupIn(context.Background(), raws)
+}
+
+// handleGroupIn is handleGroup in ctx.
+func (hs *harness) handleGroupIn(ctx context.Context, raws [][]byte) []error {
 	ms := make([]Mail, len(raws))
 	for i, raw := range raws {
 		hs.uid++
 		ms[i] = Mail{Mailbox: "INBOX", UIDValidity: 1, UID: hs.uid, Raw: raw, Size: len(raw)}
 	}
-	return hs.h.HandleBatch(context.Background(), ms)
+	return hs.h.HandleBatch(ctx, ms)
 }
 
 // dayScript is a day of mail from the players of setUp's game: votes,
@@ -136,8 +142,15 @@ func observe(t *testing.T, hs *harness) outcome {
 // it.
 func TestGroupCommitIsInvisible(t *testing.T) {
 	poisonForTest(t)
+	defer func(w time.Duration) { groupWindow = w }(groupWindow)
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			// Groups committed whole, and groups cut after every message
+			// (a window of nothing).
+			groupWindow = time.Hour
+			if seed%2 == 1 {
+				groupWindow = 0
+			}
 			// One game, set up once and copied: the tokens of its
 			// channels are drawn at random.
 			one, grouped := newHarness(t), newHarness(t)
@@ -199,6 +212,8 @@ func TestGroupCommitIsInvisible(t *testing.T) {
 // error, so the watcher offers them all again; offered again, they are
 // applied once, exactly as if the failure had never been.
 func TestGroupCommitFailedCommitKeepsNothing(t *testing.T) {
+	defer func(w time.Duration) { groupWindow = w }(groupWindow)
+	groupWindow = time.Hour
 	hs := newLimitedHarness(t, 40)
 	hs.setUp()
 	before := observe(t, hs)
@@ -246,5 +261,35 @@ func TestGroupCommitFailedCommitKeepsNothing(t *testing.T) {
 	}
 	if refused, _ := hs.st.InboundByOutcome(context.Background(), store.OutcomeRefused, 10); len(refused) != 0 {
 		t.Errorf("Alice was charged for the group that failed: %d of her messages refused", len(refused))
+	}
+}
+
+// A group that takes longer than groupWindow commits what it has and goes
+// on in a new transaction; when a commit fails, the messages after it
+// are not attempted, so that none overtakes one that will be retried.
+func TestGroupCutByItsWindow(t *testing.T) {
+	defer func(w time.Duration) { groupWindow = w }(groupWindow)
+	groupWindow = 0
+	hs := newHarness(t)
+	hs.setUp()
+	raws := [][]byte{
+		hs.compose(addr("Alice"), hs.thread("Alice"), "VOTE Bob"),
+		withSubject(hs.compose(addr("Carol"), hs.thread("Carol"), "VOTE Bob"), "last"),
+		hs.compose(addr("Dave"), hs.thread("Dave"), "VOTE Bob"),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	breakForTest = func(r inbound.Report) {
+		if r.Subject == "last" {
+			cancel()
+		}
+	}
+	t.Cleanup(func() { breakForTest = nil })
+	errs := hs.handleGroupIn(ctx, raws)
+	if errs[0] != nil || !errors.Is(errs[1], context.Canceled) || !errors.Is(errs[2], context.Canceled) {
+		t.Fatalf("errors %v: want the first message committed alone, and the failure for the rest", errs)
+	}
+	s := hs.game("g1")
+	if s.Player(1).Vote != 2 || s.Player(3).Vote != 0 || s.Player(4).Vote != 0 {
+		t.Errorf("votes of Alice, Carol, Dave: %d %d %d, want only Alice's (2)", s.Player(1).Vote, s.Player(3).Vote, s.Player(4).Vote)
 	}
 }
