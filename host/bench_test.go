@@ -126,3 +126,46 @@ func letters(i int) string {
 		}
 	}
 }
+
+// BenchmarkGroupCommit times STATUS commands handled one to a transaction
+// and ten to a transaction (HandleBatch, as the watcher hands over a
+// backlog), per command, with the process's CPU time: the commit and its
+// fsync are paid once per group.
+func BenchmarkGroupCommit(b *testing.B) {
+	defer func(w time.Duration) { groupWindow = w }(groupWindow)
+	groupWindow = time.Hour
+	for _, size := range []int{1, 10} {
+		b.Run(fmt.Sprintf("group=%d", size), func(b *testing.B) {
+			hs := &harness{t: b, path: filepath.Join(b.TempDir(), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
+				log: slog.New(slog.DiscardHandler), authserv: harnessAuthServ}
+			hs.open()
+			defer func() {
+				if err := hs.st.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}()
+			players := benchGames(hs, 10, 25)
+			b.ReportAllocs()
+			n := 0
+			cpu0 := processCPU(b)
+			for b.Loop() {
+				raws := make([][]byte, size)
+				for i := range raws {
+					p := players[(n+i)%len(players)]
+					raws[i] = hs.compose(p.address, p.channel, "STATUS")
+				}
+				n += size
+				for _, err := range hs.handleGroup(raws) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(n), "cpu-ns/cmd")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/cmd")
+			if in, err := hs.st.InboundByOutcome(context.Background(), store.OutcomeApplied, 0); err != nil || len(in) < n {
+				b.Fatalf("%d of %d commands applied (%v)", len(in), n, err)
+			}
+		})
+	}
+}
