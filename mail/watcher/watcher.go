@@ -131,15 +131,20 @@ func New(cfg Config, handler Handler) (*Watcher, error) {
 	if handler == nil {
 		return nil, errors.New("watcher: a handler is required")
 	}
-	return NewGroup(cfg, func(ctx context.Context, ms []Fetched) []error {
+	w, err := newWatcher(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.handler = func(ctx context.Context, ms []Fetched) []error {
 		errs := make([]error, len(ms))
 		for i := range ms {
 			// A panic fails its own message only: the ones before it are
-			// committed.
-			errs[i] = recovered(1, func() []error { return []error{handler(ctx, ms[i])} })[0]
+			// done.
+			errs[i] = w.recovered(ms[i:i+1], func() []error { return []error{handler(ctx, ms[i])} })[0]
 		}
 		return errs
-	})
+	}
+	return w, nil
 }
 
 // NewGroup checks cfg and returns a Watcher that hands the messages of
@@ -148,6 +153,16 @@ func NewGroup(cfg Config, handler GroupHandler) (*Watcher, error) {
 	if handler == nil {
 		return nil, errors.New("watcher: a handler is required")
 	}
+	w, err := newWatcher(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.handler = handler
+	return w, nil
+}
+
+// newWatcher checks cfg and returns a Watcher with no handler yet.
+func newWatcher(cfg Config) (*Watcher, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -161,7 +176,6 @@ func NewGroup(cfg Config, handler GroupHandler) (*Watcher, error) {
 		cfg:     cfg,
 		ep:      ep,
 		tls:     tc,
-		handler: handler,
 		retries: map[imap.UID]retry{},
 	}
 	w.log = cfg.Logger.With("component", "watcher", "server", ep.Addr, "user", cfg.Username, "mailbox", cfg.Mailbox)
@@ -303,7 +317,7 @@ func (w *Watcher) handle(ctx context.Context, ms []Fetched) (ok []bool) {
 }
 
 func (w *Watcher) call(ctx context.Context, ms []Fetched) []error {
-	errs := recovered(len(ms), func() []error { return w.handler(ctx, ms) })
+	errs := w.recovered(ms, func() []error { return w.handler(ctx, ms) })
 	if len(errs) != len(ms) {
 		w.log.Error("the handler returned a result for each of too few or too many messages", "results", len(errs), "messages", len(ms))
 		errs = make([]error, len(ms))
@@ -314,14 +328,19 @@ func (w *Watcher) call(ctx context.Context, ms []Fetched) []error {
 	return errs
 }
 
-// recovered runs fn, turning a panic into an error for each of n messages.
-func recovered(n int, fn func() []error) (errs []error) {
+// recovered runs fn, which handles ms, turning a panic into an error for
+// each of them.
+func (w *Watcher) recovered(ms []Fetched, fn func() []error) (errs []error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err := fmt.Errorf("handler panicked: %v\n%s", v, debug.Stack())
-			errs = make([]error, n)
+			uids := make([]uint32, len(ms))
+			for i, m := range ms {
+				uids[i] = m.UID
+			}
+			w.log.Error("handler panicked", "uids", uids, "panic", v, "stack", string(debug.Stack()))
+			errs = make([]error, len(ms))
 			for i := range errs {
-				errs[i] = err
+				errs[i] = fmt.Errorf("handler panicked: %v", v)
 			}
 		}
 	}()
