@@ -43,12 +43,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	exe := fs.String("bin", "", "the mafiamail-bench binary whose child command runs the host and the relay (default: this one)")
 	verbose := fs.Bool("v", false, "log what the host does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's process over its measured commands at the last scale to this file")
+	digestEvery := fs.Duration("digest-every", defaultDigestEvery, "with --load day: the games' digest interval (whole seconds)")
 	load := fs.String("load", loadStatus, "what the players send: status (STATUS in the private channel) or day (a Day's mix of posts, votes, unvotes, locks and mafia-list posts)")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usage(err)
 	}
 	o := benchOptions{players: *players, commands: *commands, backlog: *backlog, inFlight: *inFlight,
-		runs: *runs, stack: *stack, exe: *exe, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile, load: *load}
+		runs: *runs, stack: *stack, exe: *exe, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile, load: *load, digestEvery: *digestEvery}
 	if *verbose {
 		o.logTo = stderr
 	}
@@ -70,6 +71,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.load == loadDay && o.players < 6 {
 		return cli.Usagef("--load day needs at least 6 players a game")
+	}
+	if o.digestEvery < time.Second {
+		return cli.Usagef("--digest-every must be at least a second")
 	}
 	if o.cpuProfile != "" {
 		abs, err := filepath.Abs(o.cpuProfile)
@@ -111,6 +115,8 @@ type benchOptions struct {
 	cpuProfile string
 	// load is loadStatus or loadDay.
 	load string
+	// digestEvery is the digest interval of the day load's games.
+	digestEvery time.Duration
 }
 
 // The loads: STATUS in each player's private channel, or a Day's mix
@@ -148,6 +154,12 @@ type figures struct {
 	deliveryWall time.Duration
 	// postCopies counts the copies of posts, posts the posts, by kind.
 	postCopies, posts [dayOps]int
+	digests           int64 // digests delivered
+	// shortPosts counts the posts that reached fewer readers than the
+	// host sends them to at once; fanout counts the copies and answers
+	// that the messages' readers make (every delivery the relay makes).
+	shortPosts int
+	fanout     int64
 	// stackRate is the stack's own deliveries per second, the day load's
 	// copies handed to it with no system in between (measured in the
 	// relay's phase).
@@ -283,7 +295,10 @@ type benchEnv struct {
 	refChannels map[string]string
 	answers     atomic.Int64 // confirmations delivered to players
 	delivered   atomic.Int64 // every message the stack reported, of any kind
+	// toPlayers counts the messages that reached the players' mailbox
+	// (the players' and the referee's addresses, not the system's own),
 	// lastDelivery is when the last of them arrived, in Unix nanoseconds.
+	toPlayers    atomic.Int64
 	lastDelivery atomic.Int64
 	// day is the day load's state; nil in the STATUS load.
 	day *dayState
@@ -331,7 +346,10 @@ func (e *benchEnv) address(user string) string { return user + "@" + e.domain }
 func (e *benchEnv) arrived(m delivered) {
 	to, kind, replyTo, at := m.to, m.kind, m.replyTo, m.at
 	e.delivered.Add(1)
-	e.lastDelivery.Store(at.UnixNano())
+	if strings.HasPrefix(to, "players+") {
+		e.toPlayers.Add(1)
+		e.lastDelivery.Store(at.UnixNano())
+	}
 	if strings.HasPrefix(to, "players+probe-") {
 		e.mu.Lock()
 		e.probes[to] = at
@@ -513,7 +531,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 	if isHost {
 		setup := benchSetup(o.players)
 		if day != nil {
-			setup = daySetup(o.players)
+			setup = daySetup(o)
 		}
 		if err := createGames(ctx, e, games, o.players, setup, child); err != nil {
 			return f, 0, err

@@ -31,7 +31,7 @@ import (
 //
 // Votes go to the thread, as the rules have them (a VOTE in the private
 // channel is refused as misplaced). A few players in each game take the
-// thread in digests: the setup gathers the thread every digestEvery, and
+// thread in digests: the setup gathers the thread every --digest-every, and
 // every other player asks for each post with MAIL EACH before the load, so
 // that both one-by-one copies and digests are composed. The digest players
 // are never voted for and never lock: a day closes early once everyone
@@ -59,10 +59,10 @@ const (
 // dayMix is the mix as the table's header gives it.
 const dayMix = "55% thread posts, 13% mafia-list posts, 20% votes, 7% unvotes, 5% locks"
 
-// digestEvery is the setup's digest interval in the day load: hours in a
-// real game, seconds here, so that digests are composed in a run of a
-// minute.
-const digestEvery = "10s"
+// defaultDigestEvery is the setup's digest interval in the day load:
+// hours in a real game, seconds here, so that digests are composed in a
+// run of a minute.
+const defaultDigestEvery = 10 * time.Second
 
 type dayOp int
 
@@ -118,11 +118,15 @@ type dayState struct {
 	mu    sync.Mutex
 	posts map[int64]*postWait
 	ref   atomic.Int64
+	// digestCopies counts the thread mail that reached digest readers: their
+	// digests (their votes are answered in private).
+	digestCopies atomic.Int64
 }
 
 // postWait follows one post's copies.
 type postWait struct {
 	op      dayOp
+	want    int // the readers the host sends it to at once
 	first   time.Time
 	arrived chan time.Time
 	copies  int
@@ -147,8 +151,8 @@ func mafiaCount(players int) int {
 }
 
 // daySetup is the setup the day load's games are created with.
-func daySetup(players int) string {
-	return benchSetup(players) + " digest_interval=" + digestEvery
+func daySetup(o benchOptions) string {
+	return fmt.Sprintf("%s digest_interval=%ds", benchSetup(o.players), int(o.digestEvery.Seconds()))
 }
 
 var (
@@ -173,7 +177,7 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 			p.day.mafia.Store(&s)
 		}
 	}
-	if m.kind == "thread" || m.kind == "mafia" || m.kind == "digest" || m.kind == "" {
+	if m.kind == "thread" || m.kind == "mafia" || m.kind == "" {
 		text := m.text()
 		if d.isHost && m.kind == "thread" && bytes.Contains(text, yourAnswer) {
 			answer = true
@@ -184,6 +188,9 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 			}
 		}
 		d.copy(m)
+	}
+	if p.day.digest && m.kind == "thread" && !answer {
+		d.digestCopies.Add(1)
 	}
 	return answer
 }
@@ -222,17 +229,21 @@ func (d *dayState) newPost(op dayOp) (int64, *postWait) {
 }
 
 // copies counts the copies of every post after marker from, and the
-// posts, by kind of post.
-func (d *dayState) copies(from int64) (copies, posts [dayOps]int) {
+// posts, by kind of post, and the posts that reached fewer readers than
+// the host sends them to at once.
+func (d *dayState) copies(from int64) (copies, posts [dayOps]int, short int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for ref, w := range d.posts {
 		if ref > from {
 			copies[w.op] += w.copies
 			posts[w.op]++
+			if w.copies < w.want {
+				short++
+			}
 		}
 	}
-	return copies, posts
+	return copies, posts, short
 }
 
 // gamePlayers are the players of player p's game.
@@ -360,8 +371,10 @@ type dayMessage struct {
 	// fanout lists, for the relay, every address the host would send the
 	// message's news to at once.
 	fanout []string
-	ref    int64
-	wait   *postWait
+	// readers is how many mailboxes the message's news reaches at once.
+	readers int
+	ref     int64
+	wait    *postWait
 }
 
 // nextMessage makes player p's next message for op (which it may change
@@ -413,9 +426,14 @@ func nextMessage(e *benchEnv, o benchOptions, p *benchPlayer, op dayOp, r *rand.
 		}
 		p.day.locked = true
 	}
-	if !d.isHost {
-		m.fanout = fanout(e, o, p, op)
+	readers := fanout(e, o, p, op)
+	if m.wait != nil {
+		m.wait.want = len(readers)
 	}
+	if !d.isHost {
+		m.fanout = readers
+	}
+	m.readers = len(readers)
 	return m
 }
 
@@ -544,8 +562,11 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	var mu sync.Mutex
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
+	// The copies of what came before (the warm-up) would count as this
+	// run's deliveries.
+	quiet(ctx, e, time.Second)
 	refs := d.ref.Load()
-	d0 := e.delivered.Load()
+	d0, dg0 := e.toPlayers.Load(), d.digestCopies.Load()
 	cpu0 := child.cpu()
 	start := time.Now()
 	for w := range workers {
@@ -587,6 +608,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 				}
 				mu.Lock()
 				f.commands++
+				f.fanout += int64(lat.readers)
 				if refused == "" {
 					f.latencies = append(f.latencies, lat.d)
 					if f.byOp == nil {
@@ -617,9 +639,10 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	// are counted until the mailboxes are quiet.
 	last := quiet(ctx, e, time.Second)
 	f.cpu = child.cpu() - cpu0
-	f.deliveries = e.delivered.Load() - d0
+	f.deliveries = e.toPlayers.Load() - d0
 	f.deliveryWall = last.Sub(start)
-	f.postCopies, f.posts = d.copies(refs)
+	f.postCopies, f.posts, f.shortPosts = d.copies(refs)
+	f.digests = d.digestCopies.Load() - dg0
 	if f.errors > 0 {
 		return fmt.Errorf("%d of %d messages were answered with an error: %s", f.errors, f.commands, strings.Join(f.refusals, "; "))
 	}
@@ -627,8 +650,9 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 }
 
 type opLatency struct {
-	op dayOp
-	d  time.Duration
+	op      dayOp
+	d       time.Duration
+	readers int // of the message (dayMessage.readers)
 }
 
 // dayCommand sends player p's next message and waits for its first
@@ -671,10 +695,12 @@ func dayCommand(ctx context.Context, e *benchEnv, o benchOptions, c *smtp.Client
 			return lat, "", ctx.Err()
 		}
 	}
+	lat = opLatency{op: m.op, readers: m.readers}
 	if kind != "confirm" {
 		return lat, fmt.Sprintf("%s's %q: %q", p.name, m.body, text), nil
 	}
-	return opLatency{op: m.op, d: at.Sub(t0)}, "", nil
+	lat.d = at.Sub(t0)
+	return lat, "", nil
 }
 
 // quiet waits until no message has reached a mailbox for the given time
@@ -714,7 +740,7 @@ func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (f
 	work := make(chan benchMail)
 	errs := make(chan error, conns)
 	var wg sync.WaitGroup
-	base := e.delivered.Load()
+	base := e.toPlayers.Load()
 	start := time.Now()
 	for range conns {
 		wg.Add(1)
@@ -750,8 +776,8 @@ func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (f
 		return 0, err
 	}
 	want := base + int64(len(msgs))
-	if err := poll(ctx, func() bool { return e.delivered.Load() >= want }); err != nil {
-		return 0, fmt.Errorf("stack alone: %d of %d copies arrived: %w", e.delivered.Load()-base, len(msgs), err)
+	if err := poll(ctx, func() bool { return e.toPlayers.Load() >= want }); err != nil {
+		return 0, fmt.Errorf("stack alone: %d of %d copies arrived: %w", e.toPlayers.Load()-base, len(msgs), err)
 	}
 	last := time.Unix(0, e.lastDelivery.Load())
 	return float64(len(msgs)) / last.Sub(start).Seconds(), nil
@@ -778,6 +804,7 @@ var dayRows = []benchRow{
 	}},
 	{"copies/thread post", plain, func(f figures) float64 { return f.copiesPerPost(opPost) }},
 	{"copies/mafia post", plain, func(f figures) float64 { return f.copiesPerPost(opMafiaPost) }},
+	{"digests", func(v float64) string { return fmt.Sprintf("%.0f", v) }, func(f figures) float64 { return float64(f.digests) }},
 	{"CPU/command", ms, func(f figures) float64 { return float64(f.cpuPerCommand()) }},
 	{"peak RSS", mib, func(f figures) float64 { return float64(f.peakRSS) }},
 	{"peak heap in use", mib, func(f figures) float64 { return float64(f.peakHeap) }},
@@ -807,7 +834,7 @@ func printDayHeader(w io.Writer, o benchOptions, how string) {
 	fmt.Fprintf(w, "\nmafiamail-bench: %d players a game, %d messages a scale (a Day: %s), %d in flight;\n"+
 		"mail stack: %s.\n"+
 		"Votes, unvotes and locks go to the town thread, posts to the thread (300 B to 2.2 KB) or the mafia list\n"+
-		"(200 to 800 B); %d player(s) a game take the thread in digests (setup digest_interval=%s), the others\n"+
+		"(200 to 800 B); %d player(s) a game take the thread in digests (setup digest_interval=%v), the others\n"+
 		"every post (MAIL EACH). Latency: SMTP hand-over to the first effect in a mailbox: for a vote, unvote or\n"+
 		"lock its answer to the sender (the sender's own thread copy, or a private confirmation for a digest\n"+
 		"reader); for a post its first copy in any reader's mailbox. A delivery is any message reaching any\n"+
@@ -816,7 +843,7 @@ func printDayHeader(w io.Writer, o benchOptions, how string) {
 		"bench names (X-Bench-Fanout: whom the host sends it to at once) and composes no digests.\n"+
 		"The host (mafiamail serve) and the relay each run in a process of their own: CPU is that process's,\n"+
 		"peak RSS its VmHWM from its start (game set-up included), heaps as it reports them (live: after a GC).\n",
-		o.players, o.commands, dayMix, o.inFlight, how, newDayState(o.players, true).digests, digestEvery)
+		o.players, o.commands, dayMix, o.inFlight, how, newDayState(o.players, true).digests, o.digestEvery)
 }
 
 // printStackRate prints the stack's own delivery rate beside the host's
