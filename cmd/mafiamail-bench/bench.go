@@ -1015,8 +1015,12 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 		fmt.Fprintln(tw, "figure\thost\trelay\thost/relay\t")
 		for _, row := range rows {
 			h, b := column(runs, true, row.value), column(runs, false, row.value)
+			ratio := "-" // the relay has none (digests)
+			if rs := ratios(h, b); len(rs) > 0 {
+				ratio = spreadOf(rs).cell(plain, o.runs)
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.name, spreadOf(h).cell(row.format, o.runs),
-				spreadOf(b).cell(row.format, o.runs), spreadOf(ratios(h, b)).cell(plain, o.runs))
+				spreadOf(b).cell(row.format, o.runs), ratio)
 		}
 		tw.Flush()
 		if o.load == loadDay {
