@@ -22,12 +22,12 @@ import (
 // The day load plays what a game's Day is made of, by weight, instead of
 // STATUS alone. Of every 100 messages:
 //
-//	55 discussion posts to the town thread (300 bytes to 2 KB of plain text)
+//	55 discussion posts to the town thread (300 bytes to 2.2 KB of plain text)
 //	13 posts to the mafia list (200 to 800 bytes; from Mafiosi only)
 //	20 votes, VOTE Name, to the thread
 //	 7 unvotes, UNVOTE, to the thread
 //	 5 locks, LOCK (after VOTE Name in the same message when there is no
-//	   vote to lock), to the thread
+//	   unlocked vote to lock), to the thread
 //
 // Votes go to the thread, as the rules have them (a VOTE in the private
 // channel is refused as misplaced). A few players in each game take the
@@ -47,7 +47,8 @@ import (
 //     mailbox; every post carries a marker, [bN], on its first line.
 //
 // Every message that reaches a mailbox of the players' (players and
-// referee, copies, digests and answers alike) is a delivery.
+// referee, copies, digests and answers alike) is a delivery. The mix and
+// the sizes are drawn from a seed, the same for the host and the relay.
 const (
 	weightPost      = 55
 	weightMafiaPost = 13
@@ -139,7 +140,7 @@ func newDayState(players int, isHost bool) *dayState {
 }
 
 // mafiaCount is how many Mafiosi the bench's setup for so many players
-// has (createGames).
+// has (benchSetup).
 func mafiaCount(players int) int {
 	switch players {
 	case 25:
@@ -187,15 +188,19 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 				answer = true
 			}
 		}
-		d.copy(m)
-	}
-	if p.day.digest && m.kind == "thread" && !answer {
-		d.digestCopies.Add(1)
+		if p.day.digest && m.kind == "thread" && !answer {
+			// A digest: the posts it gathers are not counted as copies,
+			// which are the posts' mail one by one.
+			d.digestCopies.Add(1)
+		} else {
+			d.copy(m)
+		}
 	}
 	return answer
 }
 
-// copy counts a post's copy, in any mailbox (the referee's too).
+// copy counts a post's copy, in any mailbox (the referee's too), by the
+// marker on the post's first line.
 func (d *dayState) copy(m delivered) {
 	if sub := markerRE.FindSubmatch(m.text()); sub != nil {
 		if n, err := strconv.ParseInt(string(sub[1]), 10, 64); err == nil {
