@@ -348,7 +348,13 @@ func (e *benchEnv) arrived(m delivered) {
 	e.delivered.Add(1)
 	if strings.HasPrefix(to, "players+") {
 		e.toPlayers.Add(1)
-		e.lastDelivery.Store(at.UnixNano())
+		// The stack's hooks run concurrently: keep the latest.
+		for {
+			t := e.lastDelivery.Load()
+			if t >= at.UnixNano() || e.lastDelivery.CompareAndSwap(t, at.UnixNano()) {
+				break
+			}
+		}
 	}
 	if strings.HasPrefix(to, "players+probe-") {
 		e.mu.Lock()
