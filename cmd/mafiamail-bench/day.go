@@ -543,7 +543,7 @@ func dayMailText(from string, m dayMessage, id string) []byte {
 
 // measureDay sends o.commands messages of the day's mix, o.inFlight at a
 // time, each from a player with nothing in flight, and times each as the
-// package comment of day.go says.
+// comment on the mix's weights says.
 func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchChild, f *figures, seed uint64) error {
 	d := e.day
 	freeMafia := make(chan *benchPlayer, len(e.players))
