@@ -43,11 +43,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	exe := fs.String("bin", "", "the mafiamail-bench binary whose child command runs the host and the relay (default: this one)")
 	verbose := fs.Bool("v", false, "log what the host does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's process over its measured commands at the last scale to this file")
+	digestEvery := fs.Duration("digest-every", defaultDigestEvery, "with --load day: the games' digest interval (whole seconds)")
+	load := fs.String("load", loadStatus, "what the players send: status (STATUS in the private channel) or day (a Day's mix of posts, votes, unvotes, locks and mafia-list posts)")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usage(err)
 	}
 	o := benchOptions{players: *players, commands: *commands, backlog: *backlog, inFlight: *inFlight,
-		runs: *runs, stack: *stack, exe: *exe, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile}
+		runs: *runs, stack: *stack, exe: *exe, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile, load: *load, digestEvery: *digestEvery}
 	if *verbose {
 		o.logTo = stderr
 	}
@@ -63,6 +65,15 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.stack != stackEmbedded && o.stack != stackPostfix {
 		return cli.Usagef("--stack: %q is neither embedded nor postfix", o.stack)
+	}
+	if o.load != loadStatus && o.load != loadDay {
+		return cli.Usagef("--load: %q is neither status nor day", o.load)
+	}
+	if o.load == loadDay && o.players < 6 {
+		return cli.Usagef("--load day needs at least 6 players a game")
+	}
+	if o.digestEvery < time.Second {
+		return cli.Usagef("--digest-every must be at least a second")
 	}
 	if o.cpuProfile != "" {
 		abs, err := filepath.Abs(o.cpuProfile)
@@ -102,7 +113,18 @@ type benchOptions struct {
 	// cpuProfile, if set, receives a CPU profile of the host's process
 	// over its measured commands at the last scale (of the last run).
 	cpuProfile string
+	// load is loadStatus or loadDay.
+	load string
+	// digestEvery is the digest interval of the day load's games.
+	digestEvery time.Duration
 }
+
+// The loads: STATUS in each player's private channel, or a Day's mix
+// (day.go).
+const (
+	loadStatus = "status"
+	loadDay    = "day"
+)
 
 // figures are what one system (host or relay) did at one scale in one run.
 // CPU and memory are the system's own process's.
@@ -121,6 +143,38 @@ type figures struct {
 	// in between: the stack's own share, which a command pays twice
 	// (player to system, system to player).
 	hop time.Duration
+
+	// The day load's figures.
+	byOp     map[dayOp][]time.Duration // latencies by kind of message
+	refusals []string                  // what the first errors said
+	// deliveries counts every message that reached a mailbox of the
+	// players' from the first hand-over until the mailboxes were quiet
+	// again, deliveryWall.
+	deliveries   int64
+	deliveryWall time.Duration
+	// postCopies counts the copies of posts, posts the posts, by kind.
+	postCopies, posts [dayOps]int
+	digests           int64 // digests delivered
+	// shortPosts counts the posts that reached fewer readers than the
+	// host sends them to at once; fanout counts the copies and answers
+	// that the messages' readers make (every delivery the relay makes).
+	shortPosts int
+	fanout     int64
+	// stackRate is the stack's own deliveries per second, the day load's
+	// copies handed to it with no system in between (measured in the
+	// relay's phase).
+	stackRate float64
+}
+
+func (f figures) deliveriesPerSecond() float64 {
+	if f.deliveryWall <= 0 {
+		return 0
+	}
+	return float64(f.deliveries) / f.deliveryWall.Seconds()
+}
+
+func (f figures) opQuantile(op dayOp, q float64) time.Duration {
+	return figures{latencies: f.byOp[op]}.quantile(q)
 }
 
 func (f figures) quantile(q float64) time.Duration {
@@ -213,6 +267,7 @@ type benchPlayer struct {
 	name string
 	addr string
 	to   atomic.Pointer[string]
+	day  dayPlayer
 	// arrived gets the arrival time and kind of every answer delivered to
 	// the player.
 	arrived chan arrival
@@ -221,6 +276,9 @@ type benchPlayer struct {
 type arrival struct {
 	at   time.Time
 	kind string
+	// text is the start of an error's text, in the day load, to say
+	// what was refused.
+	text string
 }
 
 const benchPassword = "bench"
@@ -237,6 +295,13 @@ type benchEnv struct {
 	refChannels map[string]string
 	answers     atomic.Int64 // confirmations delivered to players
 	delivered   atomic.Int64 // every message the stack reported, of any kind
+	// toPlayers counts the messages that reached the players' mailbox
+	// (the players' and the referee's addresses, not the system's own),
+	// lastDelivery is when the last of them arrived, in Unix nanoseconds.
+	toPlayers    atomic.Int64
+	lastDelivery atomic.Int64
+	// day is the day load's state; nil in the STATUS load.
+	day *dayState
 	// probes are the arrival times of the messages probeHop sent.
 	probes map[string]time.Time
 }
@@ -254,9 +319,9 @@ func benchPlayerName(i int) string {
 	return "Pl" + string(b)
 }
 
-func newBenchEnv(kind string, games, players int, logTo io.Writer) (*benchEnv, error) {
-	e := &benchEnv{byAddr: map[string]*benchPlayer{}, refChannels: map[string]string{}, probes: map[string]time.Time{}}
-	st, err := startStack(kind, e.arrived, logTo)
+func newBenchEnv(kind string, games, players int, day *dayState, logTo io.Writer) (*benchEnv, error) {
+	e := &benchEnv{byAddr: map[string]*benchPlayer{}, refChannels: map[string]string{}, probes: map[string]time.Time{}, day: day}
+	st, err := startStack(kind, e.arrived, day != nil, logTo)
 	if err != nil {
 		return nil, err
 	}
@@ -278,8 +343,19 @@ func (e *benchEnv) address(user string) string { return user + "@" + e.domain }
 // arrived sees every message in a player's (or the referee's) mailbox:
 // that is when an answer counts as arrived. It learns each player's
 // private channel, and the referee's in each game, from their Reply-To.
-func (e *benchEnv) arrived(to, kind string, replyTo func() string, at time.Time) {
+func (e *benchEnv) arrived(m delivered) {
+	to, kind, replyTo, at := m.to, m.kind, m.replyTo, m.at
 	e.delivered.Add(1)
+	if strings.HasPrefix(to, "players+") {
+		e.toPlayers.Add(1)
+		// The stack's hooks run concurrently: keep the latest.
+		for {
+			t := e.lastDelivery.Load()
+			if t >= at.UnixNano() || e.lastDelivery.CompareAndSwap(t, at.UnixNano()) {
+				break
+			}
+		}
+	}
 	if strings.HasPrefix(to, "players+probe-") {
 		e.mu.Lock()
 		e.probes[to] = at
@@ -292,18 +368,29 @@ func (e *benchEnv) arrived(to, kind string, replyTo func() string, at time.Time)
 				p.to.Store(&rt)
 			}
 		}
+		if e.day != nil && e.day.seen(p, m) {
+			kind = "confirm"
+		}
 		if kind == "confirm" || kind == "error" {
 			if kind == "confirm" {
 				e.answers.Add(1)
 			}
+			a := arrival{at: at, kind: kind}
+			if kind == "error" && e.day != nil {
+				t := m.text()
+				a.text = string(t[:min(len(t), 600)])
+			}
 			select {
-			case p.arrived <- arrival{at: at, kind: kind}:
+			case p.arrived <- a:
 			default:
 			}
 		}
 		return
 	}
 	if to == e.referee {
+		if e.day != nil {
+			e.day.copy(m)
+		}
 		if rt := replyTo(); strings.Contains(rt, "-p-") {
 			game, _, _ := strings.Cut(strings.TrimPrefix(rt, "host+"), "-p-")
 			e.mu.Lock()
@@ -404,7 +491,11 @@ func writeSystemConfig(e *benchEnv, o benchOptions, dir, user string, isHost boo
 func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost, profile bool) (f figures, backlogTime time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute)
 	defer cancel()
-	e, err := newBenchEnv(o.stack, games, o.players, o.logTo)
+	var day *dayState
+	if o.load == loadDay {
+		day = newDayState(o.players, isHost)
+	}
+	e, err := newBenchEnv(o.stack, games, o.players, day, o.logTo)
 	if err != nil {
 		return f, 0, err
 	}
@@ -444,8 +535,17 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 
 	start := time.Now()
 	if isHost {
-		if err := createGames(ctx, e, games, o.players, child); err != nil {
+		setup := benchSetup(o.players)
+		if day != nil {
+			setup = daySetup(o)
+		}
+		if err := createGames(ctx, e, games, o.players, setup, child); err != nil {
 			return f, 0, err
+		}
+		if day != nil {
+			if err := prepareDay(ctx, e, o, child); err != nil {
+				return f, 0, err
+			}
 		}
 		if err := settle(ctx, e, filepath.Join(dir, user+".db"), child); err != nil {
 			return f, 0, err
@@ -457,6 +557,11 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 		for _, p := range e.players {
 			to := e.address("relay")
 			p.to.Store(&to)
+		}
+		if day != nil {
+			if err := prepareDay(ctx, e, o, child); err != nil {
+				return f, 0, err
+			}
 		}
 	}
 	f.setup = time.Since(start)
@@ -470,7 +575,15 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 	// while.
 	warm, wo := figures{}, o
 	wo.commands = min(50, o.commands)
-	if err := measure(ctx, e, wo, child, &warm); err != nil {
+	measureLoad := measure
+	if day != nil {
+		// The same seed for host and relay: the same mix, the same sizes.
+		measureLoad = func(ctx context.Context, e *benchEnv, o benchOptions, child *benchChild, f *figures) error {
+			seed := uint64(o.commands)
+			return measureDay(ctx, e, o, child, f, seed)
+		}
+	}
+	if err := measureLoad(ctx, e, wo, child, &warm); err != nil {
 		return f, 0, fmt.Errorf("warm-up: %w", err)
 	}
 	if profile {
@@ -478,7 +591,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 			return f, 0, err
 		}
 	}
-	err = measure(ctx, e, o, child, &f)
+	err = measureLoad(ctx, e, o, child, &f)
 	if profile {
 		if perr := child.toggleProfile(); err == nil {
 			err = perr
@@ -488,6 +601,11 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 		return f, 0, err
 	}
 	f.peakRSS = child.peakRSS()
+	if day != nil && !isHost {
+		if f.stackRate, err = stackRate(ctx, e, o, uint64(o.commands)); err != nil {
+			return f, 0, err
+		}
+	}
 	hs, err := child.heap(ctx)
 	if err != nil {
 		return f, 0, err
@@ -527,14 +645,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 // SETUP, one ADD per player and START in the referee's channel. Several
 // games are set up at once; it returns once every player knows its
 // private channel and the outbox is empty.
-func createGames(ctx context.Context, e *benchEnv, games, players int, child *benchChild) error {
-	setup := fmt.Sprintf("players=%d mafia=%d", players, max(1, players/4))
-	switch players {
-	case 25:
-		setup = "mafia150"
-	case 11:
-		setup = "classic"
-	}
+func createGames(ctx context.Context, e *benchEnv, games, players int, setup string, child *benchChild) error {
 	work := make(chan int)
 	errs := make(chan error, 32)
 	setupGame := setupGameFunc(ctx, e, setup, players, child)
@@ -577,6 +688,18 @@ func createGames(ctx context.Context, e *benchEnv, games, players int, child *be
 		return err
 	}
 	return awaitChannels(ctx, e, child)
+}
+
+// benchSetup is the setup of the bench's games: a built-in one for its
+// number of players, or as many Mafia as a quarter of them.
+func benchSetup(players int) string {
+	switch players {
+	case 25:
+		return "mafia150"
+	case 11:
+		return "classic"
+	}
+	return fmt.Sprintf("players=%d mafia=%d", players, max(1, players/4))
 }
 
 // setupGameFunc sends one game's NEW GAME and, once the referee's channel
@@ -832,12 +955,15 @@ func ratios(a, b []float64) []float64 {
 	return out
 }
 
-// benchRows are the figures of the per-scale table.
-var benchRows = []struct {
+// benchRow is one figure of the per-scale table.
+type benchRow struct {
 	name   string
 	format func(float64) string
 	value  func(figures) float64
-}{
+}
+
+// benchRows are the figures of the STATUS load's per-scale table.
+var benchRows = []benchRow{
 	{"p50", ms, func(f figures) float64 { return float64(f.quantile(.5)) }},
 	{"p95", ms, func(f figures) float64 { return float64(f.quantile(.95)) }},
 	{"p99", ms, func(f figures) float64 { return float64(f.quantile(.99)) }},
@@ -867,14 +993,20 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 	if o.stack == stackPostfix {
 		how = "a real Postfix and Dovecot on loopback; arrival: Dovecot's EXISTS to an IDLE session on the players' INBOX"
 	}
-	fmt.Fprintf(w, "\nmafiamail-bench: %d players a game, %d commands a scale (STATUS in the private channel), %d in flight;\n"+
-		"mail stack: %s.\n"+
-		"Latency: SMTP hand-over of the command to its confirmation in the player's mailbox; one mail hop is the\n"+
-		"median of 5 messages between players, no system in between: a command pays two hops, and what is left\n"+
-		"of the p50 is the system's own share.\n"+
-		"The host (mafiamail serve) and the relay each run in a process of their own: CPU is that process's,\n"+
-		"peak RSS its VmHWM from its start (game set-up included), heaps as it reports them (live: after a GC).\n",
-		o.players, o.commands, o.inFlight, how)
+	rows := benchRows
+	if o.load == loadDay {
+		rows = dayRows
+		printDayHeader(w, o, how)
+	} else {
+		fmt.Fprintf(w, "\nmafiamail-bench: %d players a game, %d commands a scale (STATUS in the private channel), %d in flight;\n"+
+			"mail stack: %s.\n"+
+			"Latency: SMTP hand-over of the command to its confirmation in the player's mailbox; one mail hop is the\n"+
+			"median of 5 messages between players, no system in between: a command pays two hops, and what is left\n"+
+			"of the p50 is the system's own share.\n"+
+			"The host (mafiamail serve) and the relay each run in a process of their own: CPU is that process's,\n"+
+			"peak RSS its VmHWM from its start (game set-up included), heaps as it reports them (live: after a GC).\n",
+			o.players, o.commands, o.inFlight, how)
+	}
 	if o.runs > 1 {
 		fmt.Fprintf(w, "Each figure is the median of %d runs, with the range (min-max) in brackets; ratios are per run.\n", o.runs)
 	}
@@ -887,12 +1019,19 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 		fmt.Fprintf(w, "\n%d game(s), %d players; games created by mail in %s\n", g, g*o.players, setup.cell(secs, o.runs))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "figure\thost\trelay\thost/relay\t")
-		for _, row := range benchRows {
+		for _, row := range rows {
 			h, b := column(runs, true, row.value), column(runs, false, row.value)
+			ratio := "-" // the relay has none (digests)
+			if rs := ratios(h, b); len(rs) > 0 {
+				ratio = spreadOf(rs).cell(plain, o.runs)
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.name, spreadOf(h).cell(row.format, o.runs),
-				spreadOf(b).cell(row.format, o.runs), spreadOf(ratios(h, b)).cell(plain, o.runs))
+				spreadOf(b).cell(row.format, o.runs), ratio)
 		}
 		tw.Flush()
+		if o.load == loadDay {
+			printStackRate(w, runs, o)
+		}
 	}
 	if len(r.scales) > 1 {
 		fmt.Fprintf(w, "\ncost of a command by scale (medians; ratio to %d game(s))\n", r.scales[0][0].games)

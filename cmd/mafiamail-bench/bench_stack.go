@@ -59,17 +59,39 @@ type benchMail struct {
 	raw      []byte
 }
 
-// arrivedFunc learns of one message in a player's mailbox: its recipient
-// (the full plus-address), its X-Mafiamail-Kind, its Reply-To (computed on
-// demand) and when it was there.
-type arrivedFunc func(to, kind string, replyTo func() string, at time.Time)
+// arrivedFunc learns of one message in a player's mailbox.
+type arrivedFunc func(m delivered)
 
-func startStack(kind string, arrived arrivedFunc, logTo io.Writer) (benchStack, error) {
+// delivered is one message in a player's mailbox: its recipient (the full
+// plus-address), its X-Mafiamail-Kind, when it was there, and, computed on
+// demand, its Reply-To, its In-Reply-To and the start of its text.
+type delivered struct {
+	to, kind  string
+	at        time.Time
+	replyTo   func() string
+	inReplyTo func() string
+	// text is the message's body, or as much of its start as the stack
+	// fetched (the day load's markers and addresses are in the first
+	// lines of the plain part), with quoted-printable soft line breaks
+	// undone so that an address folded over two lines reads whole.
+	text func() []byte
+}
+
+// unfoldQP undoes quoted-printable soft line breaks.
+func unfoldQP(b []byte) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("=\r\n"), nil), []byte("=\n"), nil)
+}
+
+// startStack starts a mail stack; withText has it read the text of every
+// message as well as its header, which the day load needs to match
+// copies to posts (the STATUS load does not, and its instrument is kept
+// as light as it was).
+func startStack(kind string, arrived arrivedFunc, withText bool, logTo io.Writer) (benchStack, error) {
 	switch kind {
 	case stackEmbedded:
 		return startEmbeddedStack(arrived, logTo)
 	case stackPostfix:
-		return startPostfixStack(arrived, logTo)
+		return startPostfixStack(arrived, withText, logTo)
 	}
 	return nil, fmt.Errorf("no mail stack %q: embedded or postfix", kind)
 }
@@ -95,8 +117,18 @@ func startEmbeddedStack(arrived arrivedFunc, logTo io.Writer) (*embeddedStack, e
 			}
 			now := time.Now()
 			kind := headerValue(m.Data, "X-Mafiamail-Kind")
+			var text []byte
 			for _, to := range m.To {
-				arrived(strings.ToLower(to), kind, func() string { return replyTo(m.Data) }, now)
+				arrived(delivered{to: strings.ToLower(to), kind: kind, at: now,
+					replyTo:   func() string { return replyTo(m.Data) },
+					inReplyTo: func() string { return headerValue(m.Data, "In-Reply-To") },
+					text: func() []byte {
+						if text == nil {
+							_, body, _ := bytes.Cut(m.Data, []byte("\r\n\r\n"))
+							text = unfoldQP(body)
+						}
+						return text
+					}})
 			}
 		},
 	})
@@ -136,7 +168,7 @@ type postfixStack struct {
 	idle *idleWatcher
 }
 
-func startPostfixStack(arrived arrivedFunc, logTo io.Writer) (_ *postfixStack, err error) {
+func startPostfixStack(arrived arrivedFunc, withText bool, logTo io.Writer) (_ *postfixStack, err error) {
 	st, err := mailstack.Launch(mailstack.Config{})
 	if err != nil {
 		return nil, err
@@ -151,7 +183,7 @@ func startPostfixStack(arrived arrivedFunc, logTo io.Writer) (_ *postfixStack, e
 			return nil, err
 		}
 	}
-	w, err := watchIdle(st.IMAPAddr(), "players", benchPassword, arrived,
+	w, err := watchIdle(st.IMAPAddr(), "players", benchPassword, arrived, withText,
 		slog.New(slog.NewTextHandler(logTo, nil)))
 	if err != nil {
 		return nil, err
@@ -257,7 +289,10 @@ func (s *postfixStack) inject(ctx context.Context, msgs []benchMail) error {
 type idleWatcher struct {
 	c       *imapclient.Client
 	arrived arrivedFunc
-	log     *slog.Logger
+	// withText fetches the start of every message's text too, and the
+	// whole text of role mail (where a Mafioso's mafia list address is).
+	withText bool
+	log      *slog.Logger
 
 	mu    sync.Mutex
 	notes []existsNote // ascending counts
@@ -272,10 +307,15 @@ type existsNote struct {
 	at    time.Time
 }
 
-var idleHeaderFields = []string{"Delivered-To", "To", "Reply-To", "X-Mafiamail-Kind"}
+var idleHeaderFields = []string{"Delivered-To", "To", "Reply-To", "In-Reply-To", "X-Mafiamail-Kind"}
 
-func watchIdle(addr, user, password string, arrived arrivedFunc, log *slog.Logger) (*idleWatcher, error) {
-	w := &idleWatcher{arrived: arrived, log: log, wake: make(chan struct{}, 1), done: make(chan error, 1)}
+// idleTextBytes is how much of each message's text the watcher fetches
+// with withText: the plain part comes first, and its first lines say
+// what the message is.
+const idleTextBytes = 6 << 10
+
+func watchIdle(addr, user, password string, arrived arrivedFunc, withText bool, log *slog.Logger) (*idleWatcher, error) {
+	w := &idleWatcher{arrived: arrived, withText: withText, log: log, wake: make(chan struct{}, 1), done: make(chan error, 1)}
 	c, err := imapclient.DialInsecure(addr, &imapclient.Options{
 		UnilateralDataHandler: &imapclient.UnilateralDataHandler{
 			// On the client's reader goroutine: note and signal, never
@@ -392,9 +432,14 @@ func (w *idleWatcher) run(ctx context.Context) error {
 func (w *idleWatcher) fetchNew(last imap.UID, first bool) (imap.UID, error) {
 	var set imap.UIDSet
 	set.AddRange(last+1, 0) // last+1:*
-	msgs, err := w.c.Fetch(set, &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{
-		{Specifier: imap.PartSpecifierHeader, HeaderFields: idleHeaderFields, Peek: true},
-	}}).Collect()
+	header := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, HeaderFields: idleHeaderFields, Peek: true}
+	textSection := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierText, Peek: true,
+		Partial: &imap.SectionPartial{Offset: 0, Size: idleTextBytes}}
+	sections := []*imap.FetchItemBodySection{header}
+	if w.withText && !first {
+		sections = append(sections, textSection)
+	}
+	msgs, err := w.c.Fetch(set, &imap.FetchOptions{UID: true, BodySection: sections}).Collect()
 	if err != nil {
 		return last, fmt.Errorf("IMAP fetch: %w", err)
 	}
@@ -412,10 +457,8 @@ func (w *idleWatcher) fetchNew(last imap.UID, first bool) (imap.UID, error) {
 		if !ok {
 			at = time.Now()
 		}
-		var raw []byte
-		for _, b := range m.BodySection {
-			raw = append(raw, b.Bytes...)
-		}
+		raw := m.FindBodySection(header)
+		text := unfoldQP(m.FindBodySection(textSection))
 		h, err := mail.ReadMessage(bytes.NewReader(append(raw, "\r\n"...)))
 		if err != nil {
 			w.log.Warn("bench: unreadable header", "uid", m.UID, "err", err)
@@ -433,12 +476,35 @@ func (w *idleWatcher) fetchNew(last imap.UID, first bool) (imap.UID, error) {
 			}
 			return ""
 		}
-		w.arrived(to, strings.TrimSpace(h.Header.Get("X-Mafiamail-Kind")), rt, at)
+		kind := strings.TrimSpace(h.Header.Get("X-Mafiamail-Kind"))
+		if w.withText && kind == "role" {
+			// The mafia list's address may lie beyond the start fetched.
+			if text, err = w.wholeText(m.UID); err != nil {
+				return last, err
+			}
+		}
+		irt := strings.TrimSpace(h.Header.Get("In-Reply-To"))
+		w.arrived(delivered{to: to, kind: kind, at: at, replyTo: rt,
+			inReplyTo: func() string { return irt }, text: func() []byte { return text }})
 	}
 	if maxSeq > 0 {
 		w.forget(maxSeq)
 	}
 	return last, nil
+}
+
+// wholeText fetches the whole text of one message.
+func (w *idleWatcher) wholeText(uid imap.UID) ([]byte, error) {
+	section := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierText, Peek: true}
+	msgs, err := w.c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true,
+		BodySection: []*imap.FetchItemBodySection{section}}).Collect()
+	if err != nil {
+		return nil, fmt.Errorf("IMAP fetch text of UID %d: %w", uid, err)
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	return unfoldQP(msgs[0].FindBodySection(section)), nil
 }
 
 func (w *idleWatcher) close() error {

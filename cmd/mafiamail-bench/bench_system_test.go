@@ -113,3 +113,58 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	checkBench(t, res, o)
 }
+
+// The day load runs end to end at a small scale on the embedded servers:
+// every vote, unvote and lock is answered with a confirmation, every post
+// reaches every reader the host sends it to at once, the relay delivers
+// exactly the copies the bench names, digests are composed for the
+// digest readers, and the table shows the day's figures.
+func TestBenchDaySmoke(t *testing.T) {
+	exe := benchBinary.Path(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := benchOptions{games: []int{1}, players: 11, commands: 30, inFlight: 11, runs: 1, stack: stackEmbedded,
+		load: loadDay, digestEvery: 2 * time.Second, exe: exe, progress: io.Discard, logTo: io.Discard}
+	res, err := runBench(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := res.scales[0][0]
+	for name, f := range map[string]figures{"host": sr.host, "relay": sr.relay} {
+		if f.commands != o.commands || len(f.latencies) != o.commands || f.errors != 0 {
+			t.Errorf("%s: %d messages, %d with their first effect, %d errors; want %d, all", name, f.commands, len(f.latencies), f.errors, o.commands)
+		}
+		n := 0
+		for _, l := range f.byOp {
+			n += len(l)
+		}
+		if n != len(f.latencies) || len(f.byOp[opPost]) == 0 || len(f.byOp[opVote]) == 0 {
+			t.Errorf("%s: latencies by kind %v, want every message once, posts and votes among them", name, f.byOp)
+		}
+		if f.shortPosts != 0 {
+			t.Errorf("%s: %d posts missed readers", name, f.shortPosts)
+		}
+		if f.deliveries < f.fanout || f.deliveriesPerSecond() <= 0 {
+			t.Errorf("%s: %d deliveries (%.0f/s), want at least the %d copies and answers of the messages", name, f.deliveries, f.deliveriesPerSecond(), f.fanout)
+		}
+	}
+	if sr.relay.deliveries != sr.relay.fanout {
+		t.Errorf("relay: %d deliveries, want exactly the %d copies named", sr.relay.deliveries, sr.relay.fanout)
+	}
+	if sr.host.digests == 0 || sr.relay.digests != 0 {
+		t.Errorf("digests: host %d, relay %d; want some from the host and none from the relay", sr.host.digests, sr.relay.digests)
+	}
+	if sr.relay.stackRate <= 0 {
+		t.Errorf("no stack rate")
+	}
+	var out bytes.Buffer
+	res.print(&out, o)
+	for _, w := range []string{"deliveries/s", "p50 vote/unvote/lock", "copies/thread post", "digests", "stack alone", "host/stack", dayMix} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("the table lacks %q:\n%s", w, out.String())
+		}
+	}
+	if t.Failed() {
+		t.Logf("table:\n%s", out.String())
+	}
+}

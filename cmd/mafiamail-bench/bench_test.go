@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mafiamail/mafiamail/internal/testkit/binary"
+	"github.com/mafiamail/mafiamail/mail/command"
 )
 
 // benchBinary is the bench's own command, whose child subcommand runs the
@@ -31,9 +34,46 @@ func TestBenchCommandLine(t *testing.T) {
 	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
 		t.Errorf("no CPU profile written: %v", err)
 	}
-	for _, bad := range [][]string{{"--games", "x"}, {"--runs", "0"}, {"--stack", "exim"}} {
+	for _, bad := range [][]string{{"--games", "x"}, {"--runs", "0"}, {"--stack", "exim"}, {"--load", "night"},
+		{"--load", "day", "--players", "5"}, {"--digest-every", "0s"}} {
 		if code := run(bad, &stdout, &stderr); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
+
+// No post of the day load holds a line the host would read as a command,
+// in the thread or the mafia list, whatever its length; each carries its
+// marker on its first line.
+func TestDiscussionIsNoCommand(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 500 {
+		text := discussion(r, int64(i), postSize(r))
+		for _, set := range []command.Set{command.Thread, command.Mafia} {
+			if res := command.Parse(text, set); res.Lines() != 0 {
+				t.Fatalf("post %d reads as commands in %s: %+v\n%s", i, set, res, text)
+			}
+		}
+		if first, _, _ := strings.Cut(text, "\r\n"); first != fmt.Sprintf("[b%d]", i) {
+			t.Fatalf("post %d starts %q", i, first)
+		}
+		if len(text) < 300 || len(text) > 2400 {
+			t.Fatalf("post %d is %d bytes", i, len(text))
+		}
+	}
+}
+
+// The mix draws each kind of message about as often as its weight says.
+func TestDayMix(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var n [dayOps]int
+	const draws = 100000
+	for range draws {
+		n[drawOp(r)]++
+	}
+	for op, w := range []int{weightPost, weightMafiaPost, weightVote, weightUnvote, weightLock} {
+		if got := float64(n[op]) * 100 / draws; got < float64(w)-1 || got > float64(w)+1 {
+			t.Errorf("%s: %.1f%%, want %d%%", dayOpNames[op], got, w)
 		}
 	}
 }

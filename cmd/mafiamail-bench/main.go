@@ -4,6 +4,12 @@
 // sender and store inbox and outbox, no game logic) measured alike.
 //
 //	mafiamail-bench [--games 1,10,100] [--players 25] [--commands N] [--backlog N] [--stack embedded|postfix]
+//		[--load status|day] [--digest-every 10s]
+//
+// The load is STATUS in each player's private channel, or, with --load
+// day, a Day's mix of thread posts, votes, unvotes, locks and mafia-list
+// posts, with a few players taking digests (day.go), whose figures add
+// the deliveries per second to every mailbox and the stack's own rate.
 //
 // It is a command of its own so that the product binary, mafiamail, holds
 // neither the relay nor the real mail servers' harness. The host and the

@@ -4,6 +4,17 @@
 // answered with one short acknowledgement to its sender, both in one
 // transaction; no command is parsed, no game is kept, no template is used.
 //
+// A message may also name readers, for the bench's day load, whose town
+// thread and mafia list relay each post to every reader: the bench lists
+// them, one address after another, in the message's X-Bench-Fanout
+// field, and the relay sends each of them a copy of the message's text
+// instead of the acknowledgement (the sender, when listed, gets its copy
+// like the others; every copy names the message in In-Reply-To). The
+// bench, which set the games up, knows the readers; the relay keeps no
+// list of its own, so that it stays free of games: it only copies a
+// message to the addresses the message names, each copy a row of the
+// outbox and a message of its own, as the host sends them.
+//
 // Whatever the host costs beyond this relay is the cost of its game logic.
 package relay
 
@@ -88,7 +99,7 @@ func (r *Relay) Handle(ctx context.Context, m watcher.Fetched) error {
 	// The transaction in flight finishes even when the relay is stopping,
 	// as the host's does.
 	ctx = context.WithoutCancel(ctx)
-	msgID, from, subject := headerFields(m.Raw)
+	msgID, from, subject, fanout, body := headerFields(m.Raw)
 	now := time.Now()
 	return r.st.Update(ctx, func(tx *store.Tx) error {
 		in, dup, err := tx.RecordInbound(ctx, store.Inbound{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity,
@@ -101,6 +112,17 @@ func (r *Relay) Handle(ctx context.Context, m watcher.Fetched) error {
 		}
 		if from == "" {
 			return tx.SetInboundOutcome(ctx, in.ID, store.OutcomeIgnored, "no sender to answer", "")
+		}
+		if len(fanout) > 0 {
+			for i, to := range fanout {
+				out := store.OutMessage{MessageID: fmt.Sprintf("<relay.%d.%d.%d@%s>", in.ID, i, now.UnixNano(), domain(r.cfg.Address)),
+					Kind: "thread", From: r.cfg.Address, To: []string{to}, Cause: fmt.Sprintf("inbox:%d", in.ID)}
+				out.Raw = relayedCopy(r.cfg.Address, to, subject, out.MessageID, msgID, body, now)
+				if _, err := tx.Enqueue(ctx, out, now); err != nil {
+					return fmt.Errorf("relay: enqueue copy to %s: %w", to, err)
+				}
+			}
+			return tx.SetInboundOutcome(ctx, in.ID, store.OutcomeApplied, "", "")
 		}
 		out := store.OutMessage{MessageID: fmt.Sprintf("<relay.%d.%d@%s>", in.ID, now.UnixNano(), domain(r.cfg.Address)),
 			Kind: "confirm", From: r.cfg.Address, To: []string{from}, Cause: fmt.Sprintf("inbox:%d", in.ID)}
@@ -123,18 +145,35 @@ func (r *Relay) Run(ctx context.Context) error {
 // Close closes the store; call it after Run has returned.
 func (r *Relay) Close() error { return r.st.Close() }
 
-// headerFields reads the few header fields the answer needs. A message
-// whose header cannot be read gives empty fields (and is not answered).
-func headerFields(raw []byte) (msgID, from, subject string) {
+// FanoutField is the header field that lists the readers a message is
+// copied to.
+const FanoutField = "X-Bench-Fanout"
+
+// headerFields reads the few header fields the answer needs, the readers
+// of X-Bench-Fanout and the text. A message whose header cannot be read
+// gives empty fields (and is not answered).
+func headerFields(raw []byte) (msgID, from, subject string, fanout []string, body []byte) {
 	m, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
-		return "", "", ""
+		return "", "", "", nil, nil
 	}
 	msgID = strings.TrimSpace(m.Header.Get("Message-Id"))
 	if a, err := mail.ParseAddress(m.Header.Get("From")); err == nil {
 		from = a.Address
 	}
-	return msgID, from, m.Header.Get("Subject")
+	for _, to := range strings.Split(m.Header.Get(FanoutField), ",") {
+		if to = strings.TrimSpace(to); to != "" {
+			fanout = append(fanout, to)
+		}
+	}
+	if len(fanout) > 0 {
+		// Only a copied message needs its text.
+		var b bytes.Buffer
+		if _, err := b.ReadFrom(m.Body); err == nil {
+			body = b.Bytes()
+		}
+	}
+	return msgID, from, m.Header.Get("Subject"), fanout, body
 }
 
 func domain(addr string) string {
@@ -142,6 +181,21 @@ func domain(addr string) string {
 		return d
 	}
 	return "localhost"
+}
+
+// relayedCopy is one reader's copy of a message: the message's text under
+// the relay's own header, threaded under the message.
+func relayedCopy(from, to, subject, id, inReplyTo string, body []byte, now time.Time) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "From: %s\r\nTo: %s\r\nSubject: Re: %s\r\nMessage-Id: %s\r\nDate: %s\r\n",
+		from, to, strings.TrimSpace(strings.TrimPrefix(subject, "Re: ")), id, now.Format(time.RFC1123Z))
+	if inReplyTo != "" {
+		fmt.Fprintf(&b, "In-Reply-To: %s\r\nReferences: %s\r\n", inReplyTo, inReplyTo)
+	}
+	b.WriteString("Auto-Submitted: auto-generated\r\nX-Mafiamail-Kind: thread\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: text/plain; charset=utf-8\r\n\r\n")
+	b.Write(body)
+	return b.Bytes()
 }
 
 // acknowledgement is the relay's whole answer: a plain-text line, threaded
