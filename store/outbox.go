@@ -202,10 +202,13 @@ type candidate struct {
 //
 // It reads the open messages in the order they were queued, a chunk at a
 // time, and stops once it has want candidates and no message further on
-// is more urgent than any candidate read so far: nothing further on can
-// then come before them, or make an earlier one more urgent. A long queue
-// of one priority (a backlog) is so not read whole for every claim; one
-// that mixes priorities may still be.
+// is more urgent than the least urgent of the first want: none can then
+// come before them, so a long queue is not read whole for every claim.
+// What it does not read may still have made a message it read more
+// urgent, but never more urgent than that least urgent one: at worst a
+// message of the same priority as the last ones taken, to another
+// recipient, waits for the next claim. Each recipient's mail keeps its
+// order, and no message goes ahead of a more urgent one.
 func (tx *Tx) claimable(ctx context.Context, now time.Time, want int) ([]candidate, error) {
 	type open struct {
 		candidate
@@ -286,12 +289,11 @@ func (tx *Tx) claimable(ctx context.Context, now time.Time, want int) ([]candida
 		if len(due) < want {
 			continue
 		}
-		// A message further on matters only if it is more urgent than a
-		// candidate read so far: it could come before it, or pull an
-		// earlier one to its recipient ahead with it.
+		// A message further on can come before one of the first want
+		// only if it is more urgent than the least urgent of them.
 		out := ranked()
 		least := 0
-		for _, c := range out {
+		for _, c := range out[:want] {
 			least = max(least, c.priority)
 		}
 		var more bool

@@ -17,15 +17,24 @@ import (
 // server: what the outbox's bookkeeping (claiming due mail in order,
 // recording each result) adds to sending. The queue length is the size of
 // the backlog a host has after a busy moment; the cost per message should
-// not grow with it.
+// not grow with it. The queue is of one priority, or mixes them as a day
+// does (answers to commands between the copies of posts).
 func BenchmarkDrainStore(b *testing.B) {
 	srv, err := mailserver.Start(mailserver.Config{AutoCreateUsers: true, Logger: discard})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	for _, backlog := range []int{200, 2000, 20000} {
-		b.Run(fmt.Sprintf("backlog=%d", backlog), func(b *testing.B) {
+	for _, c := range []struct {
+		backlog int
+		mixed   bool
+	}{{200, false}, {2000, false}, {20000, false}, {2000, true}, {20000, true}} {
+		backlog := c.backlog
+		name := fmt.Sprintf("backlog=%d", backlog)
+		if c.mixed {
+			name += "/mixed"
+		}
+		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			for range b.N {
 				b.StopTimer()
@@ -35,7 +44,13 @@ func BenchmarkDrainStore(b *testing.B) {
 				}
 				if err := st.Update(ctx, func(tx *store.Tx) error {
 					for i := range backlog {
-						if _, err := tx.Enqueue(ctx, outMsg(i, fmt.Sprintf("p%d@example.org", i%25)), time.Now()); err != nil {
+						m := outMsg(i, fmt.Sprintf("p%d@example.org", i%25))
+						if c.mixed && i%5 == 0 {
+							m.Kind, m.Priority = "confirm", store.PriorityReceipt
+						} else if c.mixed {
+							m.Kind, m.Priority = "thread", store.PriorityThread
+						}
+						if _, err := tx.Enqueue(ctx, m, time.Now()); err != nil {
 							return err
 						}
 					}
