@@ -41,6 +41,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	runs := fs.Int("runs", 1, "how often each scale is measured; the table shows the median and the spread")
 	stack := fs.String("stack", stackEmbedded, "the mail servers: embedded (in the bench's process) or postfix (a real Postfix and Dovecot on loopback; needs root)")
 	exe := fs.String("bin", "", "the mafiamail-bench binary whose child command runs the host and the relay (default: this one)")
+	baseline := fs.String("baseline", "", "a mafiamail-bench binary of an earlier build: its host is measured too, in the same run, and compared with this one's")
 	verbose := fs.Bool("v", false, "log what the host does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's process over its measured commands at the last scale to this file")
 	digestEvery := fs.Duration("digest-every", defaultDigestEvery, "with --load day: the games' digest interval (whole seconds)")
@@ -49,7 +50,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usage(err)
 	}
 	o := benchOptions{players: *players, commands: *commands, backlog: *backlog, inFlight: *inFlight,
-		runs: *runs, stack: *stack, exe: *exe, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile, load: *load, digestEvery: *digestEvery}
+		runs: *runs, stack: *stack, exe: *exe, baseline: *baseline, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile, load: *load, digestEvery: *digestEvery}
 	if *verbose {
 		o.logTo = stderr
 	}
@@ -74,6 +75,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if o.digestEvery < time.Second {
 		return cli.Usagef("--digest-every must be at least a second")
+	}
+	if o.baseline != "" {
+		abs, err := filepath.Abs(o.baseline)
+		if err != nil {
+			return cli.Usage(err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return cli.Usagef("--baseline: %v", err)
+		}
+		o.baseline = abs
 	}
 	if o.cpuProfile != "" {
 		abs, err := filepath.Abs(o.cpuProfile)
@@ -107,7 +118,10 @@ type benchOptions struct {
 	// stack is stackEmbedded or stackPostfix.
 	stack string
 	// exe is the mafiamail-bench binary whose child command runs each system.
-	exe      string
+	exe string
+	// baseline, if set, is the binary of an earlier build whose host is
+	// measured beside this one's.
+	baseline string
 	progress io.Writer
 	logTo    io.Writer
 	// cpuProfile, if set, receives a CPU profile of the host's process
@@ -204,12 +218,14 @@ func (f figures) cpuPerCommand() time.Duration {
 type scaleResult struct {
 	games       int
 	host, relay figures
+	// baseline is the earlier build's host, with --baseline.
+	baseline figures
 }
 
 // backlogResult is the time from a system's start to the last answer of
 // the backlog.
 type backlogResult struct {
-	host, relay time.Duration
+	host, relay, baseline time.Duration
 }
 
 type benchResult struct {
@@ -248,11 +264,21 @@ func runBench(ctx context.Context, o benchOptions) (*benchResult, error) {
 			if err != nil {
 				return nil, fmt.Errorf("host at %d games: %w", g, err)
 			}
+			var bf figures
+			var bb time.Duration
+			if o.baseline != "" {
+				fmt.Fprintf(o.progress, " baseline host...")
+				bo := o
+				bo.exe = o.baseline
+				if bf, bb, err = benchPhase(ctx, bo, g, backlog, true, false); err != nil {
+					return nil, fmt.Errorf("baseline host at %d games: %w", g, err)
+				}
+			}
 			fmt.Fprintf(o.progress, " done\n")
-			sr.relay, sr.host = rf, hf
+			sr.relay, sr.host, sr.baseline = rf, hf, bf
 			if backlog > 0 {
 				res.backlogGames = g
-				res.backlog = append(res.backlog, backlogResult{host: hb, relay: rb})
+				res.backlog = append(res.backlog, backlogResult{host: hb, relay: rb, baseline: bb})
 			}
 			res.scales[i] = append(res.scales[i], sr)
 		}
@@ -976,6 +1002,15 @@ var benchRows = []benchRow{
 	{"live heap", mib, func(f figures) float64 { return float64(f.liveHeap) }},
 }
 
+// baselineColumn is column for the baseline build's host.
+func baselineColumn(runs []scaleResult, value func(figures) float64) []float64 {
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		out[i] = value(r.baseline)
+	}
+	return out
+}
+
 func column(runs []scaleResult, host bool, value func(figures) float64) []float64 {
 	out := make([]float64, len(runs))
 	for i, r := range runs {
@@ -1032,6 +1067,17 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 		if o.load == loadDay {
 			printStackRate(w, runs, o)
 		}
+		if o.baseline != "" {
+			fmt.Fprintf(w, "this build's host against the baseline build's (%s), same run\n", o.baseline)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "figure\thost\tbaseline\thost/baseline\t")
+			for _, row := range rows {
+				h, b := column(runs, true, row.value), baselineColumn(runs, row.value)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", row.name, spreadOf(h).cell(row.format, o.runs),
+					spreadOf(b).cell(row.format, o.runs), spreadOf(ratios(h, b)).cell(plain, o.runs))
+			}
+			tw.Flush()
+		}
 	}
 	if len(r.scales) > 1 {
 		fmt.Fprintf(w, "\ncost of a command by scale (medians; ratio to %d game(s))\n", r.scales[0][0].games)
@@ -1069,6 +1115,19 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 		fmt.Fprintf(tw, "messages/s\t%s\t%s\t%s\t\n", spreadOf(hr).cell(perSec, o.runs), spreadOf(br).cell(perSec, o.runs),
 			spreadOf(ratios(hr, br)).cell(plain, o.runs))
 		tw.Flush()
+		if o.baseline != "" {
+			var lt, lr []float64
+			for _, b := range r.backlog {
+				lt, lr = append(lt, b.baseline.Seconds()), append(lr, float64(o.backlog)/b.baseline.Seconds())
+			}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "figure\thost\tbaseline\thost/baseline\t")
+			fmt.Fprintf(tw, "time\t%s\t%s\t%s\t\n", spreadOf(ht).cell(secs, o.runs), spreadOf(lt).cell(secs, o.runs),
+				spreadOf(ratios(ht, lt)).cell(plain, o.runs))
+			fmt.Fprintf(tw, "messages/s\t%s\t%s\t%s\t\n", spreadOf(hr).cell(perSec, o.runs), spreadOf(lr).cell(perSec, o.runs),
+				spreadOf(ratios(hr, lr)).cell(plain, o.runs))
+			tw.Flush()
+		}
 	}
 }
 

@@ -28,7 +28,11 @@ func checkBench(t *testing.T, res *benchResult, o benchOptions) {
 			t.Fatalf("%d runs of a scale, want %d", len(runs), o.runs)
 		}
 		for _, sr := range runs {
-			for name, f := range map[string]figures{"host": sr.host, "relay": sr.relay} {
+			systems := map[string]figures{"host": sr.host, "relay": sr.relay}
+			if o.baseline != "" {
+				systems["baseline host"] = sr.baseline
+			}
+			for name, f := range systems {
 				if f.commands != o.commands || len(f.latencies) != o.commands || f.errors != 0 {
 					t.Errorf("%s: %d commands, %d confirmed, %d errors; want %d confirmed", name, f.commands, len(f.latencies), f.errors, o.commands)
 				}
@@ -51,8 +55,8 @@ func checkBench(t *testing.T, res *benchResult, o benchOptions) {
 			t.Fatalf("%d backlog runs, want %d", len(res.backlog), o.runs)
 		}
 		for _, b := range res.backlog {
-			if b.host <= 0 || b.relay <= 0 {
-				t.Errorf("backlog times: host %v, relay %v", b.host, b.relay)
+			if b.host <= 0 || b.relay <= 0 || (o.baseline != "") != (b.baseline > 0) {
+				t.Errorf("backlog times: host %v, relay %v, baseline host %v", b.host, b.relay, b.baseline)
 			}
 		}
 	}
@@ -64,6 +68,9 @@ func checkBench(t *testing.T, res *benchResult, o benchOptions) {
 	}
 	if o.runs > 1 {
 		want = append(want, "median of")
+	}
+	if o.baseline != "" {
+		want = append(want, "host/baseline")
 	}
 	for _, w := range want {
 		if !strings.Contains(out.String(), w) {
@@ -100,13 +107,14 @@ func TestBenchPostfix(t *testing.T) {
 }
 
 // The bench runs end to end at a small scale on the embedded servers,
-// twice, so that medians and ranges are shown.
+// twice, so that medians and ranges are shown, with the same binary
+// standing in for an earlier build's (--baseline).
 func TestBenchSmoke(t *testing.T) {
 	exe := benchBinary.Path(t) // before the clock starts: a build may take minutes on a loaded machine
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	o := benchOptions{games: []int{1}, players: 11, commands: 20, backlog: 50, inFlight: 4, runs: 2,
-		stack: stackEmbedded, exe: exe, progress: io.Discard, logTo: io.Discard}
+		stack: stackEmbedded, exe: exe, baseline: exe, progress: io.Discard, logTo: io.Discard}
 	res, err := runBench(ctx, o)
 	if err != nil {
 		t.Fatal(err)

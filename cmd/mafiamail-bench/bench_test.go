@@ -35,7 +35,7 @@ func TestBenchCommandLine(t *testing.T) {
 		t.Errorf("no CPU profile written: %v", err)
 	}
 	for _, bad := range [][]string{{"--games", "x"}, {"--runs", "0"}, {"--stack", "exim"}, {"--load", "night"},
-		{"--load", "day", "--players", "5"}, {"--digest-every", "0s"}} {
+		{"--load", "day", "--players", "5"}, {"--digest-every", "0s"}, {"--baseline", filepath.Join(t.TempDir(), "none")}} {
 		if code := run(bad, &stdout, &stderr); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)
 		}
