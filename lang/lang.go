@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -308,14 +309,46 @@ func (l *Language) Time(layout string, t time.Time) string {
 	if f == layout {
 		f = Get(Default).Phrase(layout)
 	}
-	return strings.NewReplacer(
-		"{weekday}", l.Weekday(t.Weekday()),
-		"{day}", fmt.Sprint(t.Day()),
-		"{month}", l.Month(t.Month()),
-		"{year}", fmt.Sprint(t.Year()),
-		"{time}", t.Format("15:04"),
-		"{zone}", l.Phrase(t.Format("MST")),
-	).Replace(f)
+	// Every message shows times, most of them several: the fields are
+	// filled in by one pass over the layout, each worked out only where it
+	// appears, rather than by a strings.Replacer built for every call.
+	var b strings.Builder
+	b.Grow(len(f) + 16)
+	for {
+		i := strings.IndexByte(f, '{')
+		if i < 0 {
+			b.WriteString(f)
+			return b.String()
+		}
+		b.WriteString(f[:i])
+		f = f[i:]
+		field, _, ok := strings.Cut(f[1:], "}")
+		if !ok {
+			b.WriteString(f)
+			return b.String()
+		}
+		switch field {
+		case "weekday":
+			b.WriteString(l.Weekday(t.Weekday()))
+		case "day":
+			b.WriteString(strconv.Itoa(t.Day()))
+		case "month":
+			b.WriteString(l.Month(t.Month()))
+		case "year":
+			b.WriteString(strconv.Itoa(t.Year()))
+		case "time":
+			var buf [8]byte
+			b.Write(t.AppendFormat(buf[:0], "15:04"))
+		case "zone":
+			b.WriteString(l.Phrase(t.Format("MST")))
+		default:
+			// Not a field: the brace is text.
+			b.WriteByte('{')
+			f = f[1:]
+			continue
+		}
+		f = f[len(field)+2:]
+	}
 }
 
 // Verb is the English verb a word (or two) of the language stands for,

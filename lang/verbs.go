@@ -24,7 +24,7 @@ func FoldVerb(s string) string {
 		// Most words of most lines: nothing to fold but the case.
 		return strings.ToUpper(s)
 	}
-	s = strings.NewReplacer("ß", "SS", "ẞ", "SS", "œ", "OE", "Œ", "OE", "’", "'", "‘", "'").Replace(s)
+	s = letterFold.Replace(s)
 	var b strings.Builder
 	for _, r := range norm.NFD.String(s) {
 		if unicode.Is(unicode.Mn, r) {
@@ -34,6 +34,11 @@ func FoldVerb(s string) string {
 	}
 	return b.String()
 }
+
+// letterFold spells the letters that NFD does not take apart, and the
+// typographic apostrophes, as plain letters and an apostrophe. It is built
+// once: FoldVerb reads every word of every line that is not ASCII.
+var letterFold = strings.NewReplacer("ß", "SS", "ẞ", "SS", "œ", "OE", "Œ", "OE", "’", "'", "‘", "'")
 
 // germanFold spells umlauts the way German writes them without the
 // keys for them (PRÜFEN as PRUEFEN), which FoldVerb alone would read as

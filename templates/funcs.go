@@ -1,8 +1,8 @@
 package templates
 
 import (
-	"fmt"
 	htmltemplate "html/template"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -55,7 +55,7 @@ func langFuncs(l *lang.Language) map[string]any {
 		// plural writes a count with its noun, by the language's plural
 		// rule: plural 1 "vote" "votes" is "1 vote".
 		"plural": func(n int, one, many string) string {
-			return fmt.Sprintf("%d %s", n, l.Plural(n, one, many))
+			return strconv.Itoa(n) + " " + l.Plural(n, one, many)
 		},
 		// list joins names as people write them: "Alice, Bob and Carol".
 		"list": func(names []string) string { return ListIn(l.Tag, names) },

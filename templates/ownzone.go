@@ -2,6 +2,7 @@ package templates
 
 import (
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -30,10 +31,41 @@ func Localize(v *View, tag string) {
 	}
 	v.Lang = tag
 	walk(reflect.ValueOf(v), map[uintptr]bool{}, func(s reflect.Value) {
-		if f := s.FieldByName("Lang"); f.IsValid() && f.Kind() == reflect.String && f.CanSet() {
-			f.SetString(tag)
+		if i := shapeOf(s.Type()).lang; i != nil {
+			if f := s.FieldByIndex(i); f.CanSet() {
+				f.SetString(tag)
+			}
 		}
 	})
+}
+
+// shape is what walk needs of one of the package's struct types: its
+// exported fields, and where its Lang field is (nil: it has none).
+type shape struct {
+	exported []int
+	lang     []int
+}
+
+// shapes holds a shape per type. Every copy of every message is walked
+// at least once; asking reflect for a type's fields each time allocated
+// for every field of every struct.
+var shapes sync.Map // reflect.Type → *shape
+
+func shapeOf(t reflect.Type) *shape {
+	if s, ok := shapes.Load(t); ok {
+		return s.(*shape)
+	}
+	s := &shape{}
+	for i := range t.NumField() {
+		if t.Field(i).IsExported() {
+			s.exported = append(s.exported, i)
+		}
+	}
+	if f, ok := t.FieldByName("Lang"); ok && f.Type.Kind() == reflect.String {
+		s.lang = f.Index
+	}
+	shapes.Store(t, s)
+	return s
 }
 
 // walk visits the view's exported fields, the pointers and slices among
@@ -60,10 +92,8 @@ func walk(v reflect.Value, seen map[uintptr]bool, visit func(reflect.Value)) {
 		if v.CanSet() {
 			visit(v)
 		}
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				walk(v.Field(i), seen, visit)
-			}
+		for _, i := range shapeOf(v.Type()).exported {
+			walk(v.Field(i), seen, visit)
 		}
 	}
 }

@@ -10,6 +10,9 @@ import (
 // lines, **bold** and `code`. These two functions lay it out for each part
 // of a mail; they know no more Markdown than that file uses.
 
+// markFold drops the Markdown marks of the rules.
+var markFold = strings.NewReplacer("**", "", "`", "")
+
 // PlainRules is the rules as plain text: each paragraph on one line, for
 // the text part to flow, with the Markdown marks dropped.
 func PlainRules(md string) string {
@@ -17,7 +20,7 @@ func PlainRules(md string) string {
 	for _, p := range Paragraphs(md) {
 		line := strings.Join(p, " ")
 		line = strings.TrimPrefix(line, "## ")
-		line = strings.NewReplacer("**", "", "`", "").Replace(line)
+		line = markFold.Replace(line)
 		out = append(out, line)
 	}
 	return strings.Join(out, "\n\n")

@@ -29,6 +29,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync"
 	texttemplate "text/template"
 	"unicode/utf8"
 
@@ -151,11 +152,27 @@ func parse(l *lang.Language) (*set, error) {
 }
 
 func execText(t *texttemplate.Template, name string, data any) (string, error) {
-	var b bytes.Buffer
-	if err := t.ExecuteTemplate(&b, name, data); err != nil {
+	b := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(b)
+	if err := t.ExecuteTemplate(b, name, data); err != nil {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// buffers hold the text of templates while they run: a message runs a
+// dozen or more (its sections, their subjects, the layouts), and each
+// would otherwise grow a buffer of its own from nothing.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBuffer returns a buffer to the pool, unless a rare huge message grew
+// it: the pool would keep that memory for good.
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > 64<<10 {
+		return
+	}
+	b.Reset()
+	buffers.Put(b)
 }
 
 // Kinds lists every kind of section, each with its pair of files.
@@ -232,8 +249,9 @@ func Render(kind string, data any) (Rendered, error) {
 		head, rest, _ := strings.Cut(r.Text, "\n")
 		r.Text = head + "\n" + strings.TrimLeft(rest, "\n")
 	}
-	var hb bytes.Buffer
-	if err := ls.html.ExecuteTemplate(&hb, "layout", &m); err != nil {
+	hb := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(hb)
+	if err := ls.html.ExecuteTemplate(hb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s html: %w", kind, err)
 	}
 	r.HTML = tidyHTML(hb.String())
@@ -320,10 +338,15 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // of blank lines into one, and ends the text with one newline. The
 // signature separator "-- " keeps its space (RFC 3676).
 func tidyText(s string) string {
-	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	var out []string
+	var b strings.Builder
+	b.Grow(len(s))
 	blank := true // no blank lines at the top
-	for _, l := range lines {
+	pending := 0  // blank lines kept but not yet written: at most one
+	for line := range strings.Lines(s) {
+		l, ended := strings.CutSuffix(line, "\n")
+		if ended {
+			l = strings.TrimSuffix(l, "\r")
+		}
 		if l != "-- " {
 			l = strings.TrimRight(l, " \t")
 		}
@@ -332,27 +355,39 @@ func tidyText(s string) string {
 				continue
 			}
 			blank = true
-		} else {
-			blank = false
+			pending++
+			continue
 		}
-		out = append(out, l)
+		blank = false
+		// A blank line is written only once a line follows it: the text
+		// ends with its last line.
+		for ; pending > 0; pending-- {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
 	}
-	for len(out) > 0 && out[len(out)-1] == "" {
-		out = out[:len(out)-1]
+	if b.Len() == 0 {
+		return "\n"
 	}
-	return strings.Join(out, "\n") + "\n"
+	return b.String()
 }
 
 // tidyHTML drops the blank lines that template actions leave behind.
 func tidyHTML(s string) string {
-	lines := strings.Split(s, "\n")
-	var out []string
-	for _, l := range lines {
-		if t := strings.TrimSpace(l); t != "" {
-			out = append(out, strings.TrimRight(l, " \t"))
+	var b strings.Builder
+	b.Grow(len(s))
+	for line := range strings.Lines(s) {
+		l := strings.TrimSuffix(line, "\n")
+		if strings.TrimSpace(l) != "" {
+			b.WriteString(strings.TrimRight(l, " \t"))
+			b.WriteByte('\n')
 		}
 	}
-	return strings.Join(out, "\n") + "\n"
+	if b.Len() == 0 {
+		return "\n"
+	}
+	return b.String()
 }
 
 // FixedWidth is the longest fixed line the text templates write: a

@@ -93,8 +93,14 @@ func (b Batch) story(i int) story.History {
 	return story.Build(log)
 }
 
-// foldEach returns the state just after each event.
+// foldEach returns the state just after each event. The caller's state
+// is never changed; the last event's state is the one folded, not a copy
+// of it, so that a batch of one event (most commands make one, or none)
+// copies the game once.
 func foldEach(before *engine.State, events []Logged) ([]*engine.State, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
 	cur := &engine.State{}
 	if before != nil {
 		cur = before.Clone()
@@ -104,7 +110,11 @@ func foldEach(before *engine.State, events []Logged) ([]*engine.State, error) {
 		if err := cur.Fold(l.Event); err != nil {
 			return nil, fmt.Errorf("compose: fold event %d (%s): %w", l.Seq, l.Event.Type, err)
 		}
-		states[i] = cur.Clone()
+		if i < len(events)-1 {
+			states[i] = cur.Clone()
+		} else {
+			states[i] = cur
+		}
 	}
 	return states, nil
 }
