@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/mail"
 	"slices"
 	"strings"
 	"time"
@@ -61,6 +60,44 @@ type OutMessage struct {
 	Priority int
 }
 
+// headerField returns the first value of the named field in raw's
+// header, unfolded, without parsing the rest of the message: Enqueue runs
+// for every copy of every message.
+func headerField(raw []byte, name string) (string, error) {
+	var value []byte
+	found := false
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			break // the end of the header
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			if found {
+				value = append(value, line...)
+			}
+			continue
+		}
+		if found {
+			break
+		}
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return "", fmt.Errorf("malformed header line: %q", line)
+		}
+		if strings.EqualFold(string(bytes.TrimRight(k, " \t")), name) {
+			found = true
+			value = append(value, v...)
+		}
+	}
+	return strings.TrimSpace(string(value)), nil
+}
+
 // canonicalMessageID returns id in its header form, "<...>".
 func canonicalMessageID(id string) string {
 	id = strings.TrimSpace(id)
@@ -86,11 +123,11 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 	if m.Kind == "" {
 		return 0, fmt.Errorf("store: enqueue %s: kind is required", id)
 	}
-	hdr, err := mail.ReadMessage(bytes.NewReader(m.Raw))
+	field, err := headerField(m.Raw, "Message-Id")
 	if err != nil {
 		return 0, fmt.Errorf("store: enqueue %s: message header: %w", id, err)
 	}
-	if got := canonicalMessageID(hdr.Header.Get("Message-Id")); got != id {
+	if got := canonicalMessageID(field); got != id {
 		return 0, fmt.Errorf("store: enqueue %s: the message's Message-ID header is %q", id, got)
 	}
 	rcpts, err := json.Marshal(m.To)
