@@ -91,7 +91,7 @@ func (hs *harness) confirm(from string) string {
 
 func (hs *harness) open() {
 	hs.t.Helper()
-	st, err := store.Open(context.Background(), hs.path, store.Config{})
+	st, err := store.Open(context.Background(), hs.path, store.Config{Logger: hs.log})
 	if err != nil {
 		hs.t.Fatal(err)
 	}
