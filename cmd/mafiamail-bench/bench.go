@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -19,11 +19,11 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+	_ "modernc.org/sqlite" // settle reads the systems' outboxes
 
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/service"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // cmdBench measures the host against a bare relay, each in a process of
@@ -792,16 +792,19 @@ func awaitChannels(ctx context.Context, e *benchEnv, child *benchChild) error {
 // the commands against the tail of the set-up (at a thousand games through
 // Postfix, minutes of it).
 func settle(ctx context.Context, e *benchEnv, db string, child *benchChild) error {
-	st, err := store.OpenReadOnly(ctx, db, store.Config{Logger: slog.New(slog.DiscardHandler)})
+	// The outbox is read with SQL of its own rather than through package
+	// store, which reads only its own schema version: an earlier build's
+	// host (--baseline) keeps an earlier one.
+	st, err := sql.Open("sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(5000)")
 	if err != nil {
 		return fmt.Errorf("settle: %w", err)
 	}
 	defer st.Close()
 	var pending error
 	if err := poll(ctx, func() bool {
-		_, ok, err := st.NextAttempt(ctx)
-		pending = err
-		return err != nil || !ok || child.exited() != nil
+		var waiting bool
+		pending = st.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM outbox WHERE status IN ('pending', 'sending'))`).Scan(&waiting)
+		return pending != nil || !waiting || child.exited() != nil
 	}); err != nil || pending != nil {
 		return fmt.Errorf("settle: the host's outbox did not empty: %w", errors.Join(err, pending, child.exited()))
 	}
