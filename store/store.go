@@ -181,10 +181,7 @@ func open(ctx context.Context, path string, opts Config, lock *fileLock, readOnl
 		outbox:   make(chan struct{}, 1),
 	}
 	if !readOnly {
-		// A page cache of 32 MiB rather than SQLite's 2: a host of many
-		// games touches the indexes of thousands of players and messages,
-		// and a page read again is a system call.
-		s.writer, err = sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate", "_pragma=cache_size(-32768)"))
+		s.writer, err = sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
 		if err != nil {
 			return nil, fmt.Errorf("store: open %s: %w", path, err)
 		}
