@@ -100,9 +100,12 @@ type dayPlayer struct {
 	// pending is the Message-ID of the command in flight: the relay's
 	// copy to its sender answers it (In-Reply-To).
 	pending atomic.Pointer[string]
-	digest  bool   // takes the thread in digests
-	vote    string // the current vote, "" for none
-	locked  bool
+	// digest says the player takes the thread in digests: set while
+	// the mail of the games' start still arrives, and read by the
+	// stack's delivery hook.
+	digest atomic.Bool
+	vote   string // the current vote, "" for none
+	locked bool
 }
 
 // dayState is the day load's shared state in one phase.
@@ -188,7 +191,7 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 				answer = true
 			}
 		}
-		if p.day.digest && m.kind == "thread" && !answer {
+		if p.day.digest.Load() && m.kind == "thread" && !answer {
 			// A digest: the posts it gathers are not counted as copies,
 			// which are the posts' mail one by one.
 			d.digestCopies.Add(1)
@@ -267,7 +270,7 @@ func (d *dayState) isDigest(i, players int) bool { return i >= players-d.digests
 func prepareDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchChild) error {
 	d := e.day
 	for i, p := range e.players {
-		p.day.digest = d.isDigest(i%o.players, o.players)
+		p.day.digest.Store(d.isDigest(i%o.players, o.players))
 	}
 	if !d.isHost {
 		relay := e.address("relay")
@@ -306,7 +309,7 @@ func prepareDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	}
 	var each []*benchPlayer
 	for _, p := range e.players {
-		if !p.day.digest {
+		if !p.day.digest.Load() {
 			each = append(each, p)
 		}
 	}
@@ -391,7 +394,7 @@ func nextMessage(e *benchEnv, o benchOptions, p *benchPlayer, op dayOp, r *rand.
 	if op == opMafiaPost && p.day.mafia.Load() == nil {
 		op = opPost
 	}
-	if op == opLock && p.day.digest {
+	if op == opLock && p.day.digest.Load() {
 		op = opVote
 	}
 	if op == opUnvote && (p.day.vote == "" || p.day.locked) {
@@ -453,7 +456,7 @@ func fanout(e *benchEnv, o benchOptions, p *benchPlayer, op dayOp) []string {
 	for _, q := range e.gamePlayers(p, o.players) {
 		switch {
 		case op == opMafiaPost && (q == p || q.day.mafia.Load() == nil):
-		case op != opMafiaPost && q.day.digest && (q != p || op.isPost()):
+		case op != opMafiaPost && q.day.digest.Load() && (q != p || op.isPost()):
 		default:
 			to = append(to, q.addr)
 		}
