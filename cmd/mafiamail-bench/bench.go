@@ -170,10 +170,11 @@ type figures struct {
 	postCopies, posts [dayOps]int
 	digests           int64 // digests delivered
 	// shortPosts counts the posts that reached fewer readers than the
-	// host sends them to at once; fanout counts the copies and answers
+	// host sends them to at once, longPosts those that reached more (a
+	// reader who got a post twice); fanout counts the copies and answers
 	// that the messages' readers make (every delivery the relay makes).
-	shortPosts int
-	fanout     int64
+	shortPosts, longPosts int
+	fanout                int64
 	// stackRate is the stack's own deliveries per second, the day load's
 	// copies handed to it with no system in between (measured in the
 	// relay's phase).
@@ -415,7 +416,7 @@ func (e *benchEnv) arrived(m delivered) {
 	}
 	if to == e.referee {
 		if e.day != nil {
-			e.day.copy(m)
+			e.day.refereeSeen(m)
 		}
 		if rt := replyTo(); strings.Contains(rt, "-p-") {
 			game, _, _ := strings.Cut(strings.TrimPrefix(rt, "host+"), "-p-")

@@ -122,8 +122,9 @@ type dayState struct {
 	mu    sync.Mutex
 	posts map[int64]*postWait
 	ref   atomic.Int64
-	// digestCopies counts the thread mail that reached digest readers: their
-	// digests (their votes are answered in private).
+	// digestCopies counts the thread mail that reached digest readers, the
+	// referee among them: their digests (their votes are answered in
+	// private).
 	digestCopies atomic.Int64
 }
 
@@ -202,8 +203,21 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 	return answer
 }
 
-// copy counts a post's copy, in any mailbox (the referee's too), by the
-// marker on the post's first line.
+// refereeSeen notes a message in the referee's mailbox. The day load's
+// games have a digest interval, so the referee, whom the setup's interval
+// applies to (T1), reads the thread in digests: none of its thread mail is
+// a post's copy, though a digest carries the markers of the posts it
+// gathers.
+func (d *dayState) refereeSeen(m delivered) {
+	if m.kind == "thread" {
+		d.digestCopies.Add(1)
+		return
+	}
+	d.copy(m)
+}
+
+// copy counts a post's copy, in a player's mailbox, by the marker on the
+// post's first line.
 func (d *dayState) copy(m delivered) {
 	if sub := markerRE.FindSubmatch(m.text()); sub != nil {
 		if n, err := strconv.ParseInt(string(sub[1]), 10, 64); err == nil {
@@ -238,20 +252,23 @@ func (d *dayState) newPost(op dayOp) (int64, *postWait) {
 
 // copies counts the copies of every post after marker from, and the
 // posts, by kind of post, and the posts that reached fewer readers than
-// the host sends them to at once.
-func (d *dayState) copies(from int64) (copies, posts [dayOps]int, short int) {
+// the host sends them to at once, and more.
+func (d *dayState) copies(from int64) (copies, posts [dayOps]int, short, long int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for ref, w := range d.posts {
 		if ref > from {
 			copies[w.op] += w.copies
 			posts[w.op]++
-			if w.copies < w.want {
+			switch {
+			case w.copies < w.want:
 				short++
+			case w.copies > w.want:
+				long++
 			}
 		}
 	}
-	return copies, posts, short
+	return copies, posts, short, long
 }
 
 // gamePlayers are the players of player p's game.
@@ -649,7 +666,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	f.cpu = child.cpu() - cpu0
 	f.deliveries = e.toPlayers.Load() - d0
 	f.deliveryWall = last.Sub(start)
-	f.postCopies, f.posts, f.shortPosts = d.copies(refs)
+	f.postCopies, f.posts, f.shortPosts, f.longPosts = d.copies(refs)
 	f.digests = d.digestCopies.Load() - dg0
 	if f.errors > 0 {
 		return fmt.Errorf("%d of %d messages were answered with an error: %s", f.errors, f.commands, strings.Join(f.refusals, "; "))
