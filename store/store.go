@@ -47,19 +47,19 @@ type Store struct {
 	readOnly bool
 	log      *slog.Logger
 
-	// writer has exactly one connection, and every write transaction
-	// starts with BEGIN IMMEDIATE on it.
+	// writer has exactly one connection, conn, which the store holds for
+	// its life; every write transaction starts with BEGIN IMMEDIATE on it.
 	writer *sql.DB
+	conn   *sql.Conn
 	// read is a pool of query_only connections for reads outside Update.
 	read *sql.DB
 	reader
 
-	mu        sync.Mutex // serializes Update, guards stmts and toPrepare
-	stmts     map[string]*sql.Stmt
-	toPrepare map[string]bool
-	lock      *fileLock
-	outbox    chan struct{}
-	closed    bool
+	mu     sync.Mutex // serializes Update, guards stmts
+	stmts  map[string]*sql.Stmt
+	lock   *fileLock
+	outbox chan struct{}
+	closed bool
 }
 
 // Config tunes Open. The zero value is the production setting.
@@ -203,6 +203,10 @@ func open(ctx context.Context, path string, opts Config, lock *fileLock, readOnl
 		} else if n > 0 {
 			s.log.Info("outgoing messages claimed by a previous run are due again", "count", n)
 		}
+		if s.conn, err = s.writer.Conn(ctx); err != nil {
+			s.writer.Close()
+			return nil, fmt.Errorf("store: open %s: %w", path, classify(err))
+		}
 	}
 
 	s.read, err = sql.Open("sqlite", dsn(path, "_pragma=query_only(1)"))
@@ -265,6 +269,9 @@ func (s *Store) closeDBs() error {
 	if s.read != nil {
 		errs = append(errs, s.read.Close())
 	}
+	if s.conn != nil {
+		errs = append(errs, s.conn.Close())
+	}
 	if s.writer != nil {
 		errs = append(errs, s.writer.Close())
 	}
@@ -284,6 +291,15 @@ func (s *Store) OutboxSignal() <-chan struct{} { return s.outbox }
 // Calls are serialized: there is one writer, and fn must not call Update
 // itself. When Update returns nil the transaction is durable
 // (synchronous=FULL).
+//
+// When ctx ends, the transaction is not committed. Its statements run
+// under ctx without its end (context.WithoutCancel), and Update checks ctx
+// before the commit instead: for each statement run under a context that
+// can end, database/sql and the driver start a goroutine to watch it, and
+// those goroutines cost a command more CPU than any of its statements. A
+// statement here is short, so an end waits for it at most. For the same
+// reason the transaction is the connection's own BEGIN and COMMIT, not a
+// database/sql Tx: a Tx's context always can end.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if s.readOnly {
 		return fmt.Errorf("store: update: %w", ErrReadOnly)
@@ -294,26 +310,27 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("store: update: %w", sql.ErrConnDone)
 	}
 
-	sqlTx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	quiet := context.WithoutCancel(ctx)
+	if _, err := s.conn.ExecContext(quiet, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("store: begin: %w", classify(err))
 	}
-	tx := &Tx{reader: reader{q: cachedTx{tx: sqlTx, s: s}}, tx: sqlTx}
+	tx := &Tx{reader: reader{q: cachedTx{s: s}}, conn: s.conn}
 	committed := false
 	defer func() {
 		if !committed {
-			if rerr := sqlTx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
-				s.log.Error("rollback failed", "err", rerr)
-			}
-		}
-		if len(s.toPrepare) > 0 {
-			s.prepareNew()
+			s.rollback(quiet)
 		}
 	}()
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	if _, err := s.conn.ExecContext(quiet, "COMMIT"); err != nil {
 		return fmt.Errorf("store: commit: %w", classify(err))
 	}
 	committed = true
@@ -326,12 +343,24 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	return nil
 }
 
+// rollback ends a transaction that is not to be kept. A COMMIT that failed
+// may have ended it already (SQLite rolls back on some errors): then there
+// is nothing to roll back.
+func (s *Store) rollback(ctx context.Context) {
+	if _, err := s.conn.ExecContext(ctx, "ROLLBACK"); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
+		s.log.Error("rollback failed", "err", err)
+	}
+}
+
 // Tx is one write transaction, valid only inside the function given to
 // Update. It offers every read of Store too, seeing the transaction's own
 // writes.
 type Tx struct {
 	reader
-	tx       *sql.Tx
+	// conn is the writer connection the transaction runs on; statements
+	// run on it directly must run under a context that cannot end (see
+	// Update).
+	conn     *sql.Conn
 	enqueued bool
 	// savepoints counts the savepoints opened, for their names.
 	savepoints int
@@ -339,65 +368,56 @@ type Tx struct {
 
 // cachedTx runs a write transaction's statements as statements prepared
 // once on the writer connection: parsing SQL is a good part of the CPU
-// time of a small transaction. A statement is prepared after the first
-// transaction that uses it, since the one writer connection is busy during
-// a transaction. Only Update uses it, holding s.mu.
+// time of a small transaction. A statement is prepared the first time a
+// transaction runs it. Only Update uses it, holding s.mu. Its statements
+// run under their context without its end: see Update.
 type cachedTx struct {
-	tx *sql.Tx
-	s  *Store
+	s *Store
 }
 
+// stmt is query prepared on the writer connection, or nil if it cannot be
+// prepared (it then runs unprepared, and the error shows there).
 func (c cachedTx) stmt(ctx context.Context, query string) *sql.Stmt {
 	if st, ok := c.s.stmts[query]; ok {
-		return c.tx.StmtContext(ctx, st)
+		return st
 	}
-	if c.s.toPrepare == nil {
-		c.s.toPrepare = map[string]bool{}
+	st, err := c.s.conn.PrepareContext(ctx, query)
+	if err != nil {
+		c.s.log.Debug("statement not cached", "err", err)
+		return nil
 	}
-	c.s.toPrepare[query] = true
-	return nil
+	if c.s.stmts == nil {
+		c.s.stmts = map[string]*sql.Stmt{}
+	}
+	c.s.stmts[query] = st
+	return st
 }
 
 func (c cachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	if st := c.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
-	return c.tx.ExecContext(ctx, query, args...)
+	return c.s.conn.ExecContext(ctx, query, args...)
 }
 
 func (c cachedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = context.WithoutCancel(ctx)
 	if st := c.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return c.tx.QueryContext(ctx, query, args...)
+	return c.s.conn.QueryContext(ctx, query, args...)
 }
 
 func (c cachedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx)
 	if st := c.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return c.tx.QueryRowContext(ctx, query, args...)
+	return c.s.conn.QueryRowContext(ctx, query, args...)
 }
 
-// prepareNew prepares the statements the last transaction ran unprepared.
-// It runs after that transaction ended, holding s.mu, when the writer
-// connection is free.
-func (s *Store) prepareNew() {
-	for query := range s.toPrepare {
-		delete(s.toPrepare, query)
-		st, err := s.writer.PrepareContext(context.Background(), query)
-		if err != nil {
-			s.log.Debug("statement not cached", "err", err)
-			continue
-		}
-		if s.stmts == nil {
-			s.stmts = map[string]*sql.Stmt{}
-		}
-		s.stmts[query] = st
-	}
-}
-
-// queryer is what *sql.DB and *sql.Tx have in common.
+// queryer is what *sql.DB, *sql.Conn and cachedTx have in common.
 type queryer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

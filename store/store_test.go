@@ -88,7 +88,7 @@ func TestMigrateFromEmptyDatabase(t *testing.T) {
 			s := openAt(t, path)
 			var version, appID int
 			var journal string
-			if err := s.writer.QueryRow(`SELECT (SELECT user_version FROM pragma_user_version),
+			if err := s.conn.QueryRowContext(context.Background(), `SELECT (SELECT user_version FROM pragma_user_version),
 				(SELECT application_id FROM pragma_application_id),
 				(SELECT journal_mode FROM pragma_journal_mode)`).Scan(&version, &appID, &journal); err != nil {
 				t.Fatal(err)
@@ -98,7 +98,7 @@ func TestMigrateFromEmptyDatabase(t *testing.T) {
 					version, len(migrations), appID, applicationID, journal)
 			}
 			var sync, fk int
-			if err := s.writer.QueryRow(`SELECT (SELECT synchronous FROM pragma_synchronous),
+			if err := s.conn.QueryRowContext(context.Background(), `SELECT (SELECT synchronous FROM pragma_synchronous),
 				(SELECT foreign_keys FROM pragma_foreign_keys)`).Scan(&sync, &fk); err != nil {
 				t.Fatal(err)
 			}
@@ -437,6 +437,20 @@ func TestUpdateIsAllOrNothing(t *testing.T) {
 			panic("in the middle")
 		})
 	}()
+	// A context that ends while the transaction runs: the statements
+	// after the end still run (Update checks the context before the
+	// commit, not in every statement), and nothing is committed.
+	cctx, cancel := context.WithCancel(ctx)
+	err = s.Update(cctx, func(tx *Tx) error {
+		cancel()
+		return work(tx)
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Update whose context ended returned %v, want context.Canceled", err)
+	}
+	if err := s.Update(cctx, work); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Update with an ended context returned %v, want context.Canceled", err)
+	}
 	for _, table := range []string{"inbox", "events", "outbox"} {
 		if n := countRows(t, s, table); n != 0 {
 			t.Errorf("%s has %d rows after rolled back updates", table, n)
@@ -584,7 +598,7 @@ func TestEventLog(t *testing.T) {
 	}
 	for _, stmt := range []string{"UPDATE events SET type = 'forged' WHERE seq = 1", "DELETE FROM events WHERE seq = 2"} {
 		err := s.Update(ctx, func(tx *Tx) error {
-			_, err := tx.tx.ExecContext(ctx, stmt)
+			_, err := tx.conn.ExecContext(ctx, stmt)
 			return err
 		})
 		if err == nil || !strings.Contains(err.Error(), "append-only") {
@@ -689,7 +703,7 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 	}
 	// A snapshot damaged on disk fails its hash.
 	update(t, s, func(ctx context.Context, tx *Tx) error {
-		_, err := tx.tx.ExecContext(ctx, `UPDATE snapshots SET state = CAST('{"n":1}' AS BLOB) WHERE game = 'g1'`)
+		_, err := tx.conn.ExecContext(ctx, `UPDATE snapshots SET state = CAST('{"n":1}' AS BLOB) WHERE game = 'g1'`)
 		return err
 	})
 	if _, err := s.Rebuild(ctx, "g1", counterFold, false); !errors.Is(err, ErrCorrupt) {
