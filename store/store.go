@@ -181,7 +181,11 @@ func open(ctx context.Context, path string, opts Config, lock *fileLock, readOnl
 		outbox:   make(chan struct{}, 1),
 	}
 	if !readOnly {
-		s.writer, err = sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
+		// temp_store(MEMORY): a savepoint's journal (each message of a
+		// group commit has one) stays in memory instead of spilling to a
+		// temporary file once it passes 64 KiB; it holds only the pages
+		// the message changed.
+		s.writer, err = sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_pragma=temp_store(MEMORY)", "_txlock=immediate"))
 		if err != nil {
 			return nil, fmt.Errorf("store: open %s: %w", path, err)
 		}
