@@ -116,6 +116,17 @@ type Host struct {
 	// must see what the messages before in the same group did (a
 	// participant's token) go through it.
 	tx *store.Tx
+	// found is the participant the sender-authentication lookup found
+	// for the message being handled (handleOne clears it first): the
+	// message's channel is that same participant's, and needs no second
+	// query.
+	found *foundParticipant
+}
+
+// foundParticipant is a participant found by game and token.
+type foundParticipant struct {
+	game, token string
+	p           store.Participant
 }
 
 // New opens the host on its store, rebuilding every game from its events.
@@ -289,6 +300,9 @@ func (d liveDirectory) Participant(gameID, token string) (inbound.Participant, b
 	var err error
 	if tx := d.h.tx; tx != nil {
 		p, err = tx.ActiveParticipantByToken(context.Background(), gameID, token)
+		if err == nil {
+			d.h.found = &foundParticipant{game: gameID, token: token, p: p}
+		}
 	} else {
 		p, err = d.h.st.ActiveParticipantByToken(context.Background(), gameID, token)
 	}

@@ -50,6 +50,9 @@ func (h *Host) handleOne(ctx context.Context, g *group, m Mail) error {
 		size = len(raw)
 	}
 	now := h.clock.real()
+	// The sender's lookup is kept for this message alone (see Host.found).
+	h.found = nil
+	defer func() { h.found = nil }()
 	report := h.proc.Inspect(raw, size)
 	at := h.commandTime(report.Route.Game, m.Arrived)
 	// The rate limit draws on a sender's allowance once per new message,
@@ -457,9 +460,14 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 	if g == nil {
 		return fmt.Errorf("accepted mail for unknown game %s", id)
 	}
-	p, err := w.tx.ActiveParticipantByToken(ctx, id, r.Route.Token)
-	if err != nil {
-		return fmt.Errorf("participant of %s: %w", id, err)
+	var p store.Participant
+	if f := h.found; f != nil && f.game == id && f.token == r.Route.Token {
+		p = f.p
+	} else {
+		var err error
+		if p, err = w.tx.ActiveParticipantByToken(ctx, id, r.Route.Token); err != nil {
+			return fmt.Errorf("participant of %s: %w", id, err)
+		}
 	}
 	actor := engine.Referee
 	switch p.Kind {
