@@ -45,7 +45,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	verbose := fs.Bool("v", false, "log what the host does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's process over its measured commands at the last scale to this file")
 	digestEvery := fs.Duration("digest-every", defaultDigestEvery, "with --load day: the games' digest interval (whole seconds)")
-	load := fs.String("load", loadStatus, "what the players send: status (STATUS in the private channel) or day (a Day's mix of posts, votes, unvotes, locks and mafia-list posts)")
+	load := fs.String("load", loadStatus, "what the players send: status (STATUS in the private channel) or day (a Day's and a Night's mix of posts, votes, unvotes, locks, mafia-list posts and night actions)")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usage(err)
 	}
@@ -741,7 +741,8 @@ func benchSetup(players int) string {
 }
 
 // setupGameFunc sends one game's NEW GAME and, once the referee's channel
-// is known, its SETUP, ADDs and START.
+// is known, its SETUP, ADDs and START; in the day load, a game that is to
+// be at night gets CLOSE after START.
 func setupGameFunc(ctx context.Context, e *benchEnv, setup string, players int, child *benchChild) func(c *smtp.Client, g int) error {
 	return func(c *smtp.Client, g int) error {
 		id := fmt.Sprintf("g%d", g)
@@ -764,6 +765,12 @@ func setupGameFunc(ctx context.Context, e *benchEnv, setup string, players int, 
 			fmt.Fprintf(&body, "ADD %s %s\r\n", p.name, p.addr)
 		}
 		body.WriteString("START\r\n")
+		if e.day != nil && atNight(g) {
+			// Day 1 closes with no votes on anyone: no one is
+			// eliminated, and the night begins (the day load's
+			// comment).
+			body.WriteString("CLOSE\r\n")
+		}
 		return sendMail(c, e.referee, ch, "bench."+id+".setup", body.String())
 	}
 }

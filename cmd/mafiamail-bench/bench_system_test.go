@@ -122,8 +122,9 @@ func TestBenchSmoke(t *testing.T) {
 	checkBench(t, res, o)
 }
 
-// The day load runs end to end at a small scale on the embedded servers:
-// every vote, unvote and lock is answered with a confirmation, every post
+// The day load runs end to end at a small scale on the embedded servers,
+// with one game at day and one at night: every vote, unvote, lock and
+// night action is answered with a confirmation, every post
 // reaches every reader the host sends it to at once and no one twice, the
 // relay delivers exactly the copies the bench names, digests are composed
 // for the digest readers, and the table shows the day's figures.
@@ -131,7 +132,7 @@ func TestBenchDaySmoke(t *testing.T) {
 	exe := benchBinary.Path(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	o := benchOptions{games: []int{1}, players: 11, commands: 30, inFlight: 11, runs: 1, stack: stackEmbedded,
+	o := benchOptions{games: []int{2}, players: 11, commands: 100, inFlight: 11, runs: 1, stack: stackEmbedded,
 		load: loadDay, digestEvery: 2 * time.Second, exe: exe, progress: io.Discard, logTo: io.Discard}
 	res, err := runBench(ctx, o)
 	if err != nil {
@@ -146,8 +147,9 @@ func TestBenchDaySmoke(t *testing.T) {
 		for _, l := range f.byOp {
 			n += len(l)
 		}
-		if n != len(f.latencies) || len(f.byOp[opPost]) == 0 || len(f.byOp[opVote]) == 0 {
-			t.Errorf("%s: latencies by kind %v, want every message once, posts and votes among them", name, f.byOp)
+		night := len(f.byOp[opKill]) + len(f.byOp[opInspect])
+		if n != len(f.latencies) || len(f.byOp[opPost]) == 0 || len(f.byOp[opVote]) == 0 || night == 0 {
+			t.Errorf("%s: latencies by kind %v, want every message once, posts, votes and night actions among them", name, f.byOp)
 		}
 		if f.shortPosts != 0 || f.longPosts != 0 {
 			t.Errorf("%s: %d posts missed readers, %d reached a reader twice or one they should not", name, f.shortPosts, f.longPosts)
@@ -167,7 +169,7 @@ func TestBenchDaySmoke(t *testing.T) {
 	}
 	var out bytes.Buffer
 	res.print(&out, o)
-	for _, w := range []string{"deliveries/s", "p50 vote/unvote/lock", "copies/thread post", "digests", "stack alone", "host/stack", dayMix} {
+	for _, w := range []string{"deliveries/s", "p50 vote/unvote/lock", "p50 night action", "copies/thread post", "digests", "stack alone", "host/stack", dayMix} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("the table lacks %q:\n%s", w, out.String())
 		}

@@ -71,7 +71,14 @@ func TestDayMix(t *testing.T) {
 	for range draws {
 		n[drawOp(r)]++
 	}
-	for op, w := range []int{weightPost, weightMafiaPost, weightVote, weightUnvote, weightLock} {
+	sum := 0
+	for _, w := range dayOpWeight {
+		sum += w
+	}
+	if sum != 100 {
+		t.Errorf("the weights add up to %d, not 100", sum)
+	}
+	for op, w := range dayOpWeight {
 		if got := float64(n[op]) * 100 / draws; got < float64(w)-1 || got > float64(w)+1 {
 			t.Errorf("%s: %.1f%%, want %d%%", dayOpNames[op], got, w)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,30 +20,44 @@ import (
 	"github.com/mafiamail/mafiamail/mail/command"
 )
 
-// The day load plays what a game's Day is made of, by weight, instead of
-// STATUS alone. Of every 100 messages:
+// The day load plays what a game's Day and Night are made of, by weight,
+// instead of STATUS alone. Every other game is at night: its referee
+// closes Day 1 as soon as the game starts, with no votes, so no one is
+// eliminated and the night begins (a night ends at a 6-hour mark at the
+// earliest, so it lasts the run). A host with many games sees some at day
+// and some at night. Of every 100 messages:
 //
-//	55 discussion posts to the town thread (300 bytes to 2.2 KB of plain text)
+//	50 discussion posts to the town thread (300 bytes to 2.2 KB of plain text)
 //	13 posts to the mafia list (200 to 800 bytes; from Mafiosi only)
-//	20 votes, VOTE Name, to the thread
-//	 7 unvotes, UNVOTE, to the thread
-//	 5 locks, LOCK (after VOTE Name in the same message when there is no
-//	   unlocked vote to lock), to the thread
+//	16 votes, VOTE Name, to the thread (in a game at day)
+//	 6 unvotes, UNVOTE, to the thread (at day)
+//	 4 locks, LOCK (after VOTE Name in the same message when there is no
+//	   unlocked vote to lock), to the thread (at day)
+//	 5 whacks, KILL Name or now and then NO KILL, from a Mafioso to the
+//	   private channel (at night)
+//	 2 inspections, INSPECT Name, from an Inspector (at night)
+//	 2 protections, PROTECT Name, from the Doctor (at night)
+//	 2 shots, SHOOT Name or PASS, from the Vigilante (at night)
 //
-// Votes go to the thread, as the rules have them (a VOTE in the private
-// channel is refused as misplaced). A few players in each game take the
-// thread in digests: the setup gathers the thread every --digest-every, and
-// every other player asks for each post with MAIL EACH before the load, so
-// that both one-by-one copies and digests are composed. The digest players
-// are never voted for and never lock: a day closes early once everyone
-// with no votes on them has locked, and the load must not end the day
-// (nor reach the night: a Day at speed 1 lasts 36 hours).
+// A message is sent by a player who can send it: a free player of the
+// game's phase and the role the message needs. A night action the games'
+// setup has no role for (a custom setup without an Inspector) is a thread
+// post instead. Votes go to the thread, as the rules have them (a VOTE in
+// the private channel is refused as misplaced), night actions to the
+// private channel. A few players in each game take the thread in digests:
+// the setup gathers the thread every --digest-every, and every other
+// player asks for each post with MAIL EACH before the load, so that both
+// one-by-one copies and digests are composed. The digest players are
+// never voted for and never lock: a day closes early once everyone with
+// no votes on them has locked, and the load must not end the day (nor
+// reach the night: a Day at speed 1 lasts 36 hours).
 //
 // What a message's latency is, from its hand-over to SMTP:
 //   - a vote, unvote or lock: to its answer in the sender's mailbox: the
 //     sender's own thread copy, which the host makes the answer ("Your
 //     message: VOTE Plb done"), or a private confirmation for a digest
 //     reader;
+//   - a night action: to its confirmation in the sender's mailbox;
 //   - a post (thread or mafia list): to its first copy in any reader's
 //     mailbox; every post carries a marker, [bN], on its first line.
 //
@@ -50,15 +65,20 @@ import (
 // referee, copies, digests and answers alike) is a delivery. The mix and
 // the sizes are drawn from a seed, the same for the host and the relay.
 const (
-	weightPost      = 55
+	weightPost      = 50
 	weightMafiaPost = 13
-	weightVote      = 20
-	weightUnvote    = 7
-	weightLock      = 5
+	weightVote      = 16
+	weightUnvote    = 6
+	weightLock      = 4
+	weightKill      = 5
+	weightInspect   = 2
+	weightProtect   = 2
+	weightShoot     = 2
 )
 
 // dayMix is the mix as the table's header gives it.
-const dayMix = "55% thread posts, 13% mafia-list posts, 20% votes, 7% unvotes, 5% locks"
+const dayMix = "50% thread posts, 13% mafia-list posts, 16% votes, 6% unvotes, 4% locks, " +
+	"5% whacks, 2% each inspections, protections and shots; half the games at night"
 
 // defaultDigestEvery is the setup's digest interval in the day load:
 // hours in a real game, seconds here, so that digests are composed in a
@@ -73,23 +93,81 @@ const (
 	opVote
 	opUnvote
 	opLock
+	opKill
+	opInspect
+	opProtect
+	opShoot
 	dayOps
 )
 
-var dayOpNames = [dayOps]string{"thread post", "mafia post", "vote", "unvote", "lock"}
+var (
+	dayOpNames  = [dayOps]string{"thread post", "mafia post", "vote", "unvote", "lock", "whack", "inspection", "protection", "shot"}
+	dayOpWeight = [dayOps]int{weightPost, weightMafiaPost, weightVote, weightUnvote, weightLock,
+		weightKill, weightInspect, weightProtect, weightShoot}
+)
 
 func (op dayOp) isPost() bool { return op == opPost || op == opMafiaPost }
 
+// isNight says the message is a night action.
+func (op dayOp) isNight() bool { return op >= opKill }
+
 // drawOp draws an operation by the mix's weights.
 func drawOp(r *rand.Rand) dayOp {
-	n := r.IntN(weightPost + weightMafiaPost + weightVote + weightUnvote + weightLock)
-	for op, w := range []int{weightPost, weightMafiaPost, weightVote, weightUnvote, weightLock} {
+	total := 0
+	for _, w := range dayOpWeight {
+		total += w
+	}
+	n := r.IntN(total)
+	for op, w := range dayOpWeight {
 		if n < w {
 			return dayOp(op)
 		}
 		n -= w
 	}
 	return opPost
+}
+
+// nightRole is a player's role as far as the load's night actions go.
+type nightRole int32
+
+const (
+	roleUnknown nightRole = iota // the role mail has not arrived
+	roleTown
+	roleMafia
+	roleInspector
+	roleDoctor
+	roleVigilante
+)
+
+// roleWords are the roles as the role mail names them.
+var roleWords = map[string]nightRole{"mafia": roleMafia, "inspector": roleInspector, "doctor": roleDoctor, "vigilante": roleVigilante}
+
+// playerClass is what a player can send: their game's phase and their
+// role.
+type playerClass struct {
+	night bool
+	role  nightRole
+}
+
+// can says whether a player of the class can send the message.
+func (c playerClass) can(op dayOp) bool {
+	switch op {
+	case opPost:
+		return true
+	case opMafiaPost:
+		return c.role == roleMafia
+	case opVote, opUnvote, opLock:
+		return !c.night
+	case opKill:
+		return c.night && c.role == roleMafia
+	case opInspect:
+		return c.night && c.role == roleInspector
+	case opProtect:
+		return c.night && c.role == roleDoctor
+	case opShoot:
+		return c.night && c.role == roleVigilante
+	}
+	return false
 }
 
 // dayPlayer is a player's part in the day load, kept by the worker that
@@ -104,6 +182,10 @@ type dayPlayer struct {
 	// the mail of the games' start still arrives, and read by the
 	// stack's delivery hook.
 	digest atomic.Bool
+	// role is learnt from the role mail (the relay's players get theirs
+	// from the bench); night says the player's game is at night.
+	role   atomic.Int32
+	night  bool
 	vote   string // the current vote, "" for none
 	locked bool
 }
@@ -155,6 +237,28 @@ func mafiaCount(players int) int {
 	return max(1, players/4)
 }
 
+// townRoles are the roles with a night action other than the Mafia's in
+// the bench's setup for so many players (benchSetup), in the order the
+// relay's players are given them after the Mafiosi.
+func townRoles(players int) []nightRole {
+	switch players {
+	case 25:
+		return []nightRole{roleInspector, roleDoctor, roleVigilante}
+	case 11:
+		return []nightRole{roleInspector}
+	}
+	return nil
+}
+
+// atNight says whether the day load's game g is at night: every other
+// game, the second first, so that two games have one of each.
+func atNight(g int) bool { return g%2 == 1 }
+
+// class is what player p can send.
+func (p *benchPlayer) class() playerClass {
+	return playerClass{night: p.day.night, role: nightRole(p.day.role.Load())}
+}
+
 // daySetup is the setup the day load's games are created with.
 func daySetup(o benchOptions) string {
 	return fmt.Sprintf("%s digest_interval=%ds", benchSetup(o.players), int(o.digestEvery.Seconds()))
@@ -163,6 +267,7 @@ func daySetup(o benchOptions) string {
 var (
 	markerRE   = regexp.MustCompile(`\[b([0-9]+)\]`)
 	mafiaRE    = regexp.MustCompile(`(?i)host\+[a-z0-9]+-m-[a-z0-9]+@[a-z0-9.-]+`)
+	roleRE     = regexp.MustCompile(`your role is ([A-Za-z]+)`)
 	yourAnswer = []byte("Your message:")
 )
 
@@ -176,10 +281,17 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 			p.day.thread.Store(&rt)
 		}
 	}
-	if m.kind == "role" && p.day.mafia.Load() == nil {
-		if a := mafiaRE.Find(m.text()); a != nil {
+	if m.kind == "role" && p.day.role.Load() == int32(roleUnknown) {
+		if a := mafiaRE.Find(m.text()); a != nil && p.day.mafia.Load() == nil {
 			s := strings.ToLower(string(a))
 			p.day.mafia.Store(&s)
+		}
+		if w := roleRE.FindSubmatch(m.text()); w != nil {
+			role, ok := roleWords[strings.ToLower(string(w[1]))]
+			if !ok {
+				role = roleTown
+			}
+			p.day.role.Store(int32(role))
 		}
 	}
 	if m.kind == "thread" || m.kind == "mafia" || m.kind == "" {
@@ -207,9 +319,10 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 // games have a digest interval, so the referee, whom the setup's interval
 // applies to (T1), reads the thread in digests: none of its thread mail is
 // a post's copy, though a digest carries the markers of the posts it
-// gathers.
+// gathers. (The relay's copies of night actions to the referee are marked
+// as thread mail too, and are no digests.)
 func (d *dayState) refereeSeen(m delivered) {
-	if m.kind == "thread" {
+	if d.isHost && m.kind == "thread" {
 		d.digestCopies.Add(1)
 		return
 	}
@@ -279,23 +392,31 @@ func (e *benchEnv) gamePlayers(p *benchPlayer, players int) []*benchPlayer {
 // isDigest reports whether the i-th player of a game takes digests.
 func (d *dayState) isDigest(i, players int) bool { return i >= players-d.digests }
 
-// prepareDay learns every player's thread address, and each Mafioso's
-// mafia list, from the mail of the games' start, and has every player
-// who does not take digests ask for each post. For the relay, the
-// addresses are the relay's and the first Mafioso-many players of a game
-// are its Mafia.
+// prepareDay learns every player's thread address and role, and each
+// Mafioso's mafia list, from the mail of the games' start, and has every
+// player who does not take digests ask for each post. For the relay, the
+// addresses are the relay's, the first Mafioso-many players of a game are
+// its Mafia and the next ones have the setup's other night roles.
 func prepareDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchChild) error {
 	d := e.day
 	for i, p := range e.players {
 		p.day.digest.Store(d.isDigest(i%o.players, o.players))
+		p.day.night = atNight(p.game)
 	}
 	if !d.isHost {
 		relay := e.address("relay")
+		town := townRoles(o.players)
 		for i, p := range e.players {
 			p.day.thread.Store(&relay)
-			if i%o.players < d.mafiaN {
+			role := roleTown
+			switch n := i % o.players; {
+			case n < d.mafiaN:
 				p.day.mafia.Store(&relay)
+				role = roleMafia
+			case n-d.mafiaN < len(town):
+				role = town[n-d.mafiaN]
 			}
+			p.day.role.Store(int32(role))
 		}
 		return nil
 	}
@@ -305,7 +426,7 @@ func prepareDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 		}
 		mafia := make([]int, len(e.players)/o.players)
 		for _, p := range e.players {
-			if p.day.thread.Load() == nil {
+			if p.day.thread.Load() == nil || p.day.role.Load() == int32(roleUnknown) {
 				return false
 			}
 			if p.day.mafia.Load() != nil {
@@ -319,7 +440,7 @@ func prepareDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 		}
 		return true
 	}); err != nil {
-		return fmt.Errorf("not every player knows the thread, or not every Mafioso the mafia list: %w", err)
+		return fmt.Errorf("not every player knows the thread and their role, or not every Mafioso the mafia list: %w", err)
 	}
 	if err := child.exited(); err != nil {
 		return err
@@ -450,6 +571,9 @@ func nextMessage(e *benchEnv, o benchOptions, p *benchPlayer, op dayOp, r *rand.
 			m.body = "LOCK"
 		}
 		p.day.locked = true
+	case opKill, opInspect, opProtect, opShoot:
+		m.to = *p.to.Load()
+		m.body = nightAction(game, p, op, r)
 	}
 	readers := fanout(e, o, p, op)
 	if m.wait != nil {
@@ -462,14 +586,56 @@ func nextMessage(e *benchEnv, o benchOptions, p *benchPlayer, op dayOp, r *rand.
 	return m
 }
 
+// nightAction is the text of player p's night action: its command and a
+// target of its game the rules allow (a whack names no Mafioso, and now
+// and then no one: NO KILL; a Vigilante passes now and then).
+func nightAction(game []*benchPlayer, p *benchPlayer, op dayOp, r *rand.Rand) string {
+	target := func(self bool, skip func(*benchPlayer) bool) string {
+		var names []string
+		for _, q := range game {
+			if (q != p || self) && !skip(q) {
+				names = append(names, q.name)
+			}
+		}
+		return names[r.IntN(len(names))]
+	}
+	none := func(*benchPlayer) bool { return false }
+	switch op {
+	case opKill:
+		if r.IntN(8) == 0 {
+			return "NO KILL"
+		}
+		return "KILL " + target(false, func(q *benchPlayer) bool { return q.day.mafia.Load() != nil })
+	case opInspect:
+		return "INSPECT " + target(false, none)
+	case opProtect:
+		return "PROTECT " + target(true, none)
+	case opShoot:
+		if r.IntN(3) == 0 {
+			return "PASS"
+		}
+		return "SHOOT " + target(false, none)
+	}
+	panic(fmt.Sprintf("no night action for %s", dayOpNames[op]))
+}
+
 // fanout is whom the host sends a message's news to at once, as the
 // day load's games are set up: a thread message (post or vote) reaches
 // every player who takes each post, its sender included; a vote from a
 // digest reader reaches its sender too (the host's private answer); a
 // mafia list post reaches the other Mafiosi. The host sends the referee
-// no copy of either, and neither does the relay.
+// no copy of either, and neither does the relay. A night action reaches
+// its sender and the referee, a whack every Mafioso (N2) and the referee.
 func fanout(e *benchEnv, o benchOptions, p *benchPlayer, op dayOp) []string {
 	var to []string
+	if op.isNight() {
+		for _, q := range e.gamePlayers(p, o.players) {
+			if q == p || op == opKill && q.day.mafia.Load() != nil {
+				to = append(to, q.addr)
+			}
+		}
+		return append(to, e.referee)
+	}
 	for _, q := range e.gamePlayers(p, o.players) {
 		switch {
 		case op == opMafiaPost && (q == p || q.day.mafia.Load() == nil):
@@ -566,22 +732,7 @@ func dayMailText(from string, m dayMessage, id string) []byte {
 // comment on the mix's weights says.
 func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchChild, f *figures, seed uint64) error {
 	d := e.day
-	freeMafia := make(chan *benchPlayer, len(e.players))
-	freeTown := make(chan *benchPlayer, len(e.players))
-	for _, p := range e.players {
-		if p.day.mafia.Load() != nil {
-			freeMafia <- p
-		} else {
-			freeTown <- p
-		}
-	}
-	release := func(p *benchPlayer) {
-		if p.day.mafia.Load() != nil {
-			freeMafia <- p
-		} else {
-			freeTown <- p
-		}
-	}
+	free := newFreePlayers(e.players)
 	workers := min(o.inFlight, len(e.players), o.commands)
 	var issued atomic.Int64
 	var mu sync.Mutex
@@ -592,6 +743,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	quiet(ctx, e, time.Second)
 	refs := d.ref.Load()
 	d0, dg0 := e.toPlayers.Load(), d.digestCopies.Load()
+
 	cpu0 := child.cpu()
 	start := time.Now()
 	for w := range workers {
@@ -611,20 +763,13 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 					return
 				}
 				op := drawOp(r)
-				var p *benchPlayer
-				if op == opMafiaPost {
-					select {
-					case p = <-freeMafia:
-					case <-ctx.Done():
-						return
-					}
-				} else {
-					select {
-					case p = <-freeTown:
-					case p = <-freeMafia:
-					case <-ctx.Done():
-						return
-					}
+				p, err := free.take(ctx, op)
+				if p == nil && err == nil {
+					op = opPost // no player of the games can send it
+					p, err = free.take(ctx, op)
+				}
+				if err != nil {
+					return
 				}
 				lat, refused, err := dayCommand(ctx, e, o, c, p, op, r, n)
 				if err != nil {
@@ -647,7 +792,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 					}
 				}
 				mu.Unlock()
-				release(p)
+				free.put(p)
 			}
 		}()
 	}
@@ -673,6 +818,44 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	}
 	return nil
 }
+
+// freePlayers are the players with nothing in flight, by what they can
+// send.
+type freePlayers map[playerClass]chan *benchPlayer
+
+func newFreePlayers(ps []*benchPlayer) freePlayers {
+	f := freePlayers{}
+	for _, p := range ps {
+		c := p.class()
+		if f[c] == nil {
+			f[c] = make(chan *benchPlayer, len(ps))
+		}
+		f[c] <- p
+	}
+	return f
+}
+
+// take waits for a free player who can send op and takes it; it returns
+// no player and no error when none of the players can.
+func (f freePlayers) take(ctx context.Context, op dayOp) (*benchPlayer, error) {
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}}
+	for c, ch := range f {
+		if c.can(op) {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
+		}
+	}
+	if len(cases) == 1 {
+		return nil, nil
+	}
+	i, v, _ := reflect.Select(cases)
+	if i == 0 {
+		return nil, ctx.Err()
+	}
+	return v.Interface().(*benchPlayer), nil
+}
+
+// put frees player p again.
+func (f freePlayers) put(p *benchPlayer) { f[p.class()] <- p }
 
 type opLatency struct {
 	op      dayOp
@@ -754,8 +937,17 @@ func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (f
 	r := rand.New(rand.NewPCG(seed, 1<<32))
 	var msgs []benchMail
 	for i := range o.commands {
-		p := e.players[r.IntN(len(e.players))]
 		op := drawOp(r)
+		var can []*benchPlayer
+		for _, q := range e.players {
+			if q.class().can(op) {
+				can = append(can, q)
+			}
+		}
+		if len(can) == 0 {
+			op, can = opPost, e.players
+		}
+		p := can[r.IntN(len(can))]
 		m := nextMessage(e, o, p, op, r)
 		for _, to := range fanout(e, o, p, m.op) {
 			msgs = append(msgs, benchMail{from: p.addr, to: to, raw: mailText(p.addr, to, fmt.Sprintf("stack.%d", i), m.body)})
@@ -818,6 +1010,8 @@ var dayRows = []benchRow{
 	{"p50 thread post", ms, func(f figures) float64 { return float64(f.opQuantile(opPost, .5)) }},
 	{"p99 thread post", ms, func(f figures) float64 { return float64(f.opQuantile(opPost, .99)) }},
 	{"p50 mafia post", ms, func(f figures) float64 { return float64(f.opQuantile(opMafiaPost, .5)) }},
+	{"p50 night action", ms, func(f figures) float64 { return float64(f.nightQuantile(.5)) }},
+	{"p99 night action", ms, func(f figures) float64 { return float64(f.nightQuantile(.99)) }},
 	{"one mail hop", ms, func(f figures) float64 { return float64(f.hop) }},
 	{"commands/s", perSec, figures.perSecond},
 	{"deliveries/s", perSec, figures.deliveriesPerSecond},
@@ -848,24 +1042,35 @@ func (f figures) copiesPerPost(op dayOp) float64 {
 // commandQuantile is a quantile of the votes', unvotes' and locks'
 // latencies.
 func (f figures) commandQuantile(q float64) time.Duration {
+	return f.opsQuantile(q, opVote, opUnvote, opLock)
+}
+
+// nightQuantile is a quantile of the night actions' latencies.
+func (f figures) nightQuantile(q float64) time.Duration {
+	return f.opsQuantile(q, opKill, opInspect, opProtect, opShoot)
+}
+
+func (f figures) opsQuantile(q float64, ops ...dayOp) time.Duration {
 	var all []time.Duration
-	for _, op := range []dayOp{opVote, opUnvote, opLock} {
+	for _, op := range ops {
 		all = append(all, f.byOp[op]...)
 	}
 	return figures{latencies: all}.quantile(q)
 }
 
 func printDayHeader(w io.Writer, o benchOptions, how string) {
-	fmt.Fprintf(w, "\nmafiamail-bench: %d players a game, %d messages a scale (a Day: %s), %d in flight;\n"+
+	fmt.Fprintf(w, "\nmafiamail-bench: %d players a game, %d messages a scale (a Day and a Night: %s), %d in flight;\n"+
 		"mail stack: %s.\n"+
-		"Votes, unvotes and locks go to the town thread, posts to the thread (300 B to 2.2 KB) or the mafia list\n"+
-		"(200 to 800 B); %d player(s) a game take the thread in digests (setup digest_interval=%v), the others\n"+
-		"every post (MAIL EACH). Latency: SMTP hand-over to the first effect in a mailbox: for a vote, unvote or\n"+
-		"lock its answer to the sender (the sender's own thread copy, or a private confirmation for a digest\n"+
-		"reader); for a post its first copy in any reader's mailbox. A delivery is any message reaching any\n"+
+		"Every other game is at night (its referee closed Day 1 at the start, with no votes). Votes, unvotes and\n"+
+		"locks go to the town thread, night actions to the private channel, posts to the thread (300 B to 2.2 KB)\n"+
+		"or the mafia list (200 to 800 B); %d player(s) a game take the thread in digests (setup digest_interval=%v),\n"+
+		"the others every post (MAIL EACH). Latency: SMTP hand-over to the first effect in a mailbox: for a vote,\n"+
+		"unvote, lock or night action its answer to the sender (for a vote the sender's own thread copy, or a\n"+
+		"private confirmation for a digest reader); for a post its first copy in any reader's mailbox. A night\n"+
+		"action reaches the referee too, a whack every Mafioso. A delivery is any message reaching any\n"+
 		"player's or the referee's mailbox (copies, digests, answers), counted from the first hand-over until\n"+
-		"the mailboxes are quiet. The relay copies each thread message and mafia-list post to the readers the\n"+
-		"bench names (X-Bench-Fanout: whom the host sends it to at once) and composes no digests.\n"+
+		"the mailboxes are quiet. The relay copies each thread message, mafia-list post and night action to the\n"+
+		"readers the bench names (X-Bench-Fanout: whom the host sends it to at once) and composes no digests.\n"+
 		"The host (mafiamail serve) and the relay each run in a process of their own: CPU is that process's,\n"+
 		"peak RSS its VmHWM from its start (game set-up included), heaps as it reports them (live: after a GC).\n",
 		o.players, o.commands, dayMix, o.inFlight, how, newDayState(o.players, true).digests, o.digestEvery)
