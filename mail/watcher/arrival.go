@@ -2,7 +2,6 @@ package watcher
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"net/mail"
@@ -26,6 +25,10 @@ type pending struct {
 	arrived time.Time
 	// setAside is set for mail that Config.Triage found no game can use.
 	setAside bool
+	// uid is the message's; sender numbers its sender among the
+	// session's (see add).
+	uid    imap.UID
+	sender int
 }
 
 // routingFields are the header fields one look at a message reads: whom it
@@ -90,9 +93,6 @@ func (s *session) scan(ctx context.Context) error {
 // backlog is not listed again and again; once it is gone the search covers
 // the whole mailbox again.
 func (s *session) look(ctx context.Context) error {
-	if s.unseen == nil {
-		s.unseen = map[imap.UID]*pending{}
-	}
 	started := time.Now()
 	criteria := &imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}
 	full := len(s.unseen) == 0
@@ -143,7 +143,7 @@ func (s *session) look(ctx context.Context) error {
 				p.setAside = true
 				s.w.setAside(m.UID, p.arrived)
 			}
-			s.unseen[m.UID] = p
+			s.add(m.UID, p)
 			s.lastUID = max(s.lastUID, m.UID)
 		}
 		for _, u := range chunk {
@@ -157,13 +157,6 @@ func (s *session) look(ctx context.Context) error {
 	}
 	for _, u := range found {
 		s.lastUID = max(s.lastUID, u)
-	}
-	if full {
-		for u := range s.unseen {
-			if !slices.Contains(found, u) {
-				delete(s.unseen, u)
-			}
-		}
 	}
 	s.searched, s.w.searched = started, started
 	return nil
@@ -218,7 +211,7 @@ func (s *session) watermark() time.Time {
 		return time.Time{}
 	}
 	w := s.searched.Add(-s.w.cfg.ArrivalSlack)
-	for _, p := range s.unseen {
+	for _, p := range s.queue {
 		if !p.setAside && p.arrived.Before(w) {
 			w = p.arrived
 		}
@@ -244,18 +237,16 @@ func (s *session) barrierWait() time.Duration { return s.w.cfg.ArrivalSlack + 10
 // pick chooses the next batch, or says how long to wait before looking
 // again when mail waits that may not be handled yet.
 func (s *session) pick(now time.Time) (next []imap.UID, wait time.Duration) {
-	uids := make([]imap.UID, 0, len(s.unseen))
-	for u := range s.unseen {
-		uids = append(uids, u)
-	}
-	slices.Sort(uids)
-	due, retryAt := s.w.due(uids, now)
-	var game, aside []imap.UID
-	for _, u := range due {
-		if s.unseen[u].setAside {
-			aside = append(aside, u)
-		} else {
-			game = append(game, u)
+	due, retryAt := s.w.due(s.queue, now)
+	game, aside := due, []*pending(nil)
+	if s.asideN > 0 {
+		game = nil
+		for _, p := range due {
+			if p.setAside {
+				aside = append(aside, p)
+			} else {
+				game = append(game, p)
+			}
 		}
 	}
 	if len(game) > 0 {
@@ -264,8 +255,9 @@ func (s *session) pick(now time.Time) (next []imap.UID, wait time.Duration) {
 			barrier = s.w.cfg.Barrier()
 		}
 		early := game
-		if !barrier.IsZero() {
-			early = slices.DeleteFunc(slices.Clone(game), func(u imap.UID) bool { return !s.unseen[u].arrived.Before(barrier) })
+		late := func(p *pending) bool { return !p.arrived.Before(barrier) }
+		if !barrier.IsZero() && slices.ContainsFunc(game, late) {
+			early = slices.DeleteFunc(slices.Clone(game), late)
 		}
 		if len(early) > 0 {
 			return s.turns(early), 0
@@ -283,13 +275,13 @@ func (s *session) pick(now time.Time) (next []imap.UID, wait time.Duration) {
 		// The watermark has passed the deadline and the handler has been
 		// told, yet it is still the next: the earliest arrival goes alone,
 		// so that whatever the handler does first is in order of arrival.
-		slices.SortStableFunc(game, func(a, b imap.UID) int { return s.unseen[a].arrived.Compare(s.unseen[b].arrived) })
-		return game[:1], 0
+		first := slices.MinFunc(game, func(a, b *pending) int { return a.arrived.Compare(b.arrived) })
+		return []imap.UID{first.uid}, 0
 	}
 	// Mail deferred after a handler error does not hold up set-aside mail:
 	// it waits for its retry, which may take long.
 	if len(aside) > 0 {
-		return aside[:min(len(aside), s.w.cfg.BatchSize)], 0
+		return uidsOf(aside[:min(len(aside), s.w.cfg.BatchSize)]), 0
 	}
 	return nil, 0
 }
@@ -298,38 +290,40 @@ func (s *session) pick(now time.Time) (next []imap.UID, wait time.Duration) {
 // backlog waits for at most this many messages before its sender's turn.
 const turnBatch = 10
 
-// turns returns the next batch of uids (ascending): all of them when they
-// fit in one batch, otherwise the senders take fair turns (fairQueue), each
-// sender's mail oldest first, in a batch of at most turnBatch, so that one
-// address flooding the mailbox, or a crowd of auto-responders, delays
-// everyone else's mail by a batch, not by the whole backlog.
-func (s *session) turns(uids []imap.UID) []imap.UID {
-	if len(uids) <= s.w.cfg.BatchSize {
+// turns returns the next batch of ps (ascending by UID): all of them when
+// they fit in one batch, otherwise the senders take fair turns
+// (fairQueue), each sender's mail oldest first, in a batch of at most
+// turnBatch, so that one address flooding the mailbox, or a crowd of
+// auto-responders, delays everyone else's mail by a batch, not by the
+// whole backlog.
+func (s *session) turns(ps []*pending) []imap.UID {
+	if len(ps) <= s.w.cfg.BatchSize {
 		s.turn = fairQueue{}
-		return uids
+		return uidsOf(ps)
 	}
-	queues := map[string][]imap.UID{}
-	var order []string // senders by their first message
-	for _, u := range uids {
-		from := s.unseen[u].from
-		if from == "" {
-			from = fmt.Sprintf("uid:%d", u)
+	limit := min(s.w.cfg.BatchSize, turnBatch, len(ps))
+	// A batch takes at most limit messages of one sender: a longer
+	// queue would change nothing.
+	bySender := make([][]imap.UID, len(s.senders))
+	var ids []int // senders by their first message
+	for _, p := range ps {
+		q := bySender[p.sender]
+		if q == nil {
+			ids = append(ids, p.sender)
 		}
-		if _, ok := queues[from]; !ok {
-			order = append(order, from)
+		if len(q) < limit {
+			bySender[p.sender] = append(q, p.uid)
 		}
-		queues[from] = append(queues[from], u)
 	}
-	next := s.turn.take(order, queues, min(s.w.cfg.BatchSize, turnBatch, len(uids)))
-	slices.SortFunc(next, cmp.Compare)
+	order := make([]string, len(ids))
+	queues := make(map[string][]imap.UID, len(ids))
+	for i, id := range ids {
+		order[i] = s.senders[id]
+		queues[order[i]] = bySender[id]
+	}
+	next := s.turn.take(order, queues, limit)
+	slices.Sort(next)
 	return next
-}
-
-// forget drops handled messages from what the session knows.
-func (s *session) forget(uids []imap.UID) {
-	for _, u := range uids {
-		delete(s.unseen, u)
-	}
 }
 
 // setAside counts a message that Triage set aside, towards a flood, once

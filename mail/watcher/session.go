@@ -24,8 +24,14 @@ type session struct {
 	wake    chan struct{}
 	canIdle bool
 	// unseen is what one look at the header told of each unseen message
-	// (see look); a message leaves it once it is handled.
-	unseen map[imap.UID]*pending
+	// (see look); a message leaves it once it is handled. queue holds the
+	// same messages in UID order, asideN counts those set aside, and
+	// senders names the senders that pending.sender numbers (see add).
+	unseen    map[imap.UID]*pending
+	queue     []*pending
+	asideN    int
+	senders   []string
+	senderIDs map[string]int
 	// lastUID is the highest UID a search has found; searched is when the
 	// latest search began.
 	lastUID  imap.UID

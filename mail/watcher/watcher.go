@@ -251,20 +251,29 @@ func (w *Watcher) setUIDValidity(v uint32) {
 	w.update(func(s *Stats) { s.UIDValidity = v })
 }
 
-// due splits the unseen UIDs into those to offer now and the earliest time
-// one of the others is due, and forgets retries of messages that are no
-// longer unseen.
-func (w *Watcher) due(unseen []imap.UID, now time.Time) (due []imap.UID, next time.Time) {
-	present := make(map[imap.UID]bool, len(unseen))
-	for _, uid := range unseen {
-		present[uid] = true
-		if r, ok := w.retries[uid]; ok && r.next.After(now) {
+// due splits the unseen messages into those to offer now and the earliest
+// time one of the others is due, and forgets retries of messages that are
+// no longer unseen. With no retry waiting, due is unseen itself, which the
+// caller must not change.
+func (w *Watcher) due(unseen []*pending, now time.Time) (due []*pending, next time.Time) {
+	if len(w.retries) == 0 {
+		return unseen, time.Time{}
+	}
+	present := make(map[imap.UID]bool, len(w.retries))
+	for _, p := range unseen {
+		r, ok := w.retries[p.uid]
+		if !ok {
+			due = append(due, p)
+			continue
+		}
+		present[p.uid] = true
+		if r.next.After(now) {
 			if next.IsZero() || r.next.Before(next) {
 				next = r.next
 			}
 			continue
 		}
-		due = append(due, uid)
+		due = append(due, p)
 	}
 	for uid := range w.retries {
 		if !present[uid] {
