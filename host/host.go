@@ -116,17 +116,6 @@ type Host struct {
 	// must see what the messages before in the same group did (a
 	// participant's token) go through it.
 	tx *store.Tx
-	// found is the participant the sender-authentication lookup found
-	// for the message being handled (handleOne clears it first): the
-	// message's channel is that same participant's, and needs no second
-	// query.
-	found *foundParticipant
-}
-
-// foundParticipant is a participant found by game and token.
-type foundParticipant struct {
-	game, token string
-	p           store.Participant
 }
 
 // New opens the host on its store, rebuilding every game from its events.
@@ -286,7 +275,12 @@ func (d Directory) Participant(gameID, token string) (inbound.Participant, bool)
 	if err != nil {
 		return inbound.Participant{}, false
 	}
-	return inbound.Participant{Name: p.Name, Address: p.Address, Referee: p.Kind == store.KindReferee}, true
+	return participant(p), true
+}
+
+// participant is what the reading of a message needs to know of p.
+func participant(p store.Participant) inbound.Participant {
+	return inbound.Participant{Name: p.Name, Address: p.Address, Referee: p.Kind == store.KindReferee, Observer: p.Kind == store.KindObserver}
 }
 
 // liveDirectory is the host's own Directory: it reads inside the
@@ -300,16 +294,13 @@ func (d liveDirectory) Participant(gameID, token string) (inbound.Participant, b
 	var err error
 	if tx := d.h.tx; tx != nil {
 		p, err = tx.ActiveParticipantByToken(context.Background(), gameID, token)
-		if err == nil {
-			d.h.found = &foundParticipant{game: gameID, token: token, p: p}
-		}
 	} else {
 		p, err = d.h.st.ActiveParticipantByToken(context.Background(), gameID, token)
 	}
 	if err != nil {
 		return inbound.Participant{}, false
 	}
-	return inbound.Participant{Name: p.Name, Address: p.Address, Referee: p.Kind == store.KindReferee}, true
+	return participant(p), true
 }
 
 // work is one transaction in the making: the games it touched (copies, so

@@ -50,9 +50,6 @@ func (h *Host) handleOne(ctx context.Context, g *group, m Mail) error {
 		size = len(raw)
 	}
 	now := h.clock.real()
-	// The sender's lookup is kept for this message alone (see Host.found).
-	h.found = nil
-	defer func() { h.found = nil }()
 	report := h.proc.Inspect(raw, size)
 	at := h.commandTime(report.Route.Game, m.Arrived)
 	// The rate limit draws on a sender's allowance once per new message,
@@ -460,24 +457,21 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 	if g == nil {
 		return fmt.Errorf("accepted mail for unknown game %s", id)
 	}
-	var p store.Participant
-	if f := h.found; f != nil && f.game == id && f.token == r.Route.Token {
-		p = f.p
-	} else {
-		var err error
-		if p, err = w.tx.ActiveParticipantByToken(ctx, id, r.Route.Token); err != nil {
-			return fmt.Errorf("participant of %s: %w", id, err)
-		}
+	// The sender is the participant the message's reading found by the
+	// address's token, in this transaction.
+	p, token := r.Sender.Participant, r.Route.Token
+	if p == nil {
+		return fmt.Errorf("accepted mail to %s's channel %s with no participant", id, r.Route.Kind)
 	}
 	actor := engine.Referee
-	switch p.Kind {
-	case store.KindReferee:
-	case store.KindObserver:
+	switch {
+	case p.Referee:
+	case p.Observer:
 		actor = engine.Actor{Kind: engine.ByObserver, Address: p.Address}
 	default:
 		actor = engine.Actor{Kind: engine.ByOutsider, Address: p.Address}
 		for _, pl := range g.state.Players {
-			if pl.Token == p.Token {
+			if pl.Token == token {
 				actor = engine.PlayerActor(pl.Slot)
 			}
 		}
@@ -487,7 +481,7 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 	reply.State, reply.Sender, reply.Channel = g.state, actor, ch
 	w.sender = &reply.Sender
 	env := h.env(w)
-	who := seat{game: id, kind: actor.Kind, token: p.Token, ended: g.state.Phase == engine.EndedPhase}
+	who := seat{game: id, kind: actor.Kind, token: token, ended: g.state.Phase == engine.EndedPhase}
 	if actor.Kind == engine.ByOutsider {
 		who.token = "" // a replaced player's old seat: no addresses to offer
 	}
@@ -526,7 +520,7 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 		w.record(id, evs)
 		for _, e := range evs {
 			if e.Type == engine.EvPlayerRenamed {
-				if err := w.tx.SetParticipantName(ctx, id, p.Token, e.Name); err != nil {
+				if err := w.tx.SetParticipantName(ctx, id, token, e.Name); err != nil {
 					return err
 				}
 			}

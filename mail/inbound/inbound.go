@@ -88,9 +88,10 @@ func (c Config) Validate() error {
 
 // Participant is a registered player, or the referee, of a game.
 type Participant struct {
-	Name    string `json:"name"`
-	Address string `json:"address"`
-	Referee bool   `json:"referee,omitempty"`
+	Name     string `json:"name"`
+	Address  string `json:"address"`
+	Referee  bool   `json:"referee,omitempty"`
+	Observer bool   `json:"observer,omitempty"`
 }
 
 // Directory finds the participant a token belongs to. The store implements
