@@ -29,7 +29,7 @@ type SendingPlan struct {
 
 // SavePlan keeps a game's latest forecast, replacing the one before.
 func (t *Tx) SavePlan(ctx context.Context, p SendingPlan) error {
-	_, err := t.conn.ExecContext(context.WithoutCancel(ctx), `INSERT INTO sending_plans
+	_, err := t.w.ExecContext(ctx, `INSERT INTO sending_plans
 		(game, planned_at, round, interval_ns, as_chosen, planned, room, recipient_limit, closes_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (game) DO UPDATE SET planned_at = excluded.planned_at, round = excluded.round,

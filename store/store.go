@@ -317,15 +317,15 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	quiet := context.WithoutCancel(ctx)
-	if _, err := s.conn.ExecContext(quiet, "BEGIN IMMEDIATE"); err != nil {
+	w := cachedTx{s: s}
+	if _, err := w.execOnce(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("store: begin: %w", classify(err))
 	}
-	tx := &Tx{reader: reader{q: cachedTx{s: s}}, conn: s.conn}
+	tx := &Tx{reader: reader{q: w}, w: w}
 	committed := false
 	defer func() {
 		if !committed {
-			s.rollback(quiet)
+			s.rollback(ctx)
 		}
 	}()
 	if err := fn(tx); err != nil {
@@ -334,7 +334,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
-	if _, err := s.conn.ExecContext(quiet, "COMMIT"); err != nil {
+	if _, err := w.execOnce(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("store: commit: %w", classify(err))
 	}
 	committed = true
@@ -351,7 +351,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) (err error) {
 // may have ended it already (SQLite rolls back on some errors): then there
 // is nothing to roll back.
 func (s *Store) rollback(ctx context.Context) {
-	if _, err := s.conn.ExecContext(ctx, "ROLLBACK"); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
+	if _, err := (cachedTx{s: s}).execOnce(ctx, "ROLLBACK"); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
 		s.log.Error("rollback failed", "err", err)
 	}
 }
@@ -361,10 +361,8 @@ func (s *Store) rollback(ctx context.Context) {
 // writes.
 type Tx struct {
 	reader
-	// conn is the writer connection the transaction runs on; statements
-	// run on it directly must run under a context that cannot end (see
-	// Update).
-	conn     *sql.Conn
+	// w runs the transaction's statements on the writer connection.
+	w        cachedTx
 	enqueued bool
 	// savepoints counts the savepoints opened, for their names.
 	savepoints int
@@ -373,8 +371,9 @@ type Tx struct {
 // cachedTx runs a write transaction's statements as statements prepared
 // once on the writer connection: parsing SQL is a good part of the CPU
 // time of a small transaction. A statement is prepared the first time a
-// transaction runs it. Only Update uses it, holding s.mu. Its statements
-// run under their context without its end: see Update.
+// transaction runs it. Only Update uses it, holding s.mu. Every statement
+// on the writer connection runs through it, under its context without
+// the context's end: see Update.
 type cachedTx struct {
 	s *Store
 }
@@ -395,6 +394,12 @@ func (c cachedTx) stmt(ctx context.Context, query string) *sql.Stmt {
 	}
 	c.s.stmts[query] = st
 	return st
+}
+
+// execOnce runs a statement that is not worth preparing: a transaction's
+// own BEGIN and COMMIT, a savepoint's, whose name is its own.
+func (c cachedTx) execOnce(ctx context.Context, query string) (sql.Result, error) {
+	return c.s.conn.ExecContext(context.WithoutCancel(ctx), query)
 }
 
 func (c cachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
