@@ -60,3 +60,28 @@ func BenchmarkVote(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkThreadPost composes one discussion post in a mafia150 game on
+// Day 1: a copy for each of the 25 players and the referee, the most
+// frequent mail of a real day by far.
+func BenchmarkThreadPost(b *testing.B) {
+	h := newHarness(b, engine.Mafia150(), "m150", 5)
+	h.signup(names25)
+	h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))
+	cmd := post("I have been reading the thread again and something about the quiet players bothers me.\n\n" +
+		"Look at who jumped on the first wagon and then went silent once it had momentum.")
+	cmd.By, cmd.Channel = h.player(h.town()[0]), engine.Thread
+	before := h.s.Clone()
+	evs, err := engine.Apply(h.s, cmd, engine.Env{Now: h.now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir}
+	var msgs []compose.Outgoing
+	for b.Loop() {
+		if msgs, err = h.c.Batch(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(msgs)), "msgs/op")
+}
