@@ -372,8 +372,8 @@ type Tx struct {
 // once on the writer connection: parsing SQL is a good part of the CPU
 // time of a small transaction. A statement is prepared the first time a
 // transaction runs it. Only Update uses it, holding s.mu. Every statement
-// on the writer connection runs through it, under its context without
-// the context's end: see Update.
+// of a transaction, its BEGIN and COMMIT included, runs through it, under
+// its context without the context's end: see Update.
 type cachedTx struct {
 	s *Store
 }

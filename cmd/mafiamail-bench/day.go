@@ -743,7 +743,6 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	quiet(ctx, e, time.Second)
 	refs := d.ref.Load()
 	d0, dg0 := e.toPlayers.Load(), d.digestCopies.Load()
-
 	cpu0 := child.cpu()
 	start := time.Now()
 	for w := range workers {
