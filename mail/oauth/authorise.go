@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -41,15 +40,12 @@ func (s *Source) Authorise(ctx context.Context, show func(DeviceCode)) error {
 		// Microsoft sends one only for the offline_access scope.
 		return errors.New("the provider sent no refresh token: the host could log in for an hour only (check the scopes)")
 	}
-	if err := WriteTokenFile(s.cfg.TokenFile, tok); err != nil {
+	stamp, err := writeTokenFile(s.cfg.TokenFile, tok)
+	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(s.cfg.TokenFile)
-	if err != nil {
-		return fmt.Errorf("read the token file back: %w", err)
-	}
 	s.mu.Lock()
-	s.tok, s.stamp, s.revoked = tok, stampOf(fi), nil
+	s.tok, s.stamp, s.revoked = tok, stamp, nil
 	s.mu.Unlock()
 	s.log.Info("the host is authorised; the token file is written")
 	return nil

@@ -132,10 +132,10 @@ func (s *Source) tokenLocked(ctx context.Context) (string, error) {
 	if tok.RefreshToken != s.tok.RefreshToken {
 		// The provider rotated the refresh token: the old one may stop
 		// working, so the new one must survive a restart.
-		if err := WriteTokenFile(s.cfg.TokenFile, tok); err != nil {
+		if stamp, err := writeTokenFile(s.cfg.TokenFile, tok); err != nil {
 			s.log.Error("cannot keep the new refresh token", "err", err)
-		} else if fi, err := os.Stat(s.cfg.TokenFile); err == nil {
-			s.stamp = stampOf(fi)
+		} else {
+			s.stamp = stamp
 			s.log.Info("stored the provider's new refresh token")
 		}
 	}
@@ -159,7 +159,7 @@ func (s *Source) Invalidate(token string) {
 // reloadLocked reads the token file when it changed since the Source last
 // read or wrote it.
 func (s *Source) reloadLocked() error {
-	fi, err := os.Stat(s.cfg.TokenFile)
+	data, err := os.ReadFile(s.cfg.TokenFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if s.tok != nil {
 			// Removed while running: the token in memory still works.
@@ -170,14 +170,15 @@ func (s *Source) reloadLocked() error {
 	if err != nil {
 		return fmt.Errorf("read the token file: %w", err)
 	}
-	if s.tok != nil && stampOf(fi) == s.stamp {
+	stamp := stampOf(data)
+	if s.tok != nil && stamp == s.stamp {
 		return nil
 	}
-	tok, stamp, err := readTokenFile(s.cfg.TokenFile)
+	tok, err := readTokenFile(s.cfg.TokenFile, data)
 	if err != nil {
 		return err
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if fi, err := os.Stat(s.cfg.TokenFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		s.log.Warn("the token file may be read by others: make it mode 0600", "mode", fi.Mode().Perm())
 	}
 	if s.tok != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,10 +105,22 @@ func TestSourceRevokedUntilTheFileChanges(t *testing.T) {
 		t.Errorf("second Token: %v, want the RevokedError still", err)
 	}
 
-	// A new authorisation rewrites the file; the running Source takes it.
+	// A new authorisation rewrites the file; the running Source takes it,
+	// even when the new file has the old one's size and modification time
+	// (a rewrite within the file system's clock tick).
+	path := filepath.Join(dir, "token.json")
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.Reauthorise()
-	time.Sleep(10 * time.Millisecond) // a new modification time
 	p.WriteTokenFile(t, dir, "", time.Time{})
+	if err := os.Chtimes(path, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(path); err != nil || after.Size() != before.Size() {
+		t.Fatalf("the rewritten file's size changed (%v), so the test shows nothing", err)
+	}
 	if tok, err := s.Token(context.Background()); err != nil || !p.Check("", tok) {
 		t.Errorf("after the token file was rewritten: %q, %v", tok, err)
 	}
