@@ -51,6 +51,9 @@ type set struct {
 	text  *texttemplate.Template
 	html  *htmltemplate.Template
 	kinds []string
+	// personal holds the kinds whose templates read the reader's part of
+	// the view: news with one of them is laid out for each copy.
+	personal map[string]bool
 }
 
 var (
@@ -117,6 +120,26 @@ func parse(l *lang.Language) (*set, error) {
 	// Both sets need "subject": a section's subject is text in either.
 	tfuncs["subject"] = func(s *Section) (string, error) { return execText(ts, s.Kind+".subject", s) }
 	hfuncs["subject"] = tfuncs["subject"]
+	// news lays out the sections of a message, and tally its tally: the
+	// parts of a copy that read alike for many readers, kept in the
+	// view's Cache (see cache.go).
+	var personal map[string]bool
+	isPersonal := func(kind string) bool { return personal[kind] }
+	tfuncs["news"] = func(m *View) (string, error) {
+		return news(m, 't', isPersonal, func(v *View) (string, error) { return execText(ts, "news", v) })
+	}
+	hfuncs["news"] = func(m *View) (htmltemplate.HTML, error) {
+		out, err := news(m, 'h', isPersonal, func(v *View) (string, error) { return execHTML(hs, "news", v) })
+		// The news template escaped everything it wrote.
+		return htmltemplate.HTML(out), err
+	}
+	tfuncs["tally"] = func(m *View) (string, error) {
+		return m.cache.part('t', m.tallyKey(), func() (string, error) { return execText(ts, "tallyblock", m.Tally) })
+	}
+	hfuncs["tally"] = func(m *View) (htmltemplate.HTML, error) {
+		out, err := m.cache.part('h', m.tallyKey(), func() (string, error) { return execHTML(hs, "tallyblock", m.Tally) })
+		return htmltemplate.HTML(out), err
+	}
 
 	var err error
 	ts, err = texttemplate.New("").Funcs(tfuncs).Option("missingkey=error").ParseFS(fsys, "*.txt")
@@ -148,7 +171,44 @@ func parse(l *lang.Language) (*set, error) {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
-	return &set{lang: l, text: ts, html: hs, kinds: ks}, nil
+	for _, need := range []string{"news", "tallyblock"} {
+		if ts.Lookup(need) == nil || hs.Lookup(need) == nil {
+			return nil, fmt.Errorf("templates %s: no template %q", l.Tag, need)
+		}
+	}
+	personal = personalKinds(ts, hs, ks)
+	return &set{lang: l, text: ts, html: hs, kinds: ks, personal: personal}, nil
+}
+
+// news lays out the news of m with layOut, from the view newsView gives,
+// and keeps it in m's Cache when that view is shared.
+func news(m *View, format byte, personal func(string) bool, layOut func(*View) (string, error)) (string, error) {
+	v, shared, restore := newsView(m, personal)
+	defer restore()
+	if m.cache != nil && !m.keys.newsDone {
+		if shared {
+			m.keys.news = newsKey(v)
+		}
+		m.keys.newsDone = true
+	}
+	return m.cache.part(format, m.keys.news, func() (string, error) { return layOut(v) })
+}
+
+// tallyKey is the key of m's tally, worked out once for both formats.
+func (m *View) tallyKey() []byte {
+	if m.cache != nil && !m.keys.tallyDone {
+		m.keys.tally, m.keys.tallyDone = tallyKey(m.Lang, m.Tally), true
+	}
+	return m.keys.tally
+}
+
+func execHTML(t *htmltemplate.Template, name string, data any) (string, error) {
+	b := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(b)
+	if err := t.ExecuteTemplate(b, name, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 func execText(t *texttemplate.Template, name string, data any) (string, error) {
@@ -192,6 +252,13 @@ func Render(kind string, data any) (Rendered, error) {
 	if !ok || src == nil {
 		return Rendered{}, fmt.Errorf("templates: render %s: data is %T, not *templates.View", kind, data)
 	}
+	return render(kind, src, nil)
+}
+
+func render(kind string, src *View, cache *Cache) (Rendered, error) {
+	if src == nil {
+		return Rendered{}, fmt.Errorf("templates: render %s: no view", kind)
+	}
 	if !Known(kind) {
 		return Rendered{}, fmt.Errorf("templates: no templates for kind %q", kind)
 	}
@@ -226,7 +293,7 @@ func Render(kind string, data any) (Rendered, error) {
 		}
 		m.Sections = secs
 	}
-	m.main = main
+	m.main, m.cache = main, cache
 	if m.Headline == "" {
 		h, err := execText(ls.text, main.Kind+".subject", main)
 		if err != nil {

@@ -107,59 +107,20 @@ func placeholders(name, text string) (map[string][]string, error) {
 	out := map[string][]string{}
 	for tname, tree := range trees {
 		seen := map[string]bool{}
-		var walk func(n tparse.Node)
-		walk = func(n tparse.Node) {
-			if n == nil {
-				return
-			}
+		walkNodes(tree.Root, func(n tparse.Node) {
 			switch n := n.(type) {
-			case *tparse.ListNode:
-				if n == nil {
-					return
-				}
-				for _, c := range n.Nodes {
-					walk(c)
-				}
-			case *tparse.ActionNode:
-				walk(n.Pipe)
-			case *tparse.PipeNode:
-				if n == nil {
-					return
-				}
-				for _, c := range n.Cmds {
-					walk(c)
-				}
-			case *tparse.CommandNode:
-				for _, a := range n.Args {
-					walk(a)
-				}
 			case *tparse.FieldNode:
 				seen["."+strings.Join(n.Ident, ".")] = true
 			case *tparse.ChainNode:
 				seen["."+strings.Join(n.Field, ".")] = true
-				walk(n.Node)
 			case *tparse.VariableNode:
 				if len(n.Ident) > 1 {
 					seen[strings.Join(n.Ident, ".")] = true
 				}
-			case *tparse.IfNode:
-				walk(n.Pipe)
-				walk(n.List)
-				walk(n.ElseList)
-			case *tparse.RangeNode:
-				walk(n.Pipe)
-				walk(n.List)
-				walk(n.ElseList)
-			case *tparse.WithNode:
-				walk(n.Pipe)
-				walk(n.List)
-				walk(n.ElseList)
 			case *tparse.TemplateNode:
 				seen["template "+n.Name] = true
-				walk(n.Pipe)
 			}
-		}
-		walk(tree.Root)
+		})
 		var list []string
 		for k := range seen {
 			list = append(list, k)
@@ -179,7 +140,7 @@ func funcs0() map[string]bool {
 	for k := range langFuncs(lang.Get(lang.Default)) {
 		out[k] = true
 	}
-	for _, k := range []string{"section", "fixed", "breakable", "htmlrules", "subject", "html", "js", "urlquery", "print", "printf", "println", "len", "index", "slice", "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "call"} {
+	for _, k := range []string{"section", "news", "tally", "fixed", "breakable", "htmlrules", "subject", "html", "js", "urlquery", "print", "printf", "println", "len", "index", "slice", "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "call"} {
 		out[k] = true
 	}
 	return out

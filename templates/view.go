@@ -48,6 +48,10 @@ type View struct {
 
 	main        *Section
 	headlineSet bool
+	// cache keeps the parts of this copy that other copies share (nil:
+	// none are kept).
+	cache *Cache
+	keys  keys
 }
 
 // Reader is whom a copy is for.

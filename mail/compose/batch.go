@@ -151,6 +151,10 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 	// second after it, so that a reader's Date headers increase in that
 	// order too; none is dated before the game's mail composed before.
 	step := 0
+	sh := newShared()
+	if c.alone {
+		sh = nil
+	}
 	dated := func(t time.Time, step int) time.Time {
 		if t.Before(b.NotBefore) {
 			t = b.NotBefore
@@ -163,7 +167,7 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 			if folded && g.d.ch == templates.Thread && isSender(g.d.r, *sender) {
 				headline = receipt
 			}
-			m, err := c.groupMessage(g, dir, headline, func(t time.Time) time.Time { return dated(t, step) })
+			m, err := c.groupMessage(g, dir, headline, sh, func(t time.Time) time.Time { return dated(t, step) })
 			if err != nil {
 				return err
 			}
@@ -306,7 +310,7 @@ func (c *Composer) receipt(b Batch) (string, bool) {
 // groupMessage writes one reader's message for a group of sections.
 // headline, when set, replaces its first line; dated gives its Date from
 // the time of its news.
-func (c *Composer) groupMessage(g *group, dir Directory, headline string, dated func(time.Time) time.Time) (Outgoing, error) {
+func (c *Composer) groupMessage(g *group, dir Directory, headline string, sh *shared, dated func(time.Time) time.Time) (Outgoing, error) {
 	items := dropRedundant(g.items)
 	last := items[len(items)-1]
 	s := last.s
@@ -328,10 +332,11 @@ func (c *Composer) groupMessage(g *group, dir Directory, headline string, dated 
 		fromName: relayAuthor(secs, main),
 		headline: headline,
 		date:     dated(now),
+		cache:    sh.cache(),
 	}
 	if g.d.ch == templates.Thread {
 		dr.self = selfView(s, g.d.r, now)
-		dr.tally = runningTally(s, now, c.langFor(s, g.d.r))
+		dr.tally = sh.runningTally(s, now, c.langFor(s, g.d.r))
 	}
 	cal, err := c.roundCalendar(items, g.d)
 	if err != nil {
@@ -437,10 +442,53 @@ func channelLetter(ch templates.Channel) string {
 
 // runningTally is the tally that ends thread mail while a vote runs (D15).
 func runningTally(s *engine.State, now time.Time, l *lang.Language) *templates.Tally {
+	return (*shared)(nil).runningTally(s, now, l)
+}
+
+// shared is what the copies of one batch's mail have in common, worked
+// out once for all of them: the layout of the news they share, and the
+// tally of each state they show it for. The states of a batch do not
+// change while it is composed.
+type shared struct {
+	layouts *templates.Cache
+	tallies map[tallyAt]*engine.Tally
+}
+
+// cache is where the batch's copies keep the layout they share; nil for
+// a nil sh.
+func (sh *shared) cache() *templates.Cache {
+	if sh == nil {
+		return nil
+	}
+	return sh.layouts
+}
+
+type tallyAt struct {
+	s   *engine.State
+	now time.Time
+}
+
+func newShared() *shared {
+	return &shared{layouts: templates.NewCache(), tallies: map[tallyAt]*engine.Tally{}}
+}
+
+// runningTally is the tally of s at now for one reader: the view is the
+// reader's own (their language; their zone is added to its times), the
+// count beneath it is worked out once. A nil sh works it out each time.
+func (sh *shared) runningTally(s *engine.State, now time.Time, l *lang.Language) *templates.Tally {
 	if s.Phase != engine.DayPhase {
 		return nil
 	}
-	return tallyView(s.Tally(now), s, false, now, l)
+	if sh == nil {
+		return tallyView(s.Tally(now), s, false, now, l)
+	}
+	at := tallyAt{s, now}
+	t, ok := sh.tallies[at]
+	if !ok {
+		t = s.Tally(now)
+		sh.tallies[at] = t
+	}
+	return tallyView(t, s, false, now, l)
 }
 
 // selfView is the reader's own position, for their copy of thread mail.

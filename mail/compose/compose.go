@@ -147,6 +147,9 @@ type Composer struct {
 	sending func(game string) (SendingStatus, bool)
 	// lang is the host's default language (SetLanguage).
 	lang string
+	// alone lays out every copy on its own, sharing nothing with the
+	// other copies of its batch: the tests compare the two ways.
+	alone bool
 }
 
 // SendingStatus is the host's sending budget as the referee's STATUS

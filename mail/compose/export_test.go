@@ -5,3 +5,11 @@ func EncodeFlowed(text string) (string, bool) {
 	f := encodeFlowed(text)
 	return f.text, f.delSp
 }
+
+// LayOutAlone is a copy of c that lays out every copy of a batch on its
+// own, sharing nothing: what the shared layout must come to.
+func LayOutAlone(c *Composer) *Composer {
+	a := *c
+	a.alone = true
+	return &a
+}

@@ -1,6 +1,7 @@
 package compose_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -154,10 +155,24 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 	h.roundBefore = roundWords(before)
 	defer func() { h.roundBefore = "" }()
 	prior := append([]compose.Logged(nil), h.history...)
-	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir, Sender: sender,
-		HoldForDigest: hold, History: prior})
+	b := compose.Batch{Before: before, Events: h.logged(evs), Dir: h.dir, Sender: sender,
+		HoldForDigest: hold, History: prior}
+	msgs, err := h.c.Batch(b)
 	if err != nil {
 		h.t.Fatalf("%s: Batch: %v", h.step, err)
+	}
+	// Copies that share their layout come out as each would alone.
+	alone, err := compose.LayOutAlone(h.c).Batch(b)
+	if err != nil {
+		h.t.Fatalf("%s: Batch, every copy alone: %v", h.step, err)
+	}
+	if len(alone) != len(msgs) {
+		h.t.Fatalf("%s: %d messages, %d when every copy is laid out alone", h.step, len(msgs), len(alone))
+	}
+	for i := range msgs {
+		if !bytes.Equal(msgs[i].Raw, alone[i].Raw) {
+			h.t.Fatalf("%s: the copy for %s differs from the one laid out alone:\n%s\n---\n%s", h.step, msgs[i].Recipient, msgs[i].Raw, alone[i].Raw)
+		}
 	}
 	h.record(msgs)
 	return msgs

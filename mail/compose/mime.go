@@ -47,6 +47,8 @@ type draft struct {
 	replyTo, replyName, replyWhere string
 	// calendar is the iCalendar object the message carries, or nil.
 	calendar []byte
+	// cache keeps the layout this copy shares with others (nil: none).
+	cache *templates.Cache
 }
 
 // finish lays out a draft and encodes it.
@@ -83,7 +85,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	if own := ownZone(s, dr.d.r); own != nil {
 		templates.ShowOwnZone(m, own)
 	}
-	rendered, err := templates.Render(dr.main.Kind, m)
+	rendered, err := dr.cache.Render(dr.main.Kind, m)
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("compose: %s for %s: %w", dr.main.Kind, dr.d.r.key, err)
 	}
