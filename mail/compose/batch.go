@@ -333,6 +333,7 @@ func (c *Composer) groupMessage(g *group, dir Directory, headline string, sh *sh
 		headline: headline,
 		date:     dated(now),
 		cache:    sh.cache(),
+		flow:     sh.flowMemo(),
 	}
 	if g.d.ch == templates.Thread {
 		dr.self = selfView(s, g.d.r, now)
@@ -446,12 +447,13 @@ func runningTally(s *engine.State, now time.Time, l *lang.Language) *templates.T
 }
 
 // shared is what the copies of one batch's mail have in common, worked
-// out once for all of them: the layout of the news they share, and the
-// tally of each state they show it for. The states of a batch do not
+// out once for all of them: the layout of the news they share, the tally
+// of each state they show it for, and how their lines break. The states of a batch do not
 // change while it is composed.
 type shared struct {
 	layouts *templates.Cache
 	tallies map[tallyAt]*engine.Tally
+	flow    *flowMemo
 }
 
 // cache is where the batch's copies keep the layout they share; nil for
@@ -469,7 +471,16 @@ type tallyAt struct {
 }
 
 func newShared() *shared {
-	return &shared{layouts: templates.NewCache(), tallies: map[tallyAt]*engine.Tally{}}
+	return &shared{layouts: templates.NewCache(), tallies: map[tallyAt]*engine.Tally{}, flow: newFlowMemo()}
+}
+
+// flowMemo is where the batch's copies keep how their lines break; nil
+// for a nil sh.
+func (sh *shared) flowMemo() *flowMemo {
+	if sh == nil {
+		return nil
+	}
+	return sh.flow
 }
 
 // runningTally is the tally of s at now for one reader: the view is the

@@ -35,21 +35,74 @@ type flowed struct {
 // link (a reader must be able to copy it whole); any other such word (a
 // long string in a post) is broken, and the part is then sent with
 // DelSp=yes.
-func encodeFlowed(text string) flowed {
+func encodeFlowed(text string) flowed { return (*flowMemo)(nil).encode(text) }
+
+// flowMemo keeps how lines break, for the copies of one batch: most lines
+// of a post's copies (the post, the tally, the commands) are the same
+// lines, and breaking one asks the command parser about every place it
+// could break. A nil *flowMemo keeps nothing.
+type flowMemo struct {
+	soft   map[softLine][]string
+	breaks map[softLine]bool
+}
+
+// softLine is what softLines and needsWordBreak are given.
+type softLine struct {
+	content      string
+	room         int
+	delSp, stuff bool
+}
+
+func newFlowMemo() *flowMemo {
+	return &flowMemo{soft: map[softLine][]string{}, breaks: map[softLine]bool{}}
+}
+
+// needsWordBreak is the package's needsWordBreak, kept.
+func (fm *flowMemo) needsWordBreak(content string, room int) bool {
+	if fm == nil {
+		return needsWordBreak(content, room)
+	}
+	k := softLine{content: content, room: room}
+	r, ok := fm.breaks[k]
+	if !ok {
+		r = needsWordBreak(content, room)
+		fm.breaks[k] = r
+	}
+	return r
+}
+
+// softLines is the package's softLines, kept. What it returns is shared:
+// it must not be changed.
+func (fm *flowMemo) softLines(content string, room int, delSp, stuff bool) []string {
+	if fm == nil {
+		return softLines(content, room, delSp, stuff)
+	}
+	k := softLine{content, room, delSp, stuff}
+	r, ok := fm.soft[k]
+	if !ok {
+		r = softLines(content, room, delSp, stuff)
+		fm.soft[k] = r
+	}
+	return r
+}
+
+// encode is encodeFlowed, keeping in fm how the lines break.
+func (fm *flowMemo) encode(text string) flowed {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	delSp := false
 	for _, l := range lines {
 		depth, content := quoteDepth(l)
-		if needsWordBreak(content, flowedWidth-prefixWidth(depth)) {
+		if fm.needsWordBreak(content, flowedWidth-prefixWidth(depth)) {
 			delSp = true
 			break
 		}
 	}
 	var b strings.Builder
+	b.Grow(len(text) + len(text)/8)
 	for _, l := range lines {
 		depth, content := quoteDepth(l)
 		prefix := strings.Repeat(">", depth)
-		for _, soft := range softLines(content, flowedWidth-prefixWidth(depth), delSp, depth == 0) {
+		for _, soft := range fm.softLines(content, flowedWidth-prefixWidth(depth), delSp, depth == 0) {
 			b.WriteString(prefix)
 			if depth > 0 && soft != "" || depth == 0 && stuffed(soft) {
 				// After quote marks the space is the usual separator, which

@@ -47,8 +47,10 @@ type draft struct {
 	replyTo, replyName, replyWhere string
 	// calendar is the iCalendar object the message carries, or nil.
 	calendar []byte
-	// cache keeps the layout this copy shares with others (nil: none).
+	// cache keeps the layout this copy shares with others, and flow how
+	// its lines break (nil: nothing is kept).
 	cache *templates.Cache
+	flow  *flowMemo
 }
 
 // finish lays out a draft and encodes it.
@@ -108,6 +110,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	raw, err := c.encode(envelope{
 		id: dr.id, date: date.In(gameZone(s)), game: dr.game, kind: kind,
 		fromName: c.fromName(dr.game, dr.fromName), lang: l.Tag, to: dr.d.r, cv: cv, images: inlineImages(dr.sections), calendar: dr.calendar,
+		flow: dr.flow,
 	}, rendered)
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
@@ -191,6 +194,8 @@ type envelope struct {
 	// text and the HTML: the message is then a multipart/mixed of the
 	// alternative and the calendar part.
 	calendar []byte
+	// flow keeps how the batch's lines break (nil: nothing is kept).
+	flow *flowMemo
 }
 
 // inlineImage is a picture the HTML part shows by its Content-ID.
@@ -222,7 +227,7 @@ func inlineImages(secs []*templates.Section) []inlineImage {
 // one). Every command sends at least one message: building go-message's
 // Header maps and Writers for each took a fifth of a command's allocations.
 func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
-	text := encodeFlowed(r.Text)
+	text := env.flow.encode(r.Text)
 	boundary := pickBoundary(env.id, text.text, r.HTML)
 	altType := mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary})
 
