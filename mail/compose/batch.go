@@ -448,8 +448,8 @@ func runningTally(s *engine.State, now time.Time, l *lang.Language) *templates.T
 
 // shared is what the copies of one batch's mail have in common, worked
 // out once for all of them: the layout of the news they share, the tally
-// of each state they show it for, and how their lines break. The states of a batch do not
-// change while it is composed.
+// of each state they show it for, and how their lines break. The states
+// of a batch do not change while it is composed.
 type shared struct {
 	layouts *templates.Cache
 	tallies map[tallyAt]*engine.Tally
