@@ -44,13 +44,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	baseline := fs.String("baseline", "", "a mafiamail-bench binary of an earlier build: its host is measured too, in the same run, and compared with this one's")
 	verbose := fs.Bool("v", false, "log what the host does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the host's process over its measured commands at the last scale to this file")
+	backlogProfile := fs.String("backlog-cpuprofile", "", "write a CPU profile of the host's process over the last run's backlog to this file")
 	digestEvery := fs.Duration("digest-every", defaultDigestEvery, "with --load day: the games' digest interval (whole seconds)")
 	load := fs.String("load", loadStatus, "what the players send: status (STATUS in the private channel) or day (a Day's and a Night's mix of posts, votes, unvotes, locks, mafia-list posts and night actions)")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usage(err)
 	}
 	o := benchOptions{players: *players, commands: *commands, backlog: *backlog, inFlight: *inFlight,
-		runs: *runs, stack: *stack, exe: *exe, baseline: *baseline, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile, load: *load, digestEvery: *digestEvery}
+		runs: *runs, stack: *stack, exe: *exe, baseline: *baseline, progress: stdout, logTo: io.Discard, cpuProfile: *cpuProfile, backlogProfile: *backlogProfile, load: *load, digestEvery: *digestEvery}
 	if *verbose {
 		o.logTo = stderr
 	}
@@ -86,12 +87,15 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		o.baseline = abs
 	}
-	if o.cpuProfile != "" {
-		abs, err := filepath.Abs(o.cpuProfile)
+	for _, p := range []*string{&o.cpuProfile, &o.backlogProfile} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return cli.Usage(err)
 		}
-		o.cpuProfile = abs
+		*p = abs
 	}
 	if o.exe == "" {
 		self, err := os.Executable()
@@ -127,6 +131,9 @@ type benchOptions struct {
 	// cpuProfile, if set, receives a CPU profile of the host's process
 	// over its measured commands at the last scale (of the last run).
 	cpuProfile string
+	// backlogProfile, if set, receives a CPU profile of the host's
+	// process from its start to the backlog's last answer, in the last run.
+	backlogProfile string
 	// load is loadStatus or loadDay.
 	load string
 	// digestEvery is the digest interval of the day load's games.
@@ -255,13 +262,19 @@ func runBench(ctx context.Context, o benchOptions) (*benchResult, error) {
 				run = fmt.Sprintf("run %d/%d, ", r+1, o.runs)
 			}
 			fmt.Fprintf(o.progress, "%s%s stack, %d game(s) x %d players: relay...", run, o.stack, g, o.players)
-			rf, rb, err := benchPhase(ctx, o, g, backlog, false, false)
+			rf, rb, err := benchPhase(ctx, o, g, backlog, false, profiles{})
 			if err != nil {
 				return nil, fmt.Errorf("relay at %d games: %w", g, err)
 			}
 			fmt.Fprintf(o.progress, " host...")
-			profile := o.cpuProfile != "" && r == o.runs-1 && i == len(o.games)-1
-			hf, hb, err := benchPhase(ctx, o, g, backlog, true, profile)
+			var prof profiles
+			if r == o.runs-1 {
+				if i == len(o.games)-1 {
+					prof.commands = o.cpuProfile
+				}
+				prof.backlog = o.backlogProfile
+			}
+			hf, hb, err := benchPhase(ctx, o, g, backlog, true, prof)
 			if err != nil {
 				return nil, fmt.Errorf("host at %d games: %w", g, err)
 			}
@@ -271,7 +284,7 @@ func runBench(ctx context.Context, o benchOptions) (*benchResult, error) {
 				fmt.Fprintf(o.progress, " baseline host...")
 				bo := o
 				bo.exe = o.baseline
-				if bf, bb, err = benchPhase(ctx, bo, g, backlog, true, false); err != nil {
+				if bf, bb, err = benchPhase(ctx, bo, g, backlog, true, profiles{}); err != nil {
 					return nil, fmt.Errorf("baseline host at %d games: %w", g, err)
 				}
 			}
@@ -513,9 +526,13 @@ func writeSystemConfig(e *benchEnv, o benchOptions, dir, user string, isHost boo
 	return path, nil
 }
 
+// profiles names the files that receive CPU profiles of a system's
+// process: over its measured commands, and over its backlog ("": none).
+type profiles struct{ commands, backlog string }
+
 // benchPhase runs one system at one scale: set up, measure the commands,
 // and, with backlog > 0, restart it in front of that many unseen messages.
-func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost, profile bool) (f figures, backlogTime time.Duration, err error) {
+func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost bool, prof profiles) (f figures, backlogTime time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute)
 	defer cancel()
 	var day *dayState
@@ -544,11 +561,8 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 	if err != nil {
 		return f, 0, err
 	}
-	prof := ""
-	if profile {
-		prof = o.cpuProfile
-	}
-	child, err := startChild(o.exe, dir, user, sub, cfg, prof, o.logTo)
+	profile := prof.commands != ""
+	child, err := startChild(o.exe, dir, user, sub, cfg, prof.commands, false, o.logTo)
 	if err != nil {
 		return f, 0, err
 	}
@@ -665,7 +679,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost,
 		}
 		base := e.answers.Load()
 		start := time.Now()
-		if child, err = startChild(o.exe, dir, user, sub, cfg, "", o.logTo); err != nil {
+		if child, err = startChild(o.exe, dir, user, sub, cfg, prof.backlog, prof.backlog != "", o.logTo); err != nil {
 			return f, 0, err
 		}
 		if err := poll(ctx, func() bool { return e.answers.Load()-base >= int64(backlog) || child.exited() != nil }); err != nil {

@@ -28,7 +28,7 @@ import (
 // without the mail servers and the load driver whose memory and CPU would
 // otherwise count as theirs:
 //
-//	mafiamail-bench child --stats FILE [--cpuprofile FILE] serve --config FILE
+//	mafiamail-bench child --stats FILE [--cpuprofile FILE [--profile-now]] serve --config FILE
 //	mafiamail-bench child --stats FILE relay --config FILE
 //
 // serve is exactly `mafiamail serve --config FILE`; relay runs ./relay with the
@@ -41,6 +41,7 @@ func cmdChild(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := cli.Flags("child", stderr)
 	statsPath := fs.String("stats", "", "write the heap figures to this file on SIGUSR1")
 	cpuProfile := fs.String("cpuprofile", "", "on SIGUSR2 start a CPU profile into this file, on the next stop it")
+	profileNow := fs.Bool("profile-now", false, "with --cpuprofile: start the profile at once, before the system starts")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usage(err)
 	}
@@ -50,6 +51,14 @@ func cmdChild(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	rep := startHeapReporter(*statsPath, *cpuProfile)
 	defer rep.stop()
+	if *profileNow {
+		// Started here rather than by a signal: the bench cannot know
+		// when the handler is in place, and the work to profile (a
+		// backlog) begins as the system starts.
+		if err := rep.toggleProfile(); err != nil {
+			return err
+		}
+	}
 	switch rest[0] {
 	case "serve":
 		return cmdServe(ctx, rest[1:], stderr)

@@ -29,10 +29,11 @@ type benchChild struct {
 }
 
 // startChild runs `exe child --stats FILE (serve|relay) --config cfg`
-// (with --cpuprofile where one is asked for),
+// (with --cpuprofile where one is asked for, started at once with
+// profileNow),
 // logging to a file in dir (and to logTo as well, when it is not
 // io.Discard).
-func startChild(exe, dir, name, sub, cfg, cpuProfile string, logTo io.Writer) (*benchChild, error) {
+func startChild(exe, dir, name, sub, cfg, cpuProfile string, profileNow bool, logTo io.Writer) (*benchChild, error) {
 	c := &benchChild{name: name, stats: filepath.Join(dir, name+".stats.json"),
 		log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
 	logf, err := os.OpenFile(c.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -43,6 +44,9 @@ func startChild(exe, dir, name, sub, cfg, cpuProfile string, logTo io.Writer) (*
 	args := []string{"child", "--stats", c.stats}
 	if cpuProfile != "" {
 		args = append(args, "--cpuprofile", cpuProfile)
+		if profileNow {
+			args = append(args, "--profile-now")
+		}
 	}
 	c.cmd = exec.Command(exe, append(args, sub, "--config", cfg)...)
 	c.cmd.Stdout = io.Discard
