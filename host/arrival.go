@@ -110,13 +110,15 @@ func (h *Host) Advance(ctx context.Context, w time.Time) {
 
 // Barrier is the next deadline of any game, in real time (zero for none):
 // the watcher hands over mail that arrived after it only once the mail
-// that arrived before it has been handled.
+// that arrived before it has been handled. It is the deadline as of the
+// latest transaction's end, read without waiting for the one in progress:
+// the watcher asks while the host handles a group, and checks again
+// once the group is done.
 func (h *Host) Barrier() time.Time {
-	next, ok := h.nextDeadline()
-	if !ok {
-		return time.Time{}
+	if b := h.barrier.Load(); b != nil {
+		return *b
 	}
-	return h.clock.RealAt(next)
+	return time.Time{}
 }
 
 // Triage tells, from a message's routing header fields alone, whether a

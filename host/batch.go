@@ -102,6 +102,7 @@ func (h *Host) inGroup(ctx context.Context, fn func(g *group) error) error {
 		g.restore(h)
 		return err
 	}
+	h.publishBarrier()
 	select {
 	case h.wake <- struct{}{}:
 	default:

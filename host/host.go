@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
@@ -112,6 +113,11 @@ type Host struct {
 	// nextPlan is when (real time) the host next weighs its games'
 	// rounds against the sending budget (replan.go).
 	nextPlan time.Time
+	// barrier is the earliest deadline of any game as it stands between
+	// transactions (real time; nil for none), for Barrier, which the
+	// watcher reads while a group is being handled and must not wait for
+	// it. Only a holder of mu sets it (publishBarrier).
+	barrier atomic.Pointer[time.Time]
 	// tx is the transaction in progress, nil between them: reads that
 	// must see what the messages before in the same group did (a
 	// participant's token) go through it.
@@ -235,6 +241,7 @@ func (h *Host) load(ctx context.Context) error {
 		g.updateNext()
 		h.games[rb.Game] = g
 	}
+	h.publishBarrier()
 	h.log.Info("games loaded", "games", len(rebuilt))
 	return nil
 }

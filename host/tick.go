@@ -55,10 +55,9 @@ func (h *Host) RunClock(ctx context.Context) error {
 	}
 }
 
-// nextDeadline is the earliest deadline of any game.
-func (h *Host) nextDeadline() (time.Time, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// publishBarrier records the earliest deadline of any game for Barrier.
+// The caller holds mu, with the games as they stand between transactions.
+func (h *Host) publishBarrier() {
 	var next time.Time
 	found := false
 	for _, g := range h.games {
@@ -66,7 +65,12 @@ func (h *Host) nextDeadline() (time.Time, bool) {
 			next, found = g.next, true
 		}
 	}
-	return next, found
+	if !found {
+		h.barrier.Store(nil)
+		return
+	}
+	real := h.clock.RealAt(next)
+	h.barrier.Store(&real)
 }
 
 // nextWake is how long the clock loop may sleep: until the next deadline,
