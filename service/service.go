@@ -109,7 +109,7 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 		o.TuneWatcher(&wc)
 	}
 	s.watch, err = watcher.NewGroup(wc, func(ctx context.Context, ms []watcher.Fetched) []error {
-		// The messages of one FETCH are committed together, with one
+		// The messages of a group are committed together, with one
 		// fsync (a group commit). The transaction in flight finishes even
 		// when a signal stops the host: its mail is then flagged \Seen,
 		// or left for the next start.

@@ -46,18 +46,50 @@ const lookChunk = 1000
 // last; the rest in fair turns among its senders, but never across the
 // next deadline (Config.Barrier): mail that arrived after it waits until
 // everything that arrived before it has been handled and the watermark has
-// passed it.
-func (s *session) scan(ctx context.Context) error {
+// passed it. While the handler works on one batch, the next is picked
+// and fetched (ahead.go); the scan returns once the handler is done.
+func (s *session) scan(ctx context.Context) (err error) {
 	if len(s.unseen) == 0 {
 		if err := s.moveLeftovers(ctx); err != nil {
 			return err
 		}
 	}
+	defer func() {
+		// What was fetched and not handed over stays unseen, for the
+		// next scan; the group in hand is waited for and flagged.
+		s.ready = nil
+		if s.ahead != nil {
+			s.turn, s.ahead = s.ahead.turn, nil
+		}
+		if herr := s.handOver(ctx); err == nil {
+			err = herr
+		}
+	}()
 	for {
 		if err := s.look(ctx); err != nil {
 			return err
 		}
 		s.report()
+		if s.busy != nil {
+			if !s.handlerDone() {
+				if next := s.pickAhead(time.Now()); next != nil {
+					if err := s.batch(ctx, next); err != nil {
+						return err
+					}
+					if ctx.Err() != nil {
+						return nil
+					}
+					continue
+				}
+			}
+			if err := s.handOver(ctx); err != nil {
+				return err
+			}
+			s.report()
+			if s.busy != nil {
+				continue
+			}
+		}
 		next, wait := s.pick(time.Now())
 		if len(next) == 0 {
 			if wait <= 0 {
@@ -250,15 +282,7 @@ func (s *session) pick(now time.Time) (next []imap.UID, wait time.Duration) {
 		}
 	}
 	if len(game) > 0 {
-		var barrier time.Time
-		if s.w.cfg.Barrier != nil {
-			barrier = s.w.cfg.Barrier()
-		}
-		early := game
-		late := func(p *pending) bool { return !p.arrived.Before(barrier) }
-		if !barrier.IsZero() && slices.ContainsFunc(game, late) {
-			early = slices.DeleteFunc(slices.Clone(game), late)
-		}
+		early, barrier := s.early(game)
 		if len(early) > 0 {
 			return s.turns(early), 0
 		}
@@ -284,6 +308,20 @@ func (s *session) pick(now time.Time) (next []imap.UID, wait time.Duration) {
 		return uidsOf(aside[:min(len(aside), s.w.cfg.BatchSize)]), 0
 	}
 	return nil, 0
+}
+
+// early returns the messages of game that arrived before the barrier, and
+// the barrier (zero for none); game itself when they all did, which the
+// caller must not change.
+func (s *session) early(game []*pending) (early []*pending, barrier time.Time) {
+	if s.w.cfg.Barrier != nil {
+		barrier = s.w.cfg.Barrier()
+	}
+	late := func(p *pending) bool { return !p.arrived.Before(barrier) }
+	if !barrier.IsZero() && slices.ContainsFunc(game, late) {
+		return slices.DeleteFunc(slices.Clone(game), late), barrier
+	}
+	return game, barrier
 }
 
 // turnBatch bounds a batch taken by turns: mail that arrives during a

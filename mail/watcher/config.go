@@ -92,6 +92,9 @@ type Config struct {
 	// handler needs every earlier message: the next deadline; zero for
 	// none. Mail that arrived after it is handed over only once the mail
 	// that arrived before it has been, and the watermark has passed it.
+	// It is called while the handler works too, and should not wait for
+	// it: mail picked then is handed over only if Barrier returns the
+	// same once the handler is done.
 	Barrier func() time.Time
 	// OnWatermark, if set, is called on Run's goroutine each time the
 	// watermark rises: every message that reached the mailbox before it,

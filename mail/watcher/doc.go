@@ -20,18 +20,25 @@
 //     in batches bounded by count and by size, a message over
 //     Config.MaxMessageBytes as its header alone; call the Handler for
 //     each, and set \Seen on those for which it returned nil (and, if
-//     Config.MoveTo is set, move them there), with one command per batch.
+//     Config.MoveTo is set, move them there), with one command per group.
+//     The Handler works on a goroutine of its own: while it works on one
+//     group, the watcher searches and fetches what is due next, up to a
+//     batch, and hands it all over as the next group once the Handler has
+//     returned, unless that group's outcome or a moved Config.Barrier
+//     changes what is due (then it picks again). So the Handler is never
+//     left waiting for the server, and a slow Handler gets larger groups.
 //     The order is that of arrival with respect to deadlines: mail that
 //     arrived after Config.Barrier (the next deadline) is handed over only
 //     once the mail that arrived before it has been, and the watermark has
 //     passed it. Mail that Config.Triage finds no game can use is set aside
 //     and handed over only when no other mail waits. When more mail is
 //     waiting than one batch holds, the senders (by From) take fair turns
-//     in batches of at most ten (see fairQueue): a sender who has just
+//     of at most ten messages (see fairQueue): a sender who has just
 //     written goes ahead of every sender working off a backlog, and those
 //     share the rest in turns, so that one address flooding the mailbox,
-//     or a crowd of auto-responders, delays everyone else's mail by a
-//     batch, not by the whole backlog;
+//     or a crowd of auto-responders, delays everyone else's mail by the
+//     group in hand and at most a batch fetched meanwhile, not by the
+//     whole backlog;
 //  3. wait for new mail: in IDLE where the server has it, leaving IDLE every
 //     Config.IdleRefresh to send a NOOP, because a dead connection can go
 //     unnoticed in IDLE, and ArrivalSlack after each barrier, because a

@@ -18,6 +18,18 @@ type fairQueue struct {
 	vtime int64
 }
 
+// clone returns a copy of f that takes on its own.
+func (f *fairQueue) clone() fairQueue {
+	c := *f
+	if f.tags != nil {
+		c.tags = make(map[string]int64, len(f.tags))
+		for k, v := range f.tags {
+			c.tags[k] = v
+		}
+	}
+	return c
+}
+
 // take picks limit messages from queues, the senders' mail oldest first;
 // order lists the senders by their oldest message, which breaks ties.
 func (f *fairQueue) take(order []string, queues map[string][]imap.UID, limit int) []imap.UID {

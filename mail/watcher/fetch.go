@@ -140,6 +140,10 @@ func (s *session) handleHeader(ctx context.Context, uid imap.UID, size int64) er
 	if err != nil {
 		return err
 	}
+	// Everything fetched before goes first.
+	if err := s.settleAll(ctx); err != nil {
+		return err
+	}
 	var header []byte
 	for _, m := range msgs {
 		if m.UID == uid {
@@ -175,11 +179,12 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 	}
 	slices.SortFunc(msgs, func(a, b *imapclient.FetchMessageBuffer) int { return cmp.Compare(a.UID, b.UID) })
 
-	// The handled messages are flagged together once the group is done:
-	// one STORE (and MOVE) per group rather than per message, which counts
-	// when the server is busy taking in a flood for the same mailbox. A
-	// message handled but not yet flagged when the connection or the
-	// process dies is offered again, and the handler knows it by its UID.
+	// The handled messages are flagged together once the group is done
+	// (handOver): one STORE (and MOVE) per group rather than per message,
+	// which counts when the server is busy taking in a flood for the same
+	// mailbox. A message handled but not yet flagged when the connection
+	// or the process dies is offered again, and the handler knows it by
+	// its UID.
 	returned := map[imap.UID]bool{}
 	for _, m := range msgs {
 		returned[m.UID] = true
@@ -206,19 +211,15 @@ func (s *session) fetchAndHandle(ctx context.Context, uids []imap.UID, size int6
 		}
 		group = append(group, s.message(m.UID, raw))
 	}
-	if len(group) == 0 {
-		return nil
-	}
-	var handled []imap.UID
-	for i, ok := range s.w.handle(ctx, group) {
-		if ok {
-			handled = append(handled, imap.UID(group[i].UID))
+	// The group waits for the handler, or goes to it at once if it has
+	// none (ahead.go).
+	s.w.update(func(st *Stats) { st.Fetched += uint64(len(group)) })
+	s.ready = append(s.ready, group...)
+	if s.busy == nil && len(s.ready) > 0 {
+		if err := s.handOver(ctx); err != nil {
+			return err
 		}
 	}
-	if err := s.done(ctx, handled); err != nil {
-		return err
-	}
-	s.forget(handled)
 	return ctx.Err()
 }
 

@@ -39,6 +39,12 @@ type session struct {
 	// turn is the fair queue through a backlog (see turns); reset once
 	// the backlog is gone.
 	turn fairQueue
+	// busy is the group the handler is working on, nil if none; ready
+	// the messages fetched meanwhile, its next group; ahead what they were
+	// picked with (ahead.go). ready is empty while busy is nil.
+	busy  *busy
+	ready []Fetched
+	ahead *ahead
 }
 
 // guard runs fn, and calls abort if ctx ends or d passes before fn returns,

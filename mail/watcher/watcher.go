@@ -51,17 +51,25 @@ type Fetched struct {
 // crash or a change of UIDVALIDITY. An error leaves the message unseen, to
 // be offered again after a backoff.
 //
-// The handler runs on Run's goroutine, one message at a time. ctx ends when
-// Run's context does.
+// The handler runs on a goroutine of Run's, one message at a time, never
+// two at once; meanwhile the watcher reads on (see GroupHandler). ctx ends
+// when Run's context does.
 type Handler func(ctx context.Context, m Fetched) error
 
-// GroupHandler applies the messages of one FETCH together, in UID order,
+// GroupHandler applies a group of messages together, in the order given,
 // and returns one error per message, with the meaning Handler's has: a
 // handler that commits them in one transaction pays for one fsync instead
 // of one per message. It must keep every message's own guarantee: nil
 // only once that message's outcome is durable, and one message's failure
 // must not lose another's work. The messages of a group all arrived on
 // the same side of every deadline (Config.Barrier).
+//
+// A group is what the watcher fetched while the handler worked on the
+// group before (at most Config.BatchSize messages), or one batch when the
+// handler was idle: the turns among senders in the order they were
+// picked, each turn in UID order. The handler is never called again
+// before it has returned; while it works, the watcher searches, fetches
+// and calls Config.Triage, Barrier and OnWatermark on its own goroutine.
 type GroupHandler func(ctx context.Context, ms []Fetched) []error
 
 // Stats describe what a watcher has done so far.
@@ -86,6 +94,9 @@ type Stats struct {
 	Disconnects uint64
 	// Scans counts completed passes over the unseen mail.
 	Scans uint64
+	// Fetched counts messages read whole to be handed to the handler
+	// (read again after a handler error or a dropped pick, counted again).
+	Fetched uint64
 	// Handled counts messages for which the handler returned nil;
 	// HandlerErrors counts the times it returned an error.
 	Handled       uint64
@@ -298,7 +309,12 @@ func (w *Watcher) nextRetry() time.Time {
 // for. A handler error defers the message; a panic counts as an error for
 // every message of the call, so that one bad message cannot stop the host.
 func (w *Watcher) handle(ctx context.Context, ms []Fetched) (ok []bool) {
-	errs := w.call(ctx, ms)
+	return w.settle(ctx, ms, w.call(ctx, ms))
+}
+
+// settle records what the handler returned for ms (errs, one each) and
+// reports which it returned nil for. It runs on Run's goroutine.
+func (w *Watcher) settle(ctx context.Context, ms []Fetched, errs []error) (ok []bool) {
 	ok = make([]bool, len(ms))
 	for i, m := range ms {
 		err := errs[i]

@@ -1,0 +1,177 @@
+package watcher_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/mail/watcher"
+)
+
+// While the handler works on a group, the watcher picks and fetches the
+// next turns; the handler's next group holds all of them, up to a batch.
+// Nothing is \Seen before the handler has returned for it, and every
+// message is handled once, each in a group of its own turn's order.
+func TestHandlerGetsWhatWasFetchedWhileItWorked(t *testing.T) {
+	srv := startServer(t, mailserver.Config{})
+	const n = 60
+	for i := 1; i <= n; i++ {
+		deliver(t, srv, i) // sixty senders, one message each
+	}
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // a failing test must not leave the handler held
+	inFirst := make(chan struct{})
+	var mu sync.Mutex
+	var groups [][]string
+	handler := func(_ context.Context, ms []watcher.Fetched) []error {
+		mu.Lock()
+		first := len(groups) == 0
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, messageID(m.Raw))
+		}
+		groups = append(groups, ids)
+		mu.Unlock()
+		if first {
+			close(inFirst)
+			<-release
+		}
+		return make([]error, len(ms))
+	}
+	cfg := testConfig(t, srv.IMAPAddr())
+	cfg.BatchSize = 25
+	w, err := watcher.NewGroup(cfg, handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGroupWatcher(t, w)
+	select {
+	case <-inFirst:
+	case <-time.After(waitLong):
+		t.Fatal("the handler was not called")
+	}
+	// The first group is one turn of ten (sixty senders wait, more than a
+	// batch). While it is held, the watcher fetches the next turns, as
+	// many as fit in a batch: two.
+	waitFor(t, "the next turns fetched", func() bool {
+		return w.Stats().Fetched >= 30
+	})
+	for id, seen := range mailboxState(t, srv.IMAPAddr(), "INBOX") {
+		if seen {
+			t.Errorf("%s is \\Seen while the handler still works on the first group", id)
+		}
+	}
+	letGo()
+	waitFor(t, "every message \\Seen", func() bool { return allSeen(t, srv.IMAPAddr(), "INBOX", n) })
+	waitFor(t, "the watcher to be caught up", func() bool { return w.Stats().CaughtUp })
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(groups) < 2 || len(groups[0]) != 10 || len(groups[1]) != 20 {
+		t.Fatalf("groups of %v messages: want a turn of ten, then the two turns fetched meanwhile", lens(groups))
+	}
+	count := map[string]int{}
+	for _, g := range groups {
+		if len(g) > cfg.BatchSize {
+			t.Errorf("a group of %d messages, more than a batch (%d)", len(g), cfg.BatchSize)
+		}
+		for _, id := range g {
+			count[id]++
+		}
+	}
+	for i := 1; i <= n; i++ {
+		if count[msgID(i)] != 1 {
+			t.Errorf("message %d handled %d times, want once", i, count[msgID(i)])
+		}
+	}
+}
+
+func lens(groups [][]string) []int {
+	var l []int
+	for _, g := range groups {
+		l = append(l, len(g))
+	}
+	return l
+}
+
+// Mail picked while the handler works was picked with the deadline as it
+// stood then. When the handler's group moves the deadline (a command that
+// ends the day sooner), that pick is dropped: mail that arrived after the
+// new deadline waits until the watermark has passed it, as it would have
+// had the pick waited for the handler.
+func TestPickAheadDroppedWhenTheDeadlineMoves(t *testing.T) {
+	srv := startServer(t, mailserver.Config{})
+	base := time.Now().Add(-time.Minute).Truncate(time.Second)
+	deadline := base.Add(-7 * time.Second)
+	for i, at := range []time.Duration{-10 * time.Second, -5 * time.Second, -4 * time.Second} {
+		if err := srv.DeliverAt(fmt.Sprintf("player%d@players.example.net", i+1), hostAddr, mailText(i+1), base.Add(at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var barrier time.Time // none until the first message sets it
+	var order []string
+	cfg := testConfig(t, srv.IMAPAddr())
+	cfg.BatchSize = 1
+	cfg.Barrier = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return barrier
+	}
+	cfg.OnWatermark = func(at time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !barrier.IsZero() && !at.Before(barrier) {
+			barrier = time.Time{}
+			order = append(order, "deadline")
+		}
+	}
+	var fetchedDuring int
+	var w *watcher.Watcher
+	w, err := watcher.NewGroup(cfg, func(_ context.Context, ms []watcher.Fetched) []error {
+		for _, m := range ms {
+			id := messageID(m.Raw)
+			mu.Lock()
+			order = append(order, id)
+			mu.Unlock()
+			if id == msgID(1) {
+				// The watcher picks the next message meanwhile; then
+				// this one brings the deadline forward, before the
+				// other two arrived.
+				for end := time.Now().Add(waitLong); w.Stats().Fetched < 2 && time.Now().Before(end); {
+					time.Sleep(5 * time.Millisecond)
+				}
+				mu.Lock()
+				fetchedDuring = int(w.Stats().Fetched)
+				barrier = deadline
+				mu.Unlock()
+			}
+		}
+		return make([]error, len(ms))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGroupWatcher(t, w)
+	waitFor(t, "every message \\Seen", func() bool { return allSeen(t, srv.IMAPAddr(), "INBOX", 3) })
+
+	mu.Lock()
+	defer mu.Unlock()
+	if fetchedDuring < 2 {
+		t.Fatalf("%d message(s) fetched while the first was handled; the test needs the next one fetched ahead", fetchedDuring)
+	}
+	got := strings.Join(order, " ")
+	want := strings.Join([]string{msgID(1), "deadline", msgID(2), msgID(3)}, " ")
+	if got != want {
+		t.Fatalf("order %s, want %s: the two that arrived after the new deadline come after it", got, want)
+	}
+	if s := w.Stats(); s.Handled != 3 {
+		t.Errorf("%d messages handled, want 3", s.Handled)
+	}
+}
