@@ -69,7 +69,32 @@ func (h *Host) grace(g *game) time.Duration {
 // readPast reports whether every message that reached the mailbox before
 // game time t has been handled.
 func (h *Host) readPast(t time.Time) bool {
-	return !h.watermark.IsZero() && !h.watermark.Before(h.clock.RealAt(t))
+	w, ok := h.readUntil()
+	return ok && !w.Before(h.clock.RealAt(t))
+}
+
+// readUntil is the watermark (real time); false while there is none.
+func (h *Host) readUntil() (time.Time, bool) {
+	n := h.watermark.Load()
+	if n == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, n), true
+}
+
+// raiseWatermark sets the watermark to w if that is later, and reports
+// whether it was.
+func (h *Host) raiseWatermark(w time.Time) bool {
+	n := w.UnixNano()
+	for {
+		old := h.watermark.Load()
+		if old != 0 && n <= old {
+			return false
+		}
+		if h.watermark.CompareAndSwap(old, n) {
+			return true
+		}
+	}
 }
 
 // graceEnd is the real time at which game g's next deadline is applied
@@ -86,14 +111,20 @@ func (h *Host) graceEnd(g *game) time.Time {
 // Advance tells the host that every message that reached the mailbox
 // before w (real time) has been handled, and applies the deadlines that
 // waited for it. The watcher calls it on its own goroutine, before it
-// hands over any mail that arrived after those deadlines.
+// hands over any mail that arrived after those deadlines, and also while
+// the host handles a group: until w passes the next deadline (Barrier)
+// there is nothing to apply, and it returns without waiting for the
+// group. A deadline that a group in progress brings before w is applied
+// by the clock, which the group's end wakes.
 func (h *Host) Advance(ctx context.Context, w time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !w.After(h.watermark) {
+	if !h.raiseWatermark(w) {
 		return
 	}
-	h.watermark = w
+	if b := h.Barrier(); b.IsZero() || w.Before(b) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	// A deadline applied may bring the next one due at once (a round that
 	// ends the night at once, a night that ended while the host was down).
 	for range 16 {
@@ -238,8 +269,8 @@ func (h *Host) sortedGames() []string {
 // the mail that reached the mailbox before it could be read.
 func (h *Host) noticeUnread(w *work, g *game, deadline time.Time) error {
 	var readUntil time.Time
-	if !h.watermark.IsZero() {
-		readUntil = h.clock.At(h.watermark)
+	if w, ok := h.readUntil(); ok {
+		readUntil = h.clock.At(w)
 	}
 	h.log.Warn("deadline applied before all mail that reached the mailbox before it was read",
 		"game", g.state.Game, "deadline", deadline, "read_until", readUntil, "grace", h.grace(g))

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -37,4 +38,36 @@ func TestBarrierIsTheLatestCommittedDeadline(t *testing.T) {
 		t.Error("Barrier waited for the transaction in progress")
 	}
 	hs.h.mu.Unlock()
+}
+
+// The watcher reports the watermark while the host handles a group too:
+// short of the next deadline it has nothing to apply, and it is taken
+// without waiting for the group.
+func TestAdvanceShortOfTheDeadlineDoesNotWait(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	deadline := hs.h.Barrier()
+	w := deadline.Add(-time.Minute)
+
+	hs.h.mu.Lock() // as a group in progress does
+	done := make(chan struct{})
+	go func() {
+		hs.h.Advance(context.Background(), w)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error("Advance short of the deadline waited for the transaction in progress")
+	}
+	hs.h.mu.Unlock()
+	<-done
+	if got, ok := hs.h.readUntil(); !ok || !got.Equal(w) {
+		t.Errorf("watermark %v (%v), want %v", got, ok, w)
+	}
+	// An earlier watermark never lowers it.
+	hs.h.Advance(context.Background(), w.Add(-time.Hour))
+	if got, _ := hs.h.readUntil(); !got.Equal(w) {
+		t.Errorf("watermark %v after an earlier one, want it kept at %v", got, w)
+	}
 }

@@ -99,11 +99,14 @@ type Host struct {
 	games map[string]*game
 	// wake tells the clock loop that a deadline may have moved.
 	wake chan struct{}
-	// watermark is the moment (real time) before which every message that
-	// reached the mailbox has been handled (Advance); started is when the
-	// host started, from which a deadline that passed while it was down
-	// waits its grace.
-	watermark, started time.Time
+	// watermark is the moment (real time, Unix nanoseconds; 0 for none
+	// yet) before which every message that reached the mailbox has been
+	// handled (Advance). The watcher raises it while a group is being
+	// handled, so it is kept apart from mu.
+	watermark atomic.Int64
+	// started is when the host started, from which a deadline that
+	// passed while it was down waits its grace.
+	started time.Time
 	// revokedSince is when the mail provider stopped accepting the host's
 	// authorisation, zero while it accepts it: the referees are told once
 	// per revocation (revoked.go). revocations counts them since the host
