@@ -65,11 +65,19 @@ func (s *session) scan(ctx context.Context) (err error) {
 			err = herr
 		}
 	}()
+	// While the handler works, the turns picked ahead come from what the
+	// search at the start of its group found: one search per group, as
+	// when the handler was waited for, so that mail that trickles in
+	// does not cost a search and two fetches of its own.
+	search := true
 	for {
-		if err := s.look(ctx); err != nil {
-			return err
+		if search {
+			if err := s.look(ctx); err != nil {
+				return err
+			}
+			s.report()
 		}
-		s.report()
+		search = true
 		if s.busy != nil {
 			if !s.handlerDone() {
 				if next := s.pickAhead(time.Now()); next != nil {
@@ -79,6 +87,7 @@ func (s *session) scan(ctx context.Context) (err error) {
 					if ctx.Err() != nil {
 						return nil
 					}
+					search = false
 					continue
 				}
 			}
