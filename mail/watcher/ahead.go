@@ -18,10 +18,11 @@ import (
 // returned for every message picked before, and a message is flagged
 // only once the handler has returned nil for it. A slow handler thus gets
 // larger groups, whose one commit costs less per message, and mail that
-// comes during a backlog still waits for no more than the group in hand.
+// comes during a backlog waits for no more than the group in hand and one
+// batch fetched before it came.
 //
 // A turn picked while the handler works is handed over only if the group
-// before it is all handled and the barrier has not moved (see handOver):
+// before it is all handled and the barrier has not moved (see keepAhead):
 // otherwise what was picked ahead is dropped, its messages stay unseen and
 // are picked again, as they would have been had the pick waited.
 
@@ -111,9 +112,9 @@ func (s *session) settleAll(ctx context.Context) error {
 // when the next must wait for it: when mail is set aside, when no mail
 // that arrived before the barrier waits, when the barrier moved since the
 // turns picked so far, when the turn would make the ready messages more
-// than a batch (Config.BatchSize), or when the
-// turn would not be fetched in one go (a message over MaxMessageBytes,
-// sizes not known, more than MaxBatchBytes).
+// than a batch (Config.BatchSize), or when it would not be fetched in one
+// go (a message over MaxMessageBytes, sizes not known, more than
+// MaxBatchBytes).
 func (s *session) pickAhead(now time.Time) []imap.UID {
 	if s.asideN > 0 || len(s.ready) >= s.w.cfg.BatchSize {
 		return nil
