@@ -143,9 +143,10 @@ func (tx *Tx) ClaimDueWithin(ctx context.Context, now time.Time, limit, recipien
 	return tx.claimWithin(ctx, now, limit, recipients)
 }
 
-// ClaimDueWithin runs Tx.ClaimDueWithin in a transaction of its own.
+// ClaimDueWithin runs Tx.ClaimDueWithin in a transaction of its own,
+// unsynced as ClaimDue's.
 func (s *Store) ClaimDueWithin(ctx context.Context, now time.Time, limit, recipients int) (ms []OutMessage, err error) {
-	err = s.Update(ctx, func(tx *Tx) error {
+	err = s.updateUnsynced(ctx, func(tx *Tx) error {
 		ms, err = tx.ClaimDueWithin(ctx, now, limit, recipients)
 		return err
 	})

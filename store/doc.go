@@ -11,7 +11,10 @@
 // wholly absent. Reads use a separate pool of query_only connections and
 // never block the writer. A lock file beside the database (PATH.lock, held
 // with flock) keeps a second process from opening it for writing; the
-// kernel drops the lock when the process dies, however it dies.
+// kernel drops the lock when the process dies, however it dies. One kind
+// of write alone is not waited onto disk: the sender's claim of due mail
+// (ClaimDue), which a power failure may lose without harm, because Open
+// makes claimed mail due again anyway; the next commit takes it to disk.
 //
 // Exactly-once processing of mail. The watcher handles each inbound message
 // in one Update: RecordInbound, the events the message caused

@@ -379,9 +379,11 @@ func (tx *Tx) updateOut(ctx context.Context, id int64, set string, args ...any) 
 	return nil
 }
 
-// ClaimDue runs Tx.ClaimDue in a transaction of its own.
+// ClaimDue runs Tx.ClaimDue in a transaction of its own, which need not
+// reach the disk before the messages are sent (updateUnsynced): a claim
+// lost in a power failure leaves them pending, as releaseClaims would.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, limit int) (ms []OutMessage, err error) {
-	err = s.Update(ctx, func(tx *Tx) error {
+	err = s.updateUnsynced(ctx, func(tx *Tx) error {
 		ms, err = tx.ClaimDue(ctx, now, limit)
 		return err
 	})

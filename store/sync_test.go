@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// synchronous is the writer connection's synchronous setting as a
+// transaction sees it: 2 is FULL, 1 NORMAL.
+func synchronous(ctx context.Context, tx *Tx) (level int, err error) {
+	err = tx.q.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&level)
+	return level, err
+}
+
+// A claim of outgoing mail alone commits without waiting for the disk;
+// every other transaction, the first after a claim included, waits for it,
+// and a claim left unrecorded comes back after a restart.
+func TestOnlyClaimsSkipTheWaitForTheDisk(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sync.db")
+	s := openAt(t, path)
+	mustCreateGame(t, s, "g1")
+	want := func(what string, level int, run func(fn func(*Tx) error) error) {
+		t.Helper()
+		got := -1
+		if err := run(func(tx *Tx) (err error) { got, err = synchronous(ctx, tx); return err }); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got != level {
+			t.Errorf("%s ran with synchronous=%d, want %d", what, got, level)
+		}
+	}
+	durable := func(fn func(*Tx) error) error { return s.Update(ctx, fn) }
+	unsynced := func(fn func(*Tx) error) error { return s.updateUnsynced(ctx, fn) }
+	want("the first update", 2, durable)
+	want("an unsynced update", 1, unsynced)
+	want("the update after it", 2, durable)
+	want("two unsynced updates in a row", 1, func(fn func(*Tx) error) error {
+		if err := unsynced(func(*Tx) error { return nil }); err != nil {
+			return err
+		}
+		return unsynced(fn)
+	})
+	want("an update after two", 2, durable)
+
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		// To two readers: a claimed message holds back later mail to its
+		// recipients.
+		for i, id := range []string{"<c1@host>", "<c2@host>"} {
+			if _, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: "thread", From: "host@example.org",
+				To: []string{fmt.Sprintf("reader%d@example.org", i)}, Raw: rawMail(id, "post")}, t0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, claim := range []struct {
+		name string
+		run  func() ([]OutMessage, error)
+	}{
+		{"ClaimDue", func() ([]OutMessage, error) { return s.ClaimDue(ctx, t0, 1) }},
+		{"ClaimDueWithin", func() ([]OutMessage, error) { return s.ClaimDueWithin(ctx, t0, 1, -1) }},
+	} {
+		got, err := claim.run()
+		if err != nil || len(got) != 1 {
+			t.Fatalf("%s: %d messages, %v", claim.name, len(got), err)
+		}
+		if !s.unsynced {
+			t.Errorf("%s waited for the disk", claim.name)
+		}
+		want("the update after "+claim.name, 2, durable)
+	}
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, path)
+	got, err := s.ClaimDue(ctx, t0, 10)
+	if err != nil || len(got) != 2 {
+		t.Errorf("after a restart the claimed messages are not due again: %d claimed, %v", len(got), err)
+	}
+}
