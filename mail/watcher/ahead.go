@@ -19,7 +19,9 @@ import (
 // only once the handler has returned nil for it. A slow handler thus gets
 // larger groups, whose one commit costs less per message, and mail that
 // comes during a backlog waits for no more than the group in hand and one
-// batch fetched before it came.
+// batch fetched before it came. Short of a backlog, the next group is
+// topped up with the mail that came while the handler worked (topUp), so
+// that it waits for no more than the group in hand.
 //
 // A turn picked while the handler works is handed over only if the group
 // before it is all handled and the barrier has not moved (see keepAhead):
@@ -30,7 +32,10 @@ import (
 type busy struct {
 	group []Fetched
 	errs  []error
-	done  chan struct{}
+	// finished is when the handler returned; errs and finished are
+	// written before done is closed.
+	finished time.Time
+	done     chan struct{}
 }
 
 // ahead is what the turns picked while the handler works were picked
@@ -48,7 +53,10 @@ func (s *session) start(ctx context.Context, group []Fetched) {
 	b := &busy{group: group, done: make(chan struct{})}
 	s.busy = b
 	go func() {
-		defer close(b.done)
+		defer func() {
+			b.finished = time.Now()
+			close(b.done)
+		}()
 		b.errs = s.w.call(ctx, group)
 	}()
 }
@@ -161,6 +169,39 @@ func (s *session) pickAhead(now time.Time) []imap.UID {
 		s.ahead = &ahead{barrier: barrier, turn: was}
 	}
 	return next
+}
+
+// topUp waits for the handler and, when the ready messages fall short of
+// a batch, looks for mail once more before they are handed over, and
+// picks what is due into them. Only a backlog fills a batch while the
+// handler works; under a live load the ready messages are what the search
+// at the start of the group found, and mail that came during the group
+// would otherwise wait for the next group as well as for that one. The
+// handler waits for this search and fetch, as it did before it had a
+// goroutine of its own. searched reports that the session has looked for
+// mail since the handler finished, so that the next group need not begin
+// with a search of its own.
+func (s *session) topUp(ctx context.Context) (searched bool, err error) {
+	<-s.busy.done
+	if len(s.ready) >= s.w.cfg.BatchSize {
+		return false, nil
+	}
+	if s.searched.Before(s.busy.finished) {
+		if err := s.look(ctx); err != nil {
+			return false, err
+		}
+		s.report()
+	}
+	for ctx.Err() == nil {
+		next := s.pickAhead(time.Now())
+		if next == nil {
+			break
+		}
+		if err := s.batch(ctx, next); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // keepAhead reports whether the turns picked ahead still stand now that

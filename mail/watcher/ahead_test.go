@@ -175,3 +175,60 @@ func TestPickAheadDroppedWhenTheDeadlineMoves(t *testing.T) {
 		t.Errorf("%d messages handled, want 3", s.Handled)
 	}
 }
+
+// Short of a backlog, mail that comes while the handler works goes into
+// its very next group, beside what was fetched ahead for it, rather than
+// waiting for that group to be handled first.
+func TestMailThatCameDuringAGroupJoinsTheNextOne(t *testing.T) {
+	srv := startServer(t, mailserver.Config{})
+	deliver(t, srv, 1, 2, 3)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	inFirst := make(chan struct{})
+	var mu sync.Mutex
+	var groups [][]string
+	handler := func(_ context.Context, ms []watcher.Fetched) []error {
+		mu.Lock()
+		first := len(groups) == 0
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, messageID(m.Raw))
+		}
+		groups = append(groups, ids)
+		mu.Unlock()
+		if first {
+			close(inFirst)
+			<-release
+		}
+		return make([]error, len(ms))
+	}
+	cfg := testConfig(t, srv.IMAPAddr())
+	// Three senders wait, more than a batch: the first group is a turn of
+	// two, and the third message is fetched ahead while it is held.
+	cfg.BatchSize = 2
+	w, err := watcher.NewGroup(cfg, handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGroupWatcher(t, w)
+	select {
+	case <-inFirst:
+	case <-time.After(waitLong):
+		t.Fatal("the handler was not called")
+	}
+	waitFor(t, "the third message fetched ahead", func() bool { return w.Stats().Fetched >= 3 })
+	// The watcher has nothing more to fetch until the handler is done:
+	// the fourth message comes after its last search.
+	deliver(t, srv, 4)
+	letGo()
+	waitFor(t, "every message \\Seen", func() bool { return allSeen(t, srv.IMAPAddr(), "INBOX", 4) })
+
+	mu.Lock()
+	defer mu.Unlock()
+	want := [][]string{{msgID(1), msgID(2)}, {msgID(3), msgID(4)}}
+	if fmt.Sprint(groups) != fmt.Sprint(want) {
+		t.Errorf("groups %v, want %v: the fourth message should join the group fetched ahead", groups, want)
+	}
+}

@@ -91,11 +91,19 @@ func (s *session) scan(ctx context.Context) (err error) {
 					continue
 				}
 			}
+			searched, err := s.topUp(ctx)
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
 			if err := s.handOver(ctx); err != nil {
 				return err
 			}
 			s.report()
 			if s.busy != nil {
+				search = !searched
 				continue
 			}
 		}
