@@ -81,6 +81,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cli.TuneServerGC(os.Getenv)
 	return service.Serve(ctx, cfg, cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level))
 }
 
@@ -95,6 +96,9 @@ func cmdRelay(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The relay's collector works as the host's, so that the two compare
+	// by the work they do, not by the setting.
+	cli.TuneServerGC(os.Getenv)
 	log := cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level)
 	r, err := relay.Open(ctx, relay.Config{Address: cfg.Address, Database: cfg.Database,
 		IMAPURL: cfg.IMAP.URL, IMAPUser: cfg.IMAP.Username, IMAPPassword: cfg.IMAP.Password,

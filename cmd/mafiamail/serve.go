@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/internal/cli"
@@ -45,6 +46,7 @@ mailbox in its From. The referee is %s: send "NEW GAME name" to %s.
 		}
 		cfg = c
 	}
+	cli.TuneServerGC(os.Getenv)
 	return service.Serve(ctx, cfg, cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level))
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,30 @@ func TestFlagsReturnErrors(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "flag provided but not defined: -nope") {
 		t.Errorf("stderr %q does not name the unknown flag", stderr.String())
+	}
+}
+
+func TestTuneServerGC(t *testing.T) {
+	was := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(was) })
+	if !TuneServerGC(func(string) string { return "" }) {
+		t.Errorf("without GOGC the target was left alone")
+	}
+	if got := debug.SetGCPercent(100); got != ServerGCPercent {
+		t.Errorf("without GOGC the collector's target is %d, want %d", got, ServerGCPercent)
+	}
+	// The runtime reads GOGC itself at start: here it is as if it had
+	// set 100.
+	gogc := func(k string) string {
+		if k == "GOGC" {
+			return "100"
+		}
+		return ""
+	}
+	if TuneServerGC(gogc) {
+		t.Errorf("with GOGC set the target was changed")
+	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set the collector's target became %d, want 100", got)
 	}
 }
