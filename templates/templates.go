@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"fmt"
 	htmltemplate "html/template"
+	"io"
 	"io/fs"
 	"sort"
 	"strings"
@@ -87,7 +88,7 @@ func parse(l *lang.Language) (*set, error) {
 	var ts *texttemplate.Template
 	var hs *htmltemplate.Template
 	tfuncs := texttemplate.FuncMap{
-		"section": func(s *Section) (string, error) { return execText(ts, s.Kind, s) },
+		"section": func(s *Section) (string, error) { return exec(ts, s.Kind, s) },
 	}
 	hfuncs := htmltemplate.FuncMap{
 		"section": func(s *Section) (htmltemplate.HTML, error) {
@@ -110,7 +111,7 @@ func parse(l *lang.Language) (*set, error) {
 	// fixed lays out a template's text as fixed lines (a table, such as a
 	// tally) within the width of a plain-text line.
 	tfuncs["fixed"] = func(name string, data any) (string, error) {
-		out, err := execText(ts, name, data)
+		out, err := exec(ts, name, data)
 		return FixedLines(out, FixedWidth), err
 	}
 	hfuncs["breakable"] = Breakable
@@ -118,7 +119,7 @@ func parse(l *lang.Language) (*set, error) {
 	tfuncs["htmlrules"] = func(s string) string { return s }
 	tfuncs["breakable"] = func(s string) string { return s }
 	// Both sets need "subject": a section's subject is text in either.
-	tfuncs["subject"] = func(s *Section) (string, error) { return execText(ts, s.Kind+".subject", s) }
+	tfuncs["subject"] = func(s *Section) (string, error) { return exec(ts, s.Kind+".subject", s) }
 	hfuncs["subject"] = tfuncs["subject"]
 	// news lays out the sections of a message, and tally its tally: the
 	// parts of a copy that read alike for many readers, kept in the
@@ -126,18 +127,18 @@ func parse(l *lang.Language) (*set, error) {
 	var personal map[string]bool
 	isPersonal := func(kind string) bool { return personal[kind] }
 	tfuncs["news"] = func(m *View) (string, error) {
-		return news(m, 't', isPersonal, func(v *View) (string, error) { return execText(ts, "news", v) })
+		return news(m, 't', isPersonal, func(v *View) (string, error) { return exec(ts, "news", v) })
 	}
 	hfuncs["news"] = func(m *View) (htmltemplate.HTML, error) {
-		out, err := news(m, 'h', isPersonal, func(v *View) (string, error) { return execHTML(hs, "news", v) })
+		out, err := news(m, 'h', isPersonal, func(v *View) (string, error) { return exec(hs, "news", v) })
 		// The news template escaped everything it wrote.
 		return htmltemplate.HTML(out), err
 	}
 	tfuncs["tally"] = func(m *View) (string, error) {
-		return m.cache.part('t', m.tallyKey(), func() (string, error) { return execText(ts, "tallyblock", m.Tally) })
+		return m.cache.part('t', m.tallyKey(), func() (string, error) { return exec(ts, "tallyblock", m.Tally) })
 	}
 	hfuncs["tally"] = func(m *View) (htmltemplate.HTML, error) {
-		out, err := m.cache.part('h', m.tallyKey(), func() (string, error) { return execHTML(hs, "tallyblock", m.Tally) })
+		out, err := m.cache.part('h', m.tallyKey(), func() (string, error) { return exec(hs, "tallyblock", m.Tally) })
 		return htmltemplate.HTML(out), err
 	}
 
@@ -202,16 +203,13 @@ func (m *View) tallyKey() []byte {
 	return m.keys.tally
 }
 
-func execHTML(t *htmltemplate.Template, name string, data any) (string, error) {
-	b := buffers.Get().(*bytes.Buffer)
-	defer putBuffer(b)
-	if err := t.ExecuteTemplate(b, name, data); err != nil {
-		return "", err
-	}
-	return b.String(), nil
+// executor is a text or an HTML template set.
+type executor interface {
+	ExecuteTemplate(w io.Writer, name string, data any) error
 }
 
-func execText(t *texttemplate.Template, name string, data any) (string, error) {
+// exec runs the template name of t on data, in a pooled buffer.
+func exec(t executor, name string, data any) (string, error) {
 	b := buffers.Get().(*bytes.Buffer)
 	defer putBuffer(b)
 	if err := t.ExecuteTemplate(b, name, data); err != nil {
@@ -295,7 +293,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	}
 	m.main, m.cache = main, cache
 	if m.Headline == "" {
-		h, err := execText(ls.text, main.Kind+".subject", main)
+		h, err := exec(ls.text, main.Kind+".subject", main)
 		if err != nil {
 			return Rendered{}, fmt.Errorf("templates: render %s subject: %w", kind, err)
 		}
@@ -305,7 +303,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	}
 	var r Rendered
 	r.Subject = m.Headline
-	text, err := execText(ls.text, "layout", &m)
+	text, err := exec(ls.text, "layout", &m)
 	if err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s text: %w", kind, err)
 	}
