@@ -1,6 +1,8 @@
 package watcher
 
 import (
+	"maps"
+
 	"github.com/emersion/go-imap/v2"
 )
 
@@ -21,12 +23,7 @@ type fairQueue struct {
 // clone returns a copy of f that takes on its own.
 func (f *fairQueue) clone() fairQueue {
 	c := *f
-	if f.tags != nil {
-		c.tags = make(map[string]int64, len(f.tags))
-		for k, v := range f.tags {
-			c.tags[k] = v
-		}
-	}
+	c.tags = maps.Clone(f.tags)
 	return c
 }
 
