@@ -25,8 +25,10 @@
 //     group, the watcher searches and fetches what is due next, up to a
 //     batch, and hands it all over as the next group once the Handler has
 //     returned, unless that group's outcome or a moved Config.Barrier
-//     changes what is due (then it picks again). So the Handler is never
-//     left waiting for the server, and a slow Handler gets larger groups.
+//     changes what is due (then it picks again); a group short of a batch
+//     is topped up first with what came while the Handler worked. So
+//     through a backlog the Handler is never left waiting for the server,
+//     and a slow Handler gets larger groups.
 //     The order is that of arrival with respect to deadlines: mail that
 //     arrived after Config.Barrier (the next deadline) is handed over only
 //     once the mail that arrived before it has been, and the watermark has
