@@ -1,6 +1,7 @@
 // Package cli holds what the project's commands share: how a long-running
 // command stops on a signal, how a mistake in the command line is told from
-// a failure, and the process's logger.
+// a failure, the process's logger, and the garbage collector's setting for
+// a command that serves for long (gc.go).
 package cli
 
 import (
