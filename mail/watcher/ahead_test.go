@@ -3,6 +3,7 @@ package watcher_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,40 +23,15 @@ func TestHandlerGetsWhatWasFetchedWhileItWorked(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		deliver(t, srv, i) // sixty senders, one message each
 	}
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	letGo := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(letGo) // a failing test must not leave the handler held
-	inFirst := make(chan struct{})
-	var mu sync.Mutex
-	var groups [][]string
-	handler := func(_ context.Context, ms []watcher.Fetched) []error {
-		mu.Lock()
-		first := len(groups) == 0
-		var ids []string
-		for _, m := range ms {
-			ids = append(ids, messageID(m.Raw))
-		}
-		groups = append(groups, ids)
-		mu.Unlock()
-		if first {
-			close(inFirst)
-			<-release
-		}
-		return make([]error, len(ms))
-	}
+	h := holdFirstGroup(t)
 	cfg := testConfig(t, srv.IMAPAddr())
 	cfg.BatchSize = 25
-	w, err := watcher.NewGroup(cfg, handler)
+	w, err := watcher.NewGroup(cfg, h.handle)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runGroupWatcher(t, w)
-	select {
-	case <-inFirst:
-	case <-time.After(waitLong):
-		t.Fatal("the handler was not called")
-	}
+	h.waitFirst(t)
 	// The first group is one turn of ten (sixty senders wait, more than a
 	// batch). While it is held, the watcher fetches the next turns, as
 	// many as fit in a batch: two.
@@ -67,12 +43,11 @@ func TestHandlerGetsWhatWasFetchedWhileItWorked(t *testing.T) {
 			t.Errorf("%s is \\Seen while the handler still works on the first group", id)
 		}
 	}
-	letGo()
+	h.release()
 	waitFor(t, "every message \\Seen", func() bool { return allSeen(t, srv.IMAPAddr(), "INBOX", n) })
 	waitFor(t, "the watcher to be caught up", func() bool { return w.Stats().CaughtUp })
 
-	mu.Lock()
-	defer mu.Unlock()
+	groups := h.handled()
 	if len(groups) < 2 || len(groups[0]) != 10 || len(groups[1]) != 20 {
 		t.Fatalf("groups of %v messages: want a turn of ten, then the two turns fetched meanwhile", lens(groups))
 	}
@@ -90,6 +65,59 @@ func TestHandlerGetsWhatWasFetchedWhileItWorked(t *testing.T) {
 			t.Errorf("message %d handled %d times, want once", i, count[msgID(i)])
 		}
 	}
+}
+
+// heldFirst is a group handler that records each group's Message-IDs
+// and holds its first group until release is called.
+type heldFirst struct {
+	mu      sync.Mutex
+	groups  [][]string
+	inFirst chan struct{}
+	held    chan struct{}
+	release func()
+}
+
+// holdFirstGroup returns a heldFirst whose first group is let go at the
+// end of the test at the latest: a failing test must not leave it held.
+func holdFirstGroup(t *testing.T) *heldFirst {
+	h := &heldFirst{inFirst: make(chan struct{}), held: make(chan struct{})}
+	var once sync.Once
+	h.release = func() { once.Do(func() { close(h.held) }) }
+	t.Cleanup(h.release)
+	return h
+}
+
+func (h *heldFirst) handle(_ context.Context, ms []watcher.Fetched) []error {
+	h.mu.Lock()
+	first := len(h.groups) == 0
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, messageID(m.Raw))
+	}
+	h.groups = append(h.groups, ids)
+	h.mu.Unlock()
+	if first {
+		close(h.inFirst)
+		<-h.held
+	}
+	return make([]error, len(ms))
+}
+
+// waitFirst waits until the handler holds its first group.
+func (h *heldFirst) waitFirst(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.inFirst:
+	case <-time.After(waitLong):
+		t.Fatal("the handler was not called")
+	}
+}
+
+// handled returns the groups handled so far.
+func (h *heldFirst) handled() [][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.groups)
 }
 
 func lens(groups [][]string) []int {
@@ -182,51 +210,25 @@ func TestPickAheadDroppedWhenTheDeadlineMoves(t *testing.T) {
 func TestMailThatCameDuringAGroupJoinsTheNextOne(t *testing.T) {
 	srv := startServer(t, mailserver.Config{})
 	deliver(t, srv, 1, 2, 3)
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	letGo := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(letGo)
-	inFirst := make(chan struct{})
-	var mu sync.Mutex
-	var groups [][]string
-	handler := func(_ context.Context, ms []watcher.Fetched) []error {
-		mu.Lock()
-		first := len(groups) == 0
-		var ids []string
-		for _, m := range ms {
-			ids = append(ids, messageID(m.Raw))
-		}
-		groups = append(groups, ids)
-		mu.Unlock()
-		if first {
-			close(inFirst)
-			<-release
-		}
-		return make([]error, len(ms))
-	}
+	h := holdFirstGroup(t)
 	cfg := testConfig(t, srv.IMAPAddr())
 	// Three senders wait, more than a batch: the first group is a turn of
 	// two, and the third message is fetched ahead while it is held.
 	cfg.BatchSize = 2
-	w, err := watcher.NewGroup(cfg, handler)
+	w, err := watcher.NewGroup(cfg, h.handle)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runGroupWatcher(t, w)
-	select {
-	case <-inFirst:
-	case <-time.After(waitLong):
-		t.Fatal("the handler was not called")
-	}
+	h.waitFirst(t)
 	waitFor(t, "the third message fetched ahead", func() bool { return w.Stats().Fetched >= 3 })
 	// The watcher has nothing more to fetch until the handler is done:
 	// the fourth message comes after its last search.
 	deliver(t, srv, 4)
-	letGo()
+	h.release()
 	waitFor(t, "every message \\Seen", func() bool { return allSeen(t, srv.IMAPAddr(), "INBOX", 4) })
 
-	mu.Lock()
-	defer mu.Unlock()
+	groups := h.handled()
 	want := [][]string{{msgID(1), msgID(2)}, {msgID(3), msgID(4)}}
 	if fmt.Sprint(groups) != fmt.Sprint(want) {
 		t.Errorf("groups %v, want %v: the fourth message should join the group fetched ahead", groups, want)
