@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// Priorities of outgoing mail: when the sending budget is tight, lower
-// numbers leave first, and within one priority mail leaves in the order
-// it was queued.
+// Priorities of outgoing mail: when the sending budget is tight (the mail
+// due is more than its room takes), lower numbers leave first, and within
+// one priority mail leaves in the order it was queued. Otherwise all of
+// it leaves in the order it was queued.
 const (
 	// PriorityGame is what the game cannot go on without: role mails,
 	// night results, the close, dawn and end, deadline changes, answers to
@@ -136,18 +137,18 @@ func (s *Store) LearnLimit(ctx context.Context, n int, at time.Time) error {
 }
 
 // ClaimDueWithin is ClaimDue for a budget: it claims, in order, the due
-// messages whose recipients fit in recipients (-1 for no limit), stopping
-// at the first that does not, so that no message overtakes one queued
-// before it.
-func (tx *Tx) ClaimDueWithin(ctx context.Context, now time.Time, limit, recipients int) ([]OutMessage, error) {
-	return tx.claimWithin(ctx, now, limit, recipients)
+// messages whose recipients fit in room, stopping at the first that does
+// not, so that no message overtakes one queued before it. While the mail
+// due is more than room takes, the order is by priority (see claimable).
+func (tx *Tx) ClaimDueWithin(ctx context.Context, now time.Time, limit int, room Room) ([]OutMessage, error) {
+	return tx.claimWithin(ctx, now, limit, room)
 }
 
 // ClaimDueWithin runs Tx.ClaimDueWithin in a transaction of its own,
 // unsynced as ClaimDue's.
-func (s *Store) ClaimDueWithin(ctx context.Context, now time.Time, limit, recipients int) (ms []OutMessage, err error) {
+func (s *Store) ClaimDueWithin(ctx context.Context, now time.Time, limit int, room Room) (ms []OutMessage, err error) {
 	err = s.updateUnsynced(ctx, func(tx *Tx) error {
-		ms, err = tx.ClaimDueWithin(ctx, now, limit, recipients)
+		ms, err = tx.ClaimDueWithin(ctx, now, limit, room)
 		return err
 	})
 	return ms, err

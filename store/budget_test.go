@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// Mail leaves by priority, and within a priority in the order it was
-// queued: a secret (a role mail, a night result) is never sent after a
+// Under a tight budget mail leaves by priority, and within a priority in
+// the order it was queued: a secret (a role mail, a night result) is never sent after a
 // post queued later than it, even when the budget lets only some go; a
 // budget's claim stops at the first message that does not fit, so nothing
 // overtakes what was queued before it. What was sent is counted from the
@@ -49,7 +49,7 @@ func TestOutboxPrioritiesAndBudget(t *testing.T) {
 		t.Helper()
 		var ms []OutMessage
 		update(t, s, func(ctx context.Context, tx *Tx) (err error) {
-			ms, err = tx.ClaimDueWithin(ctx, t0, 10, recipients)
+			ms, err = tx.ClaimDueWithin(ctx, t0, 10, Room{Recipients: recipients, Messages: -1})
 			return err
 		})
 		for _, m := range ms {
@@ -69,8 +69,10 @@ func TestOutboxPrioritiesAndBudget(t *testing.T) {
 	if got := claim(1); len(got) != 0 {
 		t.Fatalf("claimed %+v within a room of 1; the next message has two recipients", got)
 	}
+	// A room of five takes all that is left, so it leaves in the order
+	// it was queued: the receipt, then the post.
 	claim(5)
-	want := []string{"role", "dawn", "tally", "thread", "thread", "thread", "thread", "confirm"}
+	want := []string{"role", "dawn", "tally", "thread", "thread", "thread", "confirm", "thread"}
 	if fmt.Sprint(order) != fmt.Sprint(want) {
 		t.Errorf("sent in the order %v, want %v", order, want)
 	}
@@ -119,8 +121,9 @@ func TestOutboxPrioritiesAndBudget(t *testing.T) {
 }
 
 // TestOutboxKeepsEachRecipientsOrder: mail is handed over to each
-// recipient in the order it was queued, whatever its priority; an urgent
-// message takes the mail queued before it to the same recipient along,
+// recipient in the order it was queued, whatever its priority; while the
+// budget has room for all that is due, everyone's mail goes in the order
+// it was queued; under a tight budget an urgent message takes the mail queued before it to the same recipient along,
 // ahead of less urgent mail to others; and a message waiting for a retry
 // holds back the later mail to its recipient, and only to them, unless
 // its retry lies more than MaxOrderWait away.
@@ -142,26 +145,48 @@ func TestOutboxKeepsEachRecipientsOrder(t *testing.T) {
 	queue("<tally@host>", "tally", "b@example.org", PriorityNotice)
 	queue("<receipt@host>", "confirm", "A@example.org", PriorityReceipt)
 	queue("<close@host>", "thread", "a@example.org", PriorityGame)
-	claimed, err := s.ClaimDue(ctx, t0, 10)
-	if err != nil {
-		t.Fatal(err)
+	ids := func(ms []OutMessage) []string {
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.MessageID)
+		}
+		return got
 	}
-	var got []string
-	for _, m := range claimed {
-		got = append(got, m.MessageID)
-	}
-	want := []string{"<digest@host>", "<receipt@host>", "<close@host>", "<tally@host>"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("claimed %v, want %v", got, want)
-	}
-	// The budget's room cuts the order, never reorders it.
-	for _, m := range claimed {
-		if err := s.MarkRetry(ctx, m.ID, t0, "released"); err != nil {
-			t.Fatal(err)
+	release := func(ms []OutMessage) {
+		t.Helper()
+		for _, m := range ms {
+			if err := s.MarkRetry(ctx, m.ID, t0, "released"); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	if part, err := s.ClaimDueWithin(ctx, t0, 10, 2); err != nil || len(part) != 2 || part[0].MessageID != "<digest@host>" || part[1].MessageID != "<receipt@host>" {
-		t.Errorf("claimed %+v within a room of 2, %v", part, err)
+	// With no budget, or one with room for all of it, mail leaves in the
+	// order it was queued: the receipt does not wait behind the close.
+	inQueue := []string{"<digest@host>", "<tally@host>", "<receipt@host>", "<close@host>"}
+	claimed, err := s.ClaimDue(ctx, t0, 10)
+	if err != nil || fmt.Sprint(ids(claimed)) != fmt.Sprint(inQueue) {
+		t.Errorf("claimed %v (%v) with no budget, want %v", ids(claimed), err, inQueue)
+	}
+	release(claimed)
+	roomy, err := s.ClaimDueWithin(ctx, t0, 10, Room{Recipients: 4, Messages: 4})
+	if err != nil || fmt.Sprint(ids(roomy)) != fmt.Sprint(inQueue) {
+		t.Errorf("claimed %v (%v) within a room for all of it, want %v", ids(roomy), err, inQueue)
+	}
+	release(roomy)
+	// A tight budget goes by priority, and the close takes the digest
+	// and the receipt to the same reader along, ahead of the tally. The
+	// room cuts that order, never reorders it.
+	if part, err := s.ClaimDueWithin(ctx, t0, 10, Room{Recipients: 3, Messages: -1}); err != nil ||
+		fmt.Sprint(ids(part)) != fmt.Sprint([]string{"<digest@host>", "<receipt@host>", "<close@host>"}) {
+		t.Errorf("claimed %v (%v) within a room of 3 recipients, want the digest, the receipt and the close", ids(part), err)
+	} else {
+		release(part)
+	}
+	if part, err := s.ClaimDueWithin(ctx, t0, 10, Room{Recipients: -1, Messages: 2}); err != nil ||
+		fmt.Sprint(ids(part)) != fmt.Sprint([]string{"<digest@host>", "<receipt@host>"}) {
+		t.Errorf("claimed %v (%v) within a room of 2 messages, want the digest and the receipt", ids(part), err)
+	} else {
+		release(part)
 	}
 	// The digest's server asks to try later: the close waits for it, the
 	// other recipient's mail does not.
@@ -294,18 +319,30 @@ func TestClaimThatStopsEarlyKeepsTheOutboxsPromises(t *testing.T) {
 			}
 			return nil
 		})
-		var whole []candidate
+		// A budget with no room left is tight whatever is due, so the
+		// claim goes by priority.
+		tight := Room{Recipients: 0, Messages: -1}
+		var whole, wholeInQueue []candidate
 		update(t, s, func(ctx context.Context, tx *Tx) (err error) {
-			whole, err = tx.claimable(ctx, t0, 1<<30)
+			if whole, err = tx.claimable(ctx, t0, 1<<30, tight); err != nil {
+				return err
+			}
+			wholeInQueue, err = tx.claimable(ctx, t0, 1<<30, Unlimited)
 			return err
 		})
 		check := func(wants ...int) {
 			for _, want := range wants {
 				update(t, s, func(ctx context.Context, tx *Tx) error {
-					part, err := tx.claimable(ctx, t0, want)
+					part, err := tx.claimable(ctx, t0, want, tight)
 					if err != nil {
 						t.Errorf("seed %d (kind %d), claim of %d: %v", seed, kind, want, err)
 						return nil
+					}
+					// With no budget the claim is the queue's first want
+					// claimable messages, exactly.
+					inQueue, err := tx.claimable(ctx, t0, want, Unlimited)
+					if n := min(want, len(wholeInQueue)); err != nil || len(inQueue) < n || !slices.Equal(inQueue[:n], wholeInQueue[:n]) {
+						t.Errorf("seed %d (kind %d), claim of %d with no budget: %v, not the queue's first", seed, kind, want, err)
 					}
 					if err := keepsPromises(part, whole, want, rcpts); err != nil {
 						t.Errorf("seed %d (kind %d), claim of %d: %v", seed, kind, want, err)

@@ -152,27 +152,54 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 }
 
 // ClaimDue marks up to limit pending messages due at now as sending and
-// returns them in the order they must be handed over (see claimable). The
-// caller then reports each one with MarkSent, MarkRetry or MarkFailed.
+// returns them in the order they must be handed over: with no sending
+// budget, the order they were queued in (see claimable). The caller then
+// reports each one with MarkSent, MarkRetry or MarkFailed.
 func (tx *Tx) ClaimDue(ctx context.Context, now time.Time, limit int) ([]OutMessage, error) {
-	return tx.claimWithin(ctx, now, limit, -1)
+	return tx.claimWithin(ctx, now, limit, Unlimited)
 }
 
-// claimWithin claims, in the order of claimable, the first messages whose
-// recipients fit in recipients (-1 for no limit), stopping at the first
-// that does not, so that no message overtakes one queued before it.
-func (tx *Tx) claimWithin(ctx context.Context, now time.Time, limit, recipients int) ([]OutMessage, error) {
+// Room is what a sending budget lets go now.
+type Room struct {
+	// Recipients and Messages are how many more the budget takes now;
+	// -1 is no limit.
+	Recipients, Messages int
+	// Oversized takes the first message even when its recipients alone
+	// are more than Recipients: a window that is empty must not wait for
+	// ever for a message larger than the whole limit.
+	Oversized bool
+}
+
+// Unlimited is the room when no budget applies.
+var Unlimited = Room{Recipients: -1, Messages: -1}
+
+// limited reports whether the room limits anything.
+func (r Room) limited() bool { return r.Recipients >= 0 || r.Messages >= 0 }
+
+// exceeded reports whether mail of msgs messages to rcpts recipients in
+// all is more than the room takes.
+func (r Room) exceeded(msgs, rcpts int) bool {
+	return (r.Recipients >= 0 && rcpts > r.Recipients) || (r.Messages >= 0 && msgs > r.Messages)
+}
+
+// claimWithin claims, in the order of claimable, the first messages that
+// fit in room, stopping at the first that does not, so that no
+// message overtakes one queued before it.
+func (tx *Tx) claimWithin(ctx context.Context, now time.Time, limit int, room Room) ([]OutMessage, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	cands, err := tx.claimable(ctx, now, limit)
+	cands, err := tx.claimable(ctx, now, limit, room)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim outbox: %w", err)
 	}
 	var ids []any
 	used := 0
 	for _, c := range cands {
-		if len(ids) == limit || (recipients >= 0 && used+c.rcpts > recipients) {
+		if len(ids) == limit || len(ids) == room.Messages {
+			break
+		}
+		if room.Recipients >= 0 && used+c.rcpts > room.Recipients && !(room.Oversized && len(ids) == 0) {
 			break
 		}
 		used += c.rcpts
@@ -231,31 +258,47 @@ type candidate struct {
 // MaxOrderWait, holds back the rest of that recipient's mail. A message
 // whose retry lies further out (a failure that has repeated for minutes)
 // holds back nothing: the mail after it must not wait for ever behind it,
-// and it comes late, alone, when its retry succeeds. Priority orders what goes first while the
-// sending budget is tight, but never within one recipient's mail: a
-// message takes on the most urgent priority of the later mail to the same
-// recipient, so an urgent close pulls the posts queued before it along
-// with it, ahead of them.
+// and it comes late, alone, when its retry succeeds.
+//
+// While the room takes every message that is due, they go in the order
+// they were queued: all of it leaves soon, and a receipt must not wait
+// behind a busy thread's copies queued after it. Once the mail due is
+// more than the room takes, the budget is tight and priority orders what
+// goes first, but never within one recipient's mail: a message takes on
+// the most urgent priority of the later mail to the same recipient, so an
+// urgent close pulls the posts queued before it along with it, ahead of
+// them.
 //
 // It reads the open messages in the order they were queued, a chunk at a
-// time, and stops once it has want candidates and no message further on
-// is more urgent than the least urgent of the first want: none can then
-// come before them, so a long queue is not read whole for every claim.
-// What it does not read may still have made a message it read more
-// urgent, but never more urgent than that least urgent one: at worst a
-// message of the same priority as the last ones taken, to another
-// recipient, waits for the next claim. Each recipient's mail keeps its
-// order, and no message goes ahead of a more urgent one.
-func (tx *Tx) claimable(ctx context.Context, now time.Time, want int) ([]candidate, error) {
+// time. In queue order it stops once it has want candidates. Under a
+// room it reads on until the mail due is more than the room (a tight
+// budget) or it reaches the end (it is not). Under a tight budget it
+// stops once it has want candidates and no message further on is more
+// urgent than the least urgent of the first want: none can then come
+// before them, so a long queue is not read whole for every claim. What it
+// does not read may still have made a message it read more urgent, but
+// never more urgent than that least urgent one: at worst a message of the
+// same priority as the last ones taken, to another recipient, waits for
+// the next claim. Each recipient's mail keeps its order, and no message
+// goes ahead of a more urgent one.
+func (tx *Tx) claimable(ctx context.Context, now time.Time, want int, room Room) ([]candidate, error) {
 	type open struct {
 		candidate
 		to []string
 	}
 	var due []open
 	blocked := map[string]bool{}
-	// ranked is due in the order of the claim: each message's priority
-	// the most urgent of its own and that of every later claimable
-	// message to one of its recipients, stably sorted.
+	// queued is due in the order it was queued.
+	queued := func() []candidate {
+		out := make([]candidate, len(due))
+		for i, o := range due {
+			out[i] = o.candidate
+		}
+		return out
+	}
+	// ranked is due in the order of a tight budget's claim: each
+	// message's priority the most urgent of its own and that of every
+	// later claimable message to one of its recipients, stably sorted.
 	ranked := func() []candidate {
 		urgent := map[string]int{}
 		out := make([]candidate, len(due))
@@ -274,6 +317,10 @@ func (tx *Tx) claimable(ctx context.Context, now time.Time, want int) ([]candida
 		slices.SortStableFunc(out, func(a, b candidate) int { return cmp.Compare(a.priority, b.priority) })
 		return out
 	}
+	// tight is whether the mail due is more than the room takes: every
+	// pending message due now counts, held back or not.
+	tight := false
+	dueMsgs, dueRcpts := 0, 0
 	chunk := max(4*want, 256)
 	var last int64
 	for {
@@ -302,6 +349,10 @@ func (tx *Tx) claimable(ctx context.Context, now time.Time, want int) ([]candida
 			}
 			o.rcpts = len(o.to)
 			ok := status == string(OutPending) && next <= toNanos(now)
+			if ok {
+				dueMsgs++
+				dueRcpts += o.rcpts
+			}
 			for _, a := range o.to {
 				if blocked[a] {
 					ok = false
@@ -320,8 +371,18 @@ func (tx *Tx) claimable(ctx context.Context, now time.Time, want int) ([]candida
 		if err := rows.Close(); err != nil {
 			return nil, err
 		}
-		if n < chunk {
-			return ranked(), nil // read to the end
+		tight = tight || room.exceeded(dueMsgs, dueRcpts)
+		if n < chunk { // read to the end
+			if tight {
+				return ranked(), nil
+			}
+			return queued(), nil
+		}
+		if !tight {
+			if !room.limited() && len(due) >= want {
+				return queued(), nil
+			}
+			continue
 		}
 		if len(due) < want {
 			continue

@@ -61,7 +61,7 @@ func TestOnlyClaimsSkipTheWaitForTheDisk(t *testing.T) {
 		run  func() ([]OutMessage, error)
 	}{
 		{"ClaimDue", func() ([]OutMessage, error) { return s.ClaimDue(ctx, t0, 1) }},
-		{"ClaimDueWithin", func() ([]OutMessage, error) { return s.ClaimDueWithin(ctx, t0, 1, -1) }},
+		{"ClaimDueWithin", func() ([]OutMessage, error) { return s.ClaimDueWithin(ctx, t0, 1, Unlimited) }},
 	} {
 		got, err := claim.run()
 		if err != nil || len(got) != 1 {

@@ -30,9 +30,9 @@ type Budget struct {
 type Ledger interface {
 	// SentSince returns the messages accepted after since, oldest first.
 	SentSince(ctx context.Context, since time.Time) ([]store.Sent, error)
-	// ClaimDueWithin is ClaimDue for at most recipients recipients in all
-	// (-1 for no limit).
-	ClaimDueWithin(ctx context.Context, now time.Time, limit, recipients int) ([]store.OutMessage, error)
+	// ClaimDueWithin is ClaimDue within a budget's room: by priority
+	// while the mail due is more than the room takes.
+	ClaimDueWithin(ctx context.Context, now time.Time, limit int, room store.Room) ([]store.OutMessage, error)
 	// SendingLimit returns the learned limit and the hold under way.
 	SendingLimit(ctx context.Context) (store.SendingLimit, error)
 	// LearnLimit keeps n as the limit in recipients per day.

@@ -272,8 +272,8 @@ func TestForecast(t *testing.T) {
 }
 
 // A hold the store records from before a restart is taken up: the sender
-// probes with one message, and the first accepted ends the hold, without
-// telling the referees again.
+// probes with one message, the most urgent, and the first accepted ends
+// the hold, without telling the referees again.
 func TestHoldSurvivesRestart(t *testing.T) {
 	var got deliveries
 	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
@@ -281,7 +281,23 @@ func TestHoldSurvivesRestart(t *testing.T) {
 	if _, err := st.BeginHold(context.Background(), time.Now().Add(-time.Hour), "550 5.4.5 Daily user sending limit exceeded"); err != nil {
 		t.Fatal(err)
 	}
-	enqueueN(t, st, 1, 5)
+	// Four posts, then the notice that tells the referee of the hold.
+	err := st.Update(context.Background(), func(tx *store.Tx) error {
+		for i := 1; i <= 5; i++ {
+			m := outMsg(i, fmt.Sprintf("p%d@example.org", i))
+			m.Priority = store.PriorityThread
+			if i == 5 {
+				m.Priority = store.PriorityGame
+			}
+			if _, err := tx.Enqueue(context.Background(), m, time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var hs holds
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.Ledger = st
@@ -304,8 +320,10 @@ func TestHoldSurvivesRestart(t *testing.T) {
 	if l, err := st.SendingLimit(context.Background()); err != nil || !l.HeldSince.IsZero() {
 		t.Errorf("the store still records a hold: %+v %v", l, err)
 	}
-	if first := got.all(); len(first) == 0 || headerID(first[0].Data) != outMsg(1).MessageID {
-		t.Errorf("the probe was not the first message queued")
+	// A hold leaves no room but the probe's, so the probe is the most
+	// urgent message, even with no budget set.
+	if first := got.all(); len(first) == 0 || headerID(first[0].Data) != outMsg(5).MessageID {
+		t.Errorf("the probe was not the most urgent message, the referee's notice queued last")
 	}
 }
 

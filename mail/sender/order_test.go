@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -87,5 +88,76 @@ func TestEachRecipientsMailGoesInQueueOrder(t *testing.T) {
 	}
 	if total < n {
 		t.Errorf("%d messages accepted, want %d", total, n)
+	}
+}
+
+// Priority orders mail only while the budget is tight. With no budget, or
+// one with room for all that is due, mail goes in the order it was
+// queued, so a receipt does not wait behind the thread's copies queued
+// after it. Once more is due than the budget takes now (here a
+// messages_per_minute with room for three of ten), the most urgent goes
+// first: the role mail queued last leads.
+func TestPriorityOrdersMailOnlyUnderATightBudget(t *testing.T) {
+	ctx := context.Background()
+	// Ten messages to a reader each: six posts, a receipt, two posts,
+	// a role mail.
+	priorities := []int{
+		store.PriorityThread, store.PriorityThread, store.PriorityThread,
+		store.PriorityThread, store.PriorityThread, store.PriorityThread,
+		store.PriorityReceipt, store.PriorityThread, store.PriorityThread,
+		store.PriorityGame,
+	}
+	var inQueue []string
+	for i := range priorities {
+		inQueue = append(inQueue, outMsg(i+1).MessageID)
+	}
+	for _, tc := range []struct {
+		name   string
+		ledger bool
+		budget sender.Budget
+		want   []string
+	}{
+		{"no budget", false, sender.Budget{}, inQueue},
+		{"room for all", true, sender.Budget{RecipientsPerDay: 100, MessagesPerMinute: 50}, inQueue},
+		{"tight", true, sender.Budget{MessagesPerMinute: 3, Minute: time.Hour},
+			[]string{outMsg(10).MessageID, outMsg(1).MessageID, outMsg(2).MessageID}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got deliveries
+			srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
+			st := openStore(t)
+			err := st.Update(ctx, func(tx *store.Tx) error {
+				for i, p := range priorities {
+					m := outMsg(i+1, fmt.Sprintf("p%d@example.org", i+1))
+					m.Priority = p
+					if _, err := tx.Enqueue(ctx, m, time.Now()); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := testConfig(t, srv.SMTPAddr())
+			cfg.Connections = 1
+			if tc.ledger {
+				cfg.Ledger, cfg.Budget = st, tc.budget
+			}
+			s, err := sender.New(cfg, st, time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SendDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var order []string
+			for _, d := range got.all() {
+				order = append(order, headerID(d.Data))
+			}
+			if fmt.Sprint(order) != fmt.Sprint(tc.want) {
+				t.Errorf("handed over\n %v\nwant\n %v", order, tc.want)
+			}
+		})
 	}
 }

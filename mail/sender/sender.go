@@ -21,9 +21,9 @@ import (
 // Config.Connections is above 1.
 type Outbox interface {
 	// ClaimDue marks up to limit messages that are due at now as being
-	// sent and returns them in the order they are to be handed over: by
-	// priority, never reordering one recipient's mail (see
-	// store.Tx.ClaimDue).
+	// sent and returns them in the order they are to be handed over, the
+	// order they were queued (see store.Tx.ClaimDue); a budget claims
+	// through Ledger.ClaimDueWithin instead.
 	ClaimDue(ctx context.Context, now time.Time, limit int) ([]store.OutMessage, error)
 	// MarkAllSent records that the server accepted claimed messages, in
 	// one transaction: a batch's messages are recorded together once the
@@ -290,14 +290,16 @@ func (s *Sender) drain(ctx context.Context) (err error) {
 	for {
 		limit := s.cfg.BatchSize
 		if s.held() {
-			// A probe: one message, not a storm.
+			// A probe: one message, not a storm. The room is then one
+			// message, as tight as a budget gets, so the probe is the
+			// most urgent message due.
 			s.probing.Store(true)
-			limit = 1
+			limit, msgRoom = 1, 1
 		}
 		if msgRoom >= 0 {
 			limit = min(limit, msgRoom)
 		}
-		msgs, err := s.claim(ctx, limit, rcptRoom)
+		msgs, err := s.claim(ctx, limit, rcptRoom, msgRoom)
 		if err != nil {
 			return fmt.Errorf("claim due messages: %w", err)
 		}
@@ -344,13 +346,14 @@ func (s *Sender) budgetRoom(ctx context.Context) (rcpts, msgs int, err error) {
 }
 
 // claim takes due messages from the outbox, within the budget's room.
-func (s *Sender) claim(ctx context.Context, limit, rcpts int) ([]store.OutMessage, error) {
-	if s.cfg.Ledger == nil || rcpts < 0 {
+func (s *Sender) claim(ctx context.Context, limit, rcpts, msgs int) ([]store.OutMessage, error) {
+	room := store.Room{Recipients: rcpts, Messages: msgs}
+	if s.cfg.Ledger == nil || room == store.Unlimited {
 		return s.outbox.ClaimDue(ctx, s.clock(), limit)
 	}
-	msgs, err := s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), limit, rcpts)
-	if err != nil || len(msgs) > 0 {
-		return msgs, err
+	claimed, err := s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), limit, room)
+	if err != nil || len(claimed) > 0 || rcpts < 0 {
+		return claimed, err
 	}
 	// An empty window takes any one message, even one with more
 	// recipients than the limit, which would otherwise wait for ever; only
@@ -359,7 +362,8 @@ func (s *Sender) claim(ctx context.Context, limit, rcpts int) ([]store.OutMessag
 	if used, err := s.sentInWindow(ctx, s.clock()); err != nil || used > 0 {
 		return nil, err
 	}
-	return s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), 1, -1)
+	room.Oversized = true
+	return s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), 1, room)
 }
 
 // release makes claimed messages that were not attempted due again, after
