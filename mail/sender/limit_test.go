@@ -74,11 +74,22 @@ func openStore(t *testing.T) *store.Store {
 	return st
 }
 
+// enqueueN queues messages from to to, message i to pi@example.org.
 func enqueueN(t *testing.T, st *store.Store, from, to int) {
 	t.Helper()
+	enqueuePriorities(t, st, from, make([]int, to-from+1)...)
+}
+
+// enqueuePriorities queues a message for each of priorities, numbered
+// from from on, message i to pi@example.org.
+func enqueuePriorities(t *testing.T, st *store.Store, from int, priorities ...int) {
+	t.Helper()
 	err := st.Update(context.Background(), func(tx *store.Tx) error {
-		for i := from; i <= to; i++ {
-			if _, err := tx.Enqueue(context.Background(), outMsg(i, fmt.Sprintf("p%d@example.org", i)), time.Now()); err != nil {
+		for k, p := range priorities {
+			i := from + k
+			m := outMsg(i, fmt.Sprintf("p%d@example.org", i))
+			m.Priority = p
+			if _, err := tx.Enqueue(context.Background(), m, time.Now()); err != nil {
 				return err
 			}
 		}
@@ -282,22 +293,8 @@ func TestHoldSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Four posts, then the notice that tells the referee of the hold.
-	err := st.Update(context.Background(), func(tx *store.Tx) error {
-		for i := 1; i <= 5; i++ {
-			m := outMsg(i, fmt.Sprintf("p%d@example.org", i))
-			m.Priority = store.PriorityThread
-			if i == 5 {
-				m.Priority = store.PriorityGame
-			}
-			if _, err := tx.Enqueue(context.Background(), m, time.Now()); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	enqueuePriorities(t, st, 1, store.PriorityThread, store.PriorityThread, store.PriorityThread,
+		store.PriorityThread, store.PriorityGame)
 	var hs holds
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.Ledger = st

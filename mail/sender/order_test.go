@@ -126,19 +126,7 @@ func TestPriorityOrdersMailOnlyUnderATightBudget(t *testing.T) {
 			var got deliveries
 			srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
 			st := openStore(t)
-			err := st.Update(ctx, func(tx *store.Tx) error {
-				for i, p := range priorities {
-					m := outMsg(i+1, fmt.Sprintf("p%d@example.org", i+1))
-					m.Priority = p
-					if _, err := tx.Enqueue(ctx, m, time.Now()); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			enqueuePriorities(t, st, 1, priorities...)
 			cfg := testConfig(t, srv.SMTPAddr())
 			cfg.Connections = 1
 			if tc.ledger {
