@@ -69,16 +69,34 @@ func (c *Composer) Event(l Logged, after *engine.State, dir Directory) ([]Outgoi
 	if after == nil {
 		return nil, fmt.Errorf("compose: event %d (%s): no state", l.Seq, l.Event.Type)
 	}
-	return c.compose(Batch{Events: []Logged{l}, Dir: dir}, []*engine.State{after})
+	drafts, err := c.compose(Batch{Events: []Logged{l}, Dir: dir}, []*engine.State{after})
+	if err != nil {
+		return nil, err
+	}
+	return c.finishAll(drafts)
 }
 
 // Batch composes a run of events.
 func (c *Composer) Batch(b Batch) ([]Outgoing, error) {
-	states, err := foldEach(b.Before, b.Events)
+	d, err := c.DraftBatch(b)
 	if err != nil {
 		return nil, err
 	}
-	return c.compose(b, states)
+	return d.Finish()
+}
+
+// DraftBatch decides a run of events' mail as Batch does, and leaves it
+// to be laid out (see Drafts).
+func (c *Composer) DraftBatch(b Batch) (Drafts, error) {
+	states, err := foldEach(b.Before, b.Events)
+	if err != nil {
+		return Drafts{}, err
+	}
+	drafts, err := c.compose(b, states)
+	if err != nil {
+		return Drafts{}, err
+	}
+	return Drafts{c: c, drafts: drafts}, nil
 }
 
 // story is the game's story up to and including the batch's event i.
@@ -138,10 +156,12 @@ type group struct {
 	items []item
 }
 
-func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) {
+// compose decides the mail of a batch: its drafts, in the order they go
+// out.
+func (c *Composer) compose(b Batch, states []*engine.State) ([]draft, error) {
 	dir, sender, hold := b.Dir, b.Sender, b.HoldForDigest
 	receipt, folded := c.receipt(b)
-	var out []Outgoing
+	var out []draft
 	var order []*group
 	groups := map[string]*group{}
 	held := append([]Logged(nil), b.Held...)
@@ -167,11 +187,11 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 			if folded && g.d.ch == templates.Thread && isSender(g.d.r, *sender) {
 				headline = receipt
 			}
-			m, err := c.groupMessage(g, dir, headline, sh, func(t time.Time) time.Time { return dated(t, step) })
+			dr, err := c.groupDraft(g, dir, headline, sh, func(t time.Time) time.Time { return dated(t, step) })
 			if err != nil {
 				return err
 			}
-			out = append(out, m)
+			out = append(out, dr)
 		}
 		if len(order) > 0 {
 			step++
@@ -197,7 +217,7 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 				return nil, err
 			}
 			if len(held) > 0 {
-				msgs, err := c.digest(Digest{State: s, Dir: dir, Events: held, Since: since, Now: e.At, byChoice: true}, dated(e.At, step))
+				msgs, err := c.digestDrafts(Digest{State: s, Dir: dir, Events: held, Since: since, Now: e.At, byChoice: true}, dated(e.At, step))
 				if err != nil {
 					return nil, err
 				}
@@ -244,11 +264,11 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]Outgoing, error) 
 	if b.Answer != nil && !folded {
 		a := *b.Answer
 		a.Now = dated(a.Now, max(step-1, 0))
-		m, err := c.Reply(a)
+		dr, err := c.replyDraft(a)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, m)
+		out = append(out, dr)
 	}
 	return out, nil
 }
@@ -307,10 +327,10 @@ func (c *Composer) receipt(b Batch) (string, bool) {
 	return l.Sprintf("Your message: %s done", templates.ListIn(l.Tag, done)), true
 }
 
-// groupMessage writes one reader's message for a group of sections.
+// groupDraft decides one reader's message for a group of sections.
 // headline, when set, replaces its first line; dated gives its Date from
 // the time of its news.
-func (c *Composer) groupMessage(g *group, dir Directory, headline string, sh *shared, dated func(time.Time) time.Time) (Outgoing, error) {
+func (c *Composer) groupDraft(g *group, dir Directory, headline string, sh *shared, dated func(time.Time) time.Time) (draft, error) {
 	items := dropRedundant(g.items)
 	last := items[len(items)-1]
 	s := last.s
@@ -341,7 +361,7 @@ func (c *Composer) groupMessage(g *group, dir Directory, headline string, sh *sh
 	}
 	cal, err := c.roundCalendar(items, g.d)
 	if err != nil {
-		return Outgoing{}, err
+		return draft{}, err
 	}
 	dr.calendar = cal
 	if main.Kind == "reminder" && main.Variant != "night" && g.d.r.token != "" {
@@ -349,7 +369,7 @@ func (c *Composer) groupMessage(g *group, dir Directory, headline string, sh *sh
 		// the thread. A night action's reminder stays private.
 		dr.replyTo, dr.replyName = c.ThreadAddress(s.Game, g.d.r.token), s.Game+" town thread"
 	}
-	return c.finish(dr)
+	return dr, nil
 }
 
 // dropRedundant folds a close's missed votes into one section, and leaves

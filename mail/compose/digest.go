@@ -46,11 +46,17 @@ func eventsDigest(evs []Logged) (string, error) {
 // Digest composes one digest for every reader of the thread: the posts
 // and votes in order, ending with the official tally while a vote runs
 // (D15).
-func (c *Composer) Digest(dg Digest) ([]Outgoing, error) { return c.digest(dg, dg.Now) }
+func (c *Composer) Digest(dg Digest) ([]Outgoing, error) {
+	drafts, err := c.digestDrafts(dg, dg.Now)
+	if err != nil {
+		return nil, err
+	}
+	return c.finishAll(drafts)
+}
 
-// digest composes a digest with the given Date, which may be later than
-// its Now: after the mail composed before it in the same batch.
-func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
+// digestDrafts decides a digest with the given Date, which may be later
+// than its Now: after the mail composed before it in the same batch.
+func (c *Composer) digestDrafts(dg Digest, date time.Time) ([]draft, error) {
 	s := dg.State
 	if s == nil {
 		return nil, errors.New("compose: a digest needs the game's state")
@@ -82,7 +88,7 @@ func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Outgoing
+	var out []draft
 	for _, d := range deliveries(engine.Event{To: engine.Audience{Public: true}}, s, dg.Dir) {
 		if dg.byChoice && !readsDigests(s, d.r) {
 			continue // has had each post as it came (MAIL EACH)
@@ -102,16 +108,12 @@ func (c *Composer) digest(dg Digest, date time.Time) ([]Outgoing, error) {
 			}
 			secs = append(secs, sec)
 		}
-		m, err := c.finish(draft{
+		out = append(out, draft{
 			game: s.Game, d: d, state: s, now: dg.Now, sections: secs, main: intro,
 			self: selfView(s, d.r, dg.Now), tally: runningTally(s, dg.Now, c.langFor(s, d.r)),
 			id:   c.opaqueID(idKey(dg.Dir, s.Game), s.Game, namePart(s, d.r, first, last), contents, d.r.key, "t", digestKind),
 			date: date,
 		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
 	}
 	return out, nil
 }

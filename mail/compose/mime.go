@@ -53,6 +53,14 @@ type draft struct {
 	flow  *flowMemo
 }
 
+// dateHeader is the draft's Date: date, or now when date is not set.
+func (dr draft) dateHeader() time.Time {
+	if dr.date.IsZero() {
+		return dr.now
+	}
+	return dr.date
+}
+
 // finish lays out a draft and encodes it.
 func (c *Composer) finish(dr draft) (Outgoing, error) {
 	s := dr.state
@@ -103,10 +111,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	if dr.replyTo != "" {
 		cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 	}
-	date := dr.date
-	if date.IsZero() {
-		date = dr.now
-	}
+	date := dr.dateHeader()
 	raw, err := c.encode(envelope{
 		id: dr.id, date: date.In(gameZone(s)), game: dr.game, kind: kind,
 		fromName: c.fromName(dr.game, dr.fromName), lang: l.Tag, to: dr.d.r, cv: cv, images: inlineImages(dr.sections), calendar: dr.calendar,

@@ -70,8 +70,27 @@ type Line struct {
 // are inside it; compose the events as a Batch with the same Sender so that
 // they are not sent twice.
 func (c *Composer) Reply(rp Answer) (Outgoing, error) {
+	dr, err := c.replyDraft(rp)
+	if err != nil {
+		return Outgoing{}, err
+	}
+	return c.finish(dr)
+}
+
+// DraftReply decides the answer to a message as Reply does, and leaves it
+// to be laid out (see Drafts).
+func (c *Composer) DraftReply(rp Answer) (Drafts, error) {
+	dr, err := c.replyDraft(rp)
+	if err != nil {
+		return Drafts{}, err
+	}
+	return Drafts{c: c, drafts: []draft{dr}}, nil
+}
+
+// replyDraft decides the answer to a message: everything but its layout.
+func (c *Composer) replyDraft(rp Answer) (draft, error) {
 	if len(rp.Lines) == 0 {
-		return Outgoing{}, errors.New("compose: a reply needs at least one command line")
+		return draft{}, errors.New("compose: a reply needs at least one command line")
 	}
 	s := rp.State
 	game := ""
@@ -80,7 +99,7 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 	}
 	to := senderRecipient(s, rp.Dir, rp.Sender)
 	if to.addr == "" {
-		return Outgoing{}, fmt.Errorf("compose: reply to %s: no address to answer", rp.Sender.Kind)
+		return draft{}, fmt.Errorf("compose: reply to %s: no address to answer", rp.Sender.Kind)
 	}
 	l := c.langFor(s, to)
 	d := delivery{r: to, ch: templates.Private}
@@ -129,7 +148,7 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 					}
 					sec, err := c.section(e, s, ed)
 					if err != nil {
-						return Outgoing{}, fmt.Errorf("compose: reply: %w", err)
+						return draft{}, fmt.Errorf("compose: reply: %w", err)
 					}
 					// The thread has the public news in full; the reply
 					// only names it.
@@ -166,7 +185,7 @@ func (c *Composer) Reply(rp Answer) (Outgoing, error) {
 			dr.replyName = l.Sprintf("%s confirm", game)
 		}
 	}
-	return c.finish(dr)
+	return dr, nil
 }
 
 // senderRecipient is whom a reply goes to: the sender's registered address,
