@@ -24,14 +24,26 @@ import (
 // A group that has taken groupWindow commits, and the rest of the
 // messages go on in a new one: the first message's answer waits for its
 // group's commit, and a long group would make it wait too long.
+//
+// The mail of a group's messages is laid out beside the group's next
+// messages and joins the outbox before the commit (see layout.go). When
+// a message's mail cannot be laid out, nothing of the group is kept and
+// the group is done again with each message's mail laid out in its own
+// savepoint: the message fails alone, as it would have.
 func (h *Host) HandleBatch(ctx context.Context, ms []Mail) []error {
 	errs := make([]error, len(ms))
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// One message alone has nothing to lay its mail out beside.
+	layBeside := len(ms) > 1
 	for start := 0; start < len(ms); {
 		began := time.Now()
 		next := start
 		err := h.inGroup(ctx, func(g *group) error {
+			if layBeside {
+				g.beside = newBeside()
+				defer g.beside.stop()
+			}
 			for next < len(ms) {
 				i := next
 				next++
@@ -46,8 +58,19 @@ func (h *Host) HandleBatch(ctx context.Context, ms []Mail) []error {
 					break
 				}
 			}
-			return nil
+			if g.beside == nil {
+				return nil
+			}
+			return g.beside.enqueue(ctx, g.tx)
 		})
+		if errors.Is(err, errLaidOut) {
+			// Nothing of the group was kept. Done again with each
+			// message's mail laid out in its own savepoint, the message
+			// whose mail cannot be is recorded as an error alone.
+			h.log.Warn("a group is done again message by message: a message's mail could not be laid out", "err", err)
+			layBeside = false
+			continue
+		}
 		if err != nil {
 			for i := start; i < len(ms); i++ {
 				errs[i] = err
@@ -80,6 +103,9 @@ type group struct {
 	// undone records which keys undo holds already: their first state
 	// is the one to put back.
 	undone map[string]bool
+	// beside, when set, lays out the group's mail beside its next
+	// messages (see layout.go).
+	beside *beside
 }
 
 // brokenTx is an error after which the group's transaction cannot go on:
@@ -120,7 +146,7 @@ func (h *Host) attempt(ctx context.Context, g *group, cause string, now time.Tim
 	if err != nil {
 		return &brokenTx{err}
 	}
-	w := &work{h: h, tx: g.tx, now: now, cause: cause, games: map[string]*game{}, evs: map[string][]engine.Event{}}
+	w := &work{h: h, tx: g.tx, now: now, cause: cause, games: map[string]*game{}, evs: map[string][]engine.Event{}, beside: g.beside}
 	err = func() (err error) {
 		defer func() {
 			if p := recover(); p != nil {

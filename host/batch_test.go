@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/inbound"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -291,5 +292,74 @@ func TestGroupCutByItsWindow(t *testing.T) {
 	s := hs.game("g1")
 	if s.Player(1).Vote != 2 || s.Player(3).Vote != 0 || s.Player(4).Vote != 0 {
 		t.Errorf("votes of Alice, Carol, Dave: %d %d %d, want only Alice's (2)", s.Player(1).Vote, s.Player(3).Vote, s.Player(4).Vote)
+	}
+}
+
+// TestGroupMailThatCannotBeLaidOut: a message whose mail cannot be laid
+// out, in a group whose mail is laid out beside its next messages, fails
+// alone: it is recorded as an error, and every other message of the group
+// is applied and answered exactly as one at a time.
+func TestGroupMailThatCannotBeLaidOut(t *testing.T) {
+	defer func(w time.Duration) { groupWindow = w }(groupWindow)
+	groupWindow = time.Hour
+	broken := 0
+	layOutForTest = func(msgs []compose.Outgoing) error {
+		for _, m := range msgs {
+			if strings.Contains(string(m.Raw), "Layoutbreaker") {
+				broken++
+				return errors.New("a template that breaks on this message")
+			}
+		}
+		return nil
+	}
+	t.Cleanup(func() { layOutForTest = nil })
+	one, grouped := newHarness(t), newHarness(t)
+	one.setUp()
+	if err := one.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := grouped.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, one.path, grouped.path)
+	one.open()
+	grouped.open()
+	grouped.uid = one.uid
+	script := func(hs *harness) [][]byte {
+		return [][]byte{
+			hs.compose(addr("Alice"), hs.thread("Alice"), "VOTE Bob"),
+			hs.compose(addr("Carol"), hs.thread("Carol"), "STATUS"),
+			hs.compose(addr("Bob"), hs.thread("Bob"), "VOTE Layoutbreaker"),
+			hs.compose(addr("Dave"), hs.thread("Dave"), "VOTE Bob\n\nBob has been quiet."),
+			hs.compose(addr("Alice"), hs.thread("Alice"), "UNVOTE"),
+		}
+	}
+	before := observe(t, one)
+	for _, raw := range script(one) {
+		one.deliver(raw)
+	}
+	brokenAlone := broken
+	for i, err := range grouped.handleGroup(script(grouped)) {
+		if err != nil {
+			t.Fatalf("message %d of the group: %v", i, err)
+		}
+	}
+	if brokenAlone != 1 || broken < 3 {
+		t.Fatalf("the broken mail was laid out %d times one at a time (want 1) and %d in all (want the group's try and its second)", brokenAlone, broken)
+	}
+	a, b := observe(t, one), observe(t, grouped)
+	if a.outcomes[store.OutcomeError] != 1 || a.outcomes[store.OutcomeApplied] != before.outcomes[store.OutcomeApplied]+4 {
+		t.Fatalf("one at a time: %v after %v, want 4 more applied and Bob's message an error", a.outcomes, before.outcomes)
+	}
+	if a.state != b.state || !slices.Equal(a.inbound, b.inbound) {
+		t.Errorf("the group's outcome differs:\none at a time: %v %q\nin a group:    %v %q", a.outcomes, a.inbound, b.outcomes, b.inbound)
+	}
+	if !slices.Equal(a.outbox, b.outbox) {
+		t.Errorf("the outgoing mail differs: %d messages one at a time, %d in the group", len(a.outbox), len(b.outbox))
+	}
+	for _, m := range b.outbox {
+		if strings.Contains(m, "Layoutbreaker") {
+			t.Errorf("mail of the message that failed went out:\n%s", m)
+		}
 	}
 }

@@ -105,12 +105,10 @@ func toStore(evs []engine.Event) ([]store.NewEvent, error) {
 	return out, nil
 }
 
-// dated records the Dates of mail composed for the game.
-func (g *game) dated(msgs []compose.Outgoing) {
-	for _, m := range msgs {
-		if m.Date.After(g.lastDate) {
-			g.lastDate = m.Date
-		}
+// dated records the latest Date of mail composed for the game.
+func (g *game) dated(latest time.Time) {
+	if latest.After(g.lastDate) {
+		g.lastDate = latest
 	}
 }
 

@@ -334,7 +334,13 @@ type work struct {
 	sender *engine.Actor
 	// reply is the answer to the message, composed once the events are in.
 	reply *compose.Answer
+	// out is the mail laid out since the last of parts; parts is the
+	// step's mail before it, in order (see outPart).
 	out   []compose.Outgoing
+	parts []outPart
+	// beside, when set, lays out the step's mail beside the group's next
+	// messages (see layout.go); nil lays it out in the step.
+	beside *beside
 }
 
 // failure is what a message or a deadline cannot get past: a panic, or
@@ -421,12 +427,12 @@ func (w *work) flush(ctx context.Context) error {
 		if w.reply != nil && w.reply.State != nil && w.reply.State.Game == id {
 			batch.Answer, w.reply = w.reply, nil
 		}
-		msgs, err := w.h.mail.Batch(batch)
+		drafts, err := w.h.mail.DraftBatch(batch)
 		if err != nil {
 			return &failure{fmt.Errorf("compose mail of %s: %w", id, err)}
 		}
-		w.out = append(w.out, msgs...)
-		g.dated(msgs)
+		w.draft(id, drafts)
+		g.dated(drafts.Latest())
 		if hold {
 			g.gather(batch.Events)
 		}
@@ -471,23 +477,36 @@ func (w *work) flush(ctx context.Context) error {
 		if w.reply.Now.Before(last) {
 			w.reply.Now = last
 		}
-		m, err := w.h.mail.Reply(*w.reply)
+		drafts, err := w.h.mail.DraftReply(*w.reply)
 		if err != nil {
 			return &failure{fmt.Errorf("compose reply: %w", err)}
 		}
-		w.out = append(w.out, m)
+		about := "no game"
+		if w.reply.State != nil {
+			about = w.reply.State.Game
+		}
+		w.draft(about, drafts)
 		if g != nil {
-			g.dated([]compose.Outgoing{m})
+			g.dated(drafts.Latest())
 		}
 	}
+	w.takeReady()
 	real := w.h.clock.real()
-	for _, m := range w.out {
-		om := store.OutMessage{MessageID: m.MessageID, Game: m.Game, Kind: m.Kind, From: m.From, To: m.To,
-			Raw: m.Raw, Cause: w.cause, Priority: priorityOf(m)}
-		if _, err := w.tx.Enqueue(ctx, om, real); err != nil {
-			return fmt.Errorf("enqueue %s: %w", m.MessageID, err)
+	if w.beside != nil {
+		w.beside.add(w.parts, w.cause, real)
+		w.parts = nil
+		return nil
+	}
+	for _, p := range w.parts {
+		msgs, err := layOut(p)
+		if err != nil {
+			return &failure{err}
+		}
+		if err := enqueue(ctx, w.tx, msgs, w.cause, real); err != nil {
+			return err
 		}
 	}
+	w.parts = nil
 	return nil
 }
 

@@ -1,0 +1,173 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// Laying out a message (its templates, its MIME) is most of what a
+// command costs, and nothing the host decides next depends on it: a
+// step's mail is decided and dated in the step (compose.Drafts), which
+// is all the game's next step needs. So within a group of messages
+// (HandleBatch) each message's mail is laid out on other cores while the
+// host goes on with the next message, and the group's mail joins the
+// outbox, in the order it was decided, just before the group commits: in
+// the same transaction as ever, so nothing changes for a crash.
+//
+// A message whose mail cannot be laid out would fail alone if its mail
+// were laid out in its own savepoint: the group is then done again that
+// way (see HandleBatch).
+
+// outPart is mail of a step, in the order it goes out: laid out
+// already (ready), or drafted and yet to be laid out (drafts).
+type outPart struct {
+	ready  []compose.Outgoing
+	drafts *compose.Drafts
+	// game names the drafts' game, for errors.
+	game string
+}
+
+// draft adds drafted mail to the step's mail, after what it has so far.
+func (w *work) draft(game string, d compose.Drafts) {
+	if d.Len() == 0 {
+		return
+	}
+	w.takeReady()
+	w.parts = append(w.parts, outPart{drafts: &d, game: game})
+}
+
+// takeReady moves the mail laid out so far into the step's parts.
+func (w *work) takeReady() {
+	if len(w.out) > 0 {
+		w.parts = append(w.parts, outPart{ready: w.out})
+		w.out = nil
+	}
+}
+
+// layOut lays out drafts: the step's mail.
+func layOut(p outPart) ([]compose.Outgoing, error) {
+	if p.drafts == nil {
+		return p.ready, nil
+	}
+	msgs, err := p.drafts.Finish()
+	if err == nil && layOutForTest != nil {
+		err = layOutForTest(msgs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compose mail of %s: %w", p.game, err)
+	}
+	return msgs, nil
+}
+
+// layOutForTest, when set by a test, sees the mail of each step laid out:
+// an error from it stands for mail that cannot be laid out.
+var layOutForTest func([]compose.Outgoing) error
+
+// beside lays out a group's mail beside the group's next messages, and
+// enqueues it when the group ends. Its workers live as long as the
+// group: laying out runs deep in the templates, and a worker's stack,
+// once grown, serves every step after the first.
+type beside struct {
+	steps   []*besideStep
+	jobs    chan *besideStep
+	workers int
+}
+
+// besideStep is one step's mail being laid out.
+type besideStep struct {
+	parts []outPart
+	cause string
+	// real is when the step ran, by the clock the outbox keeps.
+	real time.Time
+	done chan struct{}
+	msgs [][]compose.Outgoing
+	err  error
+}
+
+// besideQueue is how many steps may wait for a worker before the group's
+// next message waits for one.
+const besideQueue = 256
+
+func newBeside() *beside {
+	return &beside{jobs: make(chan *besideStep, besideQueue)}
+}
+
+// add starts laying out a step's mail.
+func (b *beside) add(parts []outPart, cause string, real time.Time) {
+	st := &besideStep{parts: parts, cause: cause, real: real, done: make(chan struct{})}
+	b.steps = append(b.steps, st)
+	if b.workers < runtime.GOMAXPROCS(0) && len(b.jobs) >= b.workers {
+		b.workers++
+		go func() {
+			for st := range b.jobs {
+				st.layOut()
+			}
+		}()
+	}
+	b.jobs <- st
+}
+
+// stop lets the workers go once the steps queued are laid out. The group
+// calls it when it ends, however it ends.
+func (b *beside) stop() { close(b.jobs) }
+
+// layOut lays out the step's mail.
+func (st *besideStep) layOut() {
+	defer close(st.done)
+	defer func() {
+		if p := recover(); p != nil {
+			st.err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	for _, p := range st.parts {
+		msgs, err := layOut(p)
+		if err != nil {
+			st.err = err
+			return
+		}
+		st.msgs = append(st.msgs, msgs)
+	}
+}
+
+// errLaidOut is the error of a group one of whose messages' mail could
+// not be laid out: the group is done again, each message's mail laid
+// out in its own savepoint.
+var errLaidOut = errors.New("a message's mail could not be laid out")
+
+// enqueue waits for the group's mail and enqueues it in order.
+func (b *beside) enqueue(ctx context.Context, tx *store.Tx) error {
+	for _, st := range b.steps {
+		select {
+		case <-st.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if st.err != nil {
+			return fmt.Errorf("%w: %w", errLaidOut, st.err)
+		}
+		for _, msgs := range st.msgs {
+			if err := enqueue(ctx, tx, msgs, st.cause, st.real); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// enqueue puts a step's mail in the outbox.
+func enqueue(ctx context.Context, tx *store.Tx, msgs []compose.Outgoing, cause string, real time.Time) error {
+	for _, m := range msgs {
+		om := store.OutMessage{MessageID: m.MessageID, Game: m.Game, Kind: m.Kind, From: m.From, To: m.To,
+			Raw: m.Raw, Cause: cause, Priority: priorityOf(m)}
+		if _, err := tx.Enqueue(ctx, om, real); err != nil {
+			return fmt.Errorf("enqueue %s: %w", m.MessageID, err)
+		}
+	}
+	return nil
+}
