@@ -41,8 +41,7 @@ func (h *Host) HandleBatch(ctx context.Context, ms []Mail) []error {
 		next := start
 		err := h.inGroup(ctx, func(g *group) error {
 			if layBeside {
-				g.beside = newBeside()
-				defer g.beside.stop()
+				g.beside = &beside{pool: h.layout}
 			}
 			for next < len(ms) {
 				i := next

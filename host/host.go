@@ -92,6 +92,8 @@ type Host struct {
 	proc  *inbound.Processor
 	mail  *compose.Composer
 	clock Clock
+	// layout lays out the mail of groups beside their next messages.
+	layout *layoutPool
 
 	// mu serialises processing: one message or one tick at a time, as the
 	// store has one writer and each step must see the last one's state.
@@ -154,7 +156,7 @@ func New(ctx context.Context, opts Config) (*Host, error) {
 		opts.MailGrace = DefaultMailGrace
 	}
 	h := &Host{opts: opts, st: opts.Store, log: opts.Log, clock: opts.Clock,
-		games: map[string]*game{}, wake: make(chan struct{}, 1)}
+		games: map[string]*game{}, wake: make(chan struct{}, 1), layout: newLayoutPool()}
 	h.started = h.clock.real()
 	var limiter *inbound.Limiter
 	if opts.PerSenderPerHour > 0 {

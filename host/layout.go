@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/mafiamail/mafiamail/mail/compose"
@@ -70,13 +71,10 @@ func layOut(p outPart) ([]compose.Outgoing, error) {
 var layOutForTest func([]compose.Outgoing) error
 
 // beside lays out a group's mail beside the group's next messages, and
-// enqueues it when the group ends. Its workers live as long as the
-// group: laying out runs deep in the templates, and a worker's stack,
-// once grown, serves every step after the first.
+// enqueues it when the group ends.
 type beside struct {
-	steps   []*besideStep
-	jobs    chan *besideStep
-	workers int
+	pool  *layoutPool
+	steps []*besideStep
 }
 
 // besideStep is one step's mail being laid out.
@@ -90,32 +88,71 @@ type besideStep struct {
 	err  error
 }
 
-// besideQueue is how many steps may wait for a worker before the group's
-// next message waits for one.
-const besideQueue = 256
-
-func newBeside() *beside {
-	return &beside{jobs: make(chan *besideStep, besideQueue)}
-}
-
 // add starts laying out a step's mail.
 func (b *beside) add(parts []outPart, cause string, real time.Time) {
 	st := &besideStep{parts: parts, cause: cause, real: real, done: make(chan struct{})}
 	b.steps = append(b.steps, st)
-	if b.workers < runtime.GOMAXPROCS(0) && len(b.jobs) >= b.workers {
-		b.workers++
-		go func() {
-			for st := range b.jobs {
-				st.layOut()
-			}
-		}()
-	}
-	b.jobs <- st
+	b.pool.submit(st)
 }
 
-// stop lets the workers go once the steps queued are laid out. The group
-// calls it when it ends, however it ends.
-func (b *beside) stop() { close(b.jobs) }
+// layoutPool is the host's workers that lay out mail, one a core. They
+// outlive the groups: laying out runs deep in the templates, and a
+// worker's stack, once grown, serves every step after. A worker with
+// nothing to do for layoutIdle goes; the next step starts it again.
+type layoutPool struct {
+	jobs chan *besideStep
+	max  int
+
+	mu      sync.Mutex
+	workers int
+}
+
+// layoutQueue is how many steps may wait for a worker before the group's
+// next message waits for one.
+const layoutQueue = 256
+
+// layoutIdle is how long a worker with nothing to lay out stays; tests
+// shorten it.
+var layoutIdle = 5 * time.Second
+
+func newLayoutPool() *layoutPool {
+	return &layoutPool{jobs: make(chan *besideStep, layoutQueue), max: runtime.GOMAXPROCS(0)}
+}
+
+// submit queues a step, and starts a worker if fewer than one a core
+// run. A worker about to go looks at the queue under the lock first, so
+// a step queued then is never left without one.
+func (p *layoutPool) submit(st *besideStep) {
+	p.jobs <- st
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.workers < p.max {
+		p.workers++
+		go p.work()
+	}
+}
+
+func (p *layoutPool) work() {
+	idle := time.NewTimer(layoutIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case st := <-p.jobs:
+			st.layOut()
+			idle.Reset(layoutIdle)
+		case <-idle.C:
+			p.mu.Lock()
+			if len(p.jobs) > 0 {
+				p.mu.Unlock()
+				idle.Reset(layoutIdle)
+				continue
+			}
+			p.workers--
+			p.mu.Unlock()
+			return
+		}
+	}
+}
 
 // layOut lays out the step's mail.
 func (st *besideStep) layOut() {
