@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -88,10 +89,18 @@ type besideStep struct {
 	err  error
 }
 
-// add starts laying out a step's mail.
+// add starts laying out a step's mail. Mail laid out already (none
+// drafted) needs no worker.
 func (b *beside) add(parts []outPart, cause string, real time.Time) {
+	if len(parts) == 0 {
+		return
+	}
 	st := &besideStep{parts: parts, cause: cause, real: real, done: make(chan struct{})}
 	b.steps = append(b.steps, st)
+	if !slices.ContainsFunc(parts, func(p outPart) bool { return p.drafts != nil }) {
+		st.layOut()
+		return
+	}
 	b.pool.submit(st)
 }
 
@@ -108,8 +117,9 @@ type layoutPool struct {
 }
 
 // layoutQueue is how many steps may wait for a worker before the group's
-// next message waits for one.
-const layoutQueue = 256
+// next message waits for one: enough to keep the workers busy, and few,
+// since a step waiting holds its drafts (the game states they show).
+const layoutQueue = 8
 
 // layoutIdle is how long a worker with nothing to lay out stays; tests
 // shorten it.
@@ -170,6 +180,8 @@ func (st *besideStep) layOut() {
 		}
 		st.msgs = append(st.msgs, msgs)
 	}
+	// The drafts are done with: the group keeps only their mail.
+	st.parts = nil
 }
 
 // errLaidOut is the error of a group one of whose messages' mail could
