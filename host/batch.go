@@ -42,6 +42,7 @@ func (h *Host) HandleBatch(ctx context.Context, ms []Mail) []error {
 		err := h.inGroup(ctx, func(g *group) error {
 			if layBeside {
 				g.beside = &beside{pool: h.layout}
+				defer g.beside.wait()
 			}
 			for next < len(ms) {
 				i := next

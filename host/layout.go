@@ -111,6 +111,8 @@ func (b *beside) add(parts []outPart, cause string, real time.Time) {
 type layoutPool struct {
 	jobs chan *besideStep
 	max  int
+	// idle is how long a worker with nothing to lay out stays.
+	idle time.Duration
 
 	mu      sync.Mutex
 	workers int
@@ -121,12 +123,11 @@ type layoutPool struct {
 // since a step waiting holds its drafts (the game states they show).
 const layoutQueue = 8
 
-// layoutIdle is how long a worker with nothing to lay out stays; tests
-// shorten it.
-var layoutIdle = 5 * time.Second
+// layoutIdle is how long a worker with nothing to lay out stays.
+const layoutIdle = 5 * time.Second
 
 func newLayoutPool() *layoutPool {
-	return &layoutPool{jobs: make(chan *besideStep, layoutQueue), max: runtime.GOMAXPROCS(0)}
+	return &layoutPool{jobs: make(chan *besideStep, layoutQueue), max: runtime.GOMAXPROCS(0), idle: layoutIdle}
 }
 
 // submit queues a step, and starts a worker if fewer than one a core
@@ -143,18 +144,18 @@ func (p *layoutPool) submit(st *besideStep) {
 }
 
 func (p *layoutPool) work() {
-	idle := time.NewTimer(layoutIdle)
+	idle := time.NewTimer(p.idle)
 	defer idle.Stop()
 	for {
 		select {
 		case st := <-p.jobs:
 			st.layOut()
-			idle.Reset(layoutIdle)
+			idle.Reset(p.idle)
 		case <-idle.C:
 			p.mu.Lock()
 			if len(p.jobs) > 0 {
 				p.mu.Unlock()
-				idle.Reset(layoutIdle)
+				idle.Reset(p.idle)
 				continue
 			}
 			p.workers--
@@ -182,6 +183,14 @@ func (st *besideStep) layOut() {
 	}
 	// The drafts are done with: the group keeps only their mail.
 	st.parts = nil
+}
+
+// wait waits until every step of the group is laid out: nothing a
+// group started outlives it, however the group ends.
+func (b *beside) wait() {
+	for _, st := range b.steps {
+		<-st.done
+	}
 }
 
 // errLaidOut is the error of a group one of whose messages' mail could
