@@ -52,7 +52,8 @@ func (w *work) takeReady() {
 	}
 }
 
-// layOut lays out drafts: the step's mail.
+// layOut lays out one part of a step's mail: its drafts, or nothing for
+// mail laid out already.
 func layOut(p outPart) ([]compose.Outgoing, error) {
 	if p.drafts == nil {
 		return p.ready, nil
