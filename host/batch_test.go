@@ -158,13 +158,7 @@ func TestGroupCommitIsInvisible(t *testing.T) {
 			one.draw = drawSeed(seed)
 			one.restart()
 			one.setUp()
-			if err := one.st.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := grouped.st.Close(); err != nil {
-				t.Fatal(err)
-			}
-			copyFile(t, one.path, grouped.path)
+			copyStore(t, one, grouped)
 			one.draw, grouped.draw = drawSeed(seed+100), drawSeed(seed+100)
 			one.open()
 			grouped.open()
@@ -315,13 +309,7 @@ func TestGroupMailThatCannotBeLaidOut(t *testing.T) {
 	t.Cleanup(func() { layOutForTest = nil })
 	one, grouped := newHarness(t), newHarness(t)
 	one.setUp()
-	if err := one.st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := grouped.st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, one.path, grouped.path)
+	copyStore(t, one, grouped)
 	one.open()
 	grouped.open()
 	grouped.uid = one.uid
@@ -362,4 +350,17 @@ func TestGroupMailThatCannotBeLaidOut(t *testing.T) {
 			t.Errorf("mail of the message that failed went out:\n%s", m)
 		}
 	}
+}
+
+// copyStore closes the stores of from and to and copies from's over
+// to's: two hosts that start from the same games, drawn tokens and all.
+// Open both again before use.
+func copyStore(t *testing.T, from, to *harness) {
+	t.Helper()
+	for _, hs := range []*harness{from, to} {
+		if err := hs.st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(t, from.path, to.path)
 }
