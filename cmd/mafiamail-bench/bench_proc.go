@@ -40,7 +40,6 @@ func startChild(exe, dir, name, sub, cfg, cpuProfile string, profileNow bool, lo
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	defer logf.Close() // the child has its own copy
 	args := []string{"child", "--stats", c.stats}
 	if cpuProfile != "" {
 		args = append(args, "--cpuprofile", cpuProfile)
@@ -53,13 +52,19 @@ func startChild(exe, dir, name, sub, cfg, cpuProfile string, profileNow bool, lo
 	dieWithParent(c.cmd)
 	c.cmd.Stderr = logf
 	if logTo != io.Discard {
+		// The child then writes to a pipe that this process copies to
+		// both: the log stays open until the child has exited, or the
+		// copy would stop at its first line and the child die of the
+		// broken pipe.
 		c.cmd.Stderr = io.MultiWriter(logf, logTo)
 	}
 	if err := c.cmd.Start(); err != nil {
+		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	go func() {
 		c.err = c.cmd.Wait()
+		logf.Close()
 		close(c.done)
 	}()
 	return c, nil

@@ -42,6 +42,24 @@ func TestBenchCommandLine(t *testing.T) {
 	}
 }
 
+// -v shows the host's and the relay's logs as they run, from their
+// first line to their last, and they run to the end.
+func TestBenchVerbose(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-v", "--games", "1", "--players", "11", "--commands", "20", "--backlog", "0",
+		"--bin", benchBinary.Path(t)}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	// The host logs every message it reads: the games' set-up, the
+	// warm-up and the measured commands.
+	if n := strings.Count(stderr.String(), "inbound message"); n < 20 {
+		t.Errorf("-v shows %d of the host's messages:\n%s", n, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "commands/s") {
+		t.Errorf("no table in:\n%s", stdout.String())
+	}
+}
+
 // No post of the day load holds a line the host would read as a command,
 // in the thread or the mafia list, whatever its length; each carries its
 // marker on its first line.
