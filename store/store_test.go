@@ -582,6 +582,26 @@ func TestEventLog(t *testing.T) {
 	if !errors.Is(err, ErrSeqConflict) {
 		t.Errorf("append after a stale seq: %v, want ErrSeqConflict", err)
 	}
+	// A state ahead of the log is as wrong as one behind it, and a
+	// refused append leaves none of its events, with nothing or several.
+	for _, after := range []int64{0, 1, 3, 7} {
+		for _, n := range []int{0, 1, 3} {
+			var more []NewEvent
+			for range n {
+				more = append(more, NewEvent{Type: "late", Payload: payload(nil), At: t0})
+			}
+			err := s.Update(ctx, func(tx *Tx) error {
+				_, err := tx.AppendEvents(ctx, "g1", after, "", more...)
+				return err
+			})
+			if !errors.Is(err, ErrSeqConflict) || !strings.Contains(err.Error(), "log is at 2") {
+				t.Errorf("append of %d after event %d with the log at 2: %v, want ErrSeqConflict", n, after, err)
+			}
+		}
+	}
+	if last, err := s.LastSeq(ctx, "g1"); err != nil || last != 2 {
+		t.Errorf("after refused appends the log is at %d (%v), want 2", last, err)
+	}
 	err = s.Update(ctx, func(tx *Tx) error {
 		_, err := tx.AppendEvents(ctx, "nogame", 0, "", NewEvent{Type: "x", Payload: payload(1), At: t0})
 		return err
