@@ -188,6 +188,14 @@ func (h *Host) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("host: rebuild games: %w", err)
 	}
+	rows, err := h.st.Games(ctx)
+	if err != nil {
+		return fmt.Errorf("host: %w", err)
+	}
+	stored := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		stored[r.ID] = r.Deadline
+	}
 	for _, rb := range rebuilt {
 		if rb.Stale {
 			// Written by a program that kept less in a game's state: the
@@ -200,6 +208,7 @@ func (h *Host) load(ctx context.Context) error {
 			return fmt.Errorf("host: decode game %s: %w", rb.Game, err)
 		}
 		g := &game{state: s, seq: rb.Seq, observers: map[string]string{}}
+		g.stored, g.storedSet = stored[rb.Game]
 		ps, err := h.st.Participants(ctx, rb.Game)
 		if err != nil {
 			return fmt.Errorf("host: participants of %s: %w", rb.Game, err)
@@ -455,8 +464,14 @@ func (w *work) flush(ctx context.Context) error {
 			return err
 		}
 		g.updateNext()
-		if err := w.tx.SetGameDeadline(ctx, id, g.nextOrZero(), w.now); err != nil {
-			return err
+		// Most commands leave the deadline as it was: the row is written
+		// only when it changes. (An ended game's row is written below
+		// all the same: its time of change ages its mail out.)
+		if next := g.nextOrZero(); !g.storedSet || !g.stored.Equal(next) {
+			if err := w.tx.SetGameDeadline(ctx, id, next, w.now); err != nil {
+				return err
+			}
+			g.stored, g.storedSet = next, true
 		}
 		if g.state.Phase == engine.EndedPhase {
 			if err := w.tx.SetGameStatus(ctx, id, "ended", w.now); err != nil {
