@@ -34,10 +34,9 @@ type game struct {
 	// recomputing each one's after every message.
 	next    time.Time
 	hasNext bool
-	// stored is the deadline the game's row holds (storedSet: known;
-	// a game this host created has none until its first events).
-	stored    time.Time
-	storedSet bool
+	// stored is the deadline the game's row holds (zero: none, as in
+	// the row of a game just created).
+	stored time.Time
 }
 
 // updateNext recomputes the game's next deadline after its state changed.

@@ -208,7 +208,7 @@ func (h *Host) load(ctx context.Context) error {
 			return fmt.Errorf("host: decode game %s: %w", rb.Game, err)
 		}
 		g := &game{state: s, seq: rb.Seq, observers: map[string]string{}}
-		g.stored, g.storedSet = stored[rb.Game]
+		g.stored = stored[rb.Game]
 		ps, err := h.st.Participants(ctx, rb.Game)
 		if err != nil {
 			return fmt.Errorf("host: participants of %s: %w", rb.Game, err)
@@ -467,11 +467,11 @@ func (w *work) flush(ctx context.Context) error {
 		// Most commands leave the deadline as it was: the row is written
 		// only when it changes. (An ended game's row is written below
 		// all the same: its time of change ages its mail out.)
-		if next := g.nextOrZero(); !g.storedSet || !g.stored.Equal(next) {
+		if next := g.nextOrZero(); !g.stored.Equal(next) {
 			if err := w.tx.SetGameDeadline(ctx, id, next, w.now); err != nil {
 				return err
 			}
-			g.stored, g.storedSet = next, true
+			g.stored = next
 		}
 		if g.state.Phase == engine.EndedPhase {
 			if err := w.tx.SetGameStatus(ctx, id, "ended", w.now); err != nil {
