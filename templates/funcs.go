@@ -162,7 +162,12 @@ func Breakable(addr string) htmltemplate.HTML {
 		if r == '@' {
 			b.WriteString("<wbr>")
 		}
-		b.WriteString(htmltemplate.HTMLEscapeString(string(r)))
+		switch r {
+		case 0, '"', '&', '\'', '<', '>':
+			b.WriteString(htmltemplate.HTMLEscapeString(string(r)))
+		default:
+			b.WriteRune(r)
+		}
 		if r == '+' || r == '-' {
 			b.WriteString("<wbr>")
 		}

@@ -115,6 +115,9 @@ func parse(l *lang.Language) (*set, error) {
 		return FixedLines(out, FixedWidth), err
 	}
 	hfuncs["breakable"] = Breakable
+	hfuncs["addr"] = AddressLink
+	hfuncs["commandlist"] = func(cs []Command) htmltemplate.HTML { return commandList(l, cs) }
+	tfuncs["commandline"] = func(cs []Command) string { return commandLine(l, cs) }
 	hfuncs["htmlrules"] = HTMLRules
 	tfuncs["htmlrules"] = func(s string) string { return s }
 	tfuncs["breakable"] = func(s string) string { return s }
