@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -29,12 +30,13 @@ func appendKey(key []byte, v reflect.Value) ([]byte, error) {
 	case timeType:
 		// The instant, its offset and its zone's name: what a time
 		// formats to.
-		t := v.Interface().(time.Time)
-		b, err := t.MarshalBinary()
+		t, _ := reflect.TypeAssert[time.Time](v)
+		var buf [32]byte
+		b, err := t.AppendBinary(buf[:0])
 		if err != nil {
 			return nil, errUnkeyable
 		}
-		key = appendString(key, string(b))
+		key = append(binary.AppendUvarint(key, uint64(len(b))), b...)
 		return appendString(key, t.Location().String()), nil
 	case locationType:
 		// A zone is known by its name: zones are loaded by their names
@@ -81,18 +83,11 @@ func appendKey(key []byte, v reflect.Value) ([]byte, error) {
 		}
 		return key, nil
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				if t == viewType {
-					continue // main and headlineSet, keyed by the caller
-				}
-				return nil, errUnkeyable
-			}
-			if f.Type == viewPtrType && t == sectionType {
-				continue // Section.Msg: the message, keyed by the caller
-			}
+		ks := keyShapeOf(v.Type())
+		if ks.unkeyable {
+			return nil, errUnkeyable
+		}
+		for _, i := range ks.fields {
 			var err error
 			if key, err = appendKey(key, v.Field(i)); err != nil {
 				return nil, err
@@ -101,6 +96,41 @@ func appendKey(key []byte, v reflect.Value) ([]byte, error) {
 		return key, nil
 	}
 	return nil, errUnkeyable
+}
+
+// keyShape is what appendKey writes of a struct type: the fields it keys,
+// in order, or that it cannot key the type at all.
+type keyShape struct {
+	fields    []int
+	unkeyable bool
+}
+
+// keyShapes holds a keyShape per struct type: every copy of a message
+// keys its news and tally, and asking reflect for a type's fields each
+// time allocated for every field.
+var keyShapes sync.Map // reflect.Type → *keyShape
+
+func keyShapeOf(t reflect.Type) *keyShape {
+	if s, ok := keyShapes.Load(t); ok {
+		return s.(*keyShape)
+	}
+	s := &keyShape{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			if t == viewType {
+				continue // main and headlineSet, keyed by the caller
+			}
+			s.unkeyable = true
+			break
+		}
+		if f.Type == viewPtrType && t == sectionType {
+			continue // Section.Msg: the message, keyed by the caller
+		}
+		s.fields = append(s.fields, i)
+	}
+	keyShapes.Store(t, s)
+	return s
 }
 
 var (
