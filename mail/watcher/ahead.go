@@ -2,6 +2,7 @@ package watcher
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -127,21 +128,31 @@ func (s *session) pickAhead(now time.Time) []imap.UID {
 	if s.asideN > 0 || len(s.ready) >= s.w.cfg.BatchSize {
 		return nil
 	}
-	taken := make(map[imap.UID]bool, len(s.busy.group)+len(s.ready))
+	// What the handler has and what is ready are taken; the rest of the
+	// due mail, in UID order like the queue, is free. They are set apart
+	// by walking both in UID order: a lookup in a set of the taken for
+	// every message of a backlog, at every turn, cost more than the
+	// choice among them.
+	taken := make([]imap.UID, 0, len(s.busy.group)+len(s.ready))
 	var bytes int64
 	for _, m := range s.busy.group {
-		taken[imap.UID(m.UID)] = true
+		taken = append(taken, imap.UID(m.UID))
 	}
 	for _, m := range s.ready {
-		taken[imap.UID(m.UID)] = true
+		taken = append(taken, imap.UID(m.UID))
 		bytes += m.Size
 	}
+	slices.Sort(taken)
 	due, _ := s.w.due(s.queue, now)
-	var free []*pending
+	free := make([]*pending, 0, len(due))
 	for _, p := range due {
-		if !taken[p.uid] {
-			free = append(free, p)
+		for len(taken) > 0 && taken[0] < p.uid {
+			taken = taken[1:]
 		}
+		if len(taken) > 0 && taken[0] == p.uid {
+			continue
+		}
+		free = append(free, p)
 	}
 	early, barrier := s.early(free)
 	if len(early) == 0 || (s.ahead != nil && !barrier.Equal(s.ahead.barrier)) {

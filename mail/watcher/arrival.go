@@ -358,23 +358,40 @@ func (s *session) turns(ps []*pending) []imap.UID {
 	}
 	limit := min(s.w.cfg.BatchSize, turnBatch, len(ps))
 	// A batch takes at most limit messages of one sender: a longer
-	// queue would change nothing.
-	bySender := make([][]imap.UID, len(s.senders))
+	// queue would change nothing. The queues are laid out in one array,
+	// each sender's in a stretch of its own, in order of their first
+	// message: a slice for each sender at each turn of a long backlog
+	// kept the collector busier than the choice itself.
+	count := make([]int, len(s.senders))
 	var ids []int // senders by their first message
 	for _, p := range ps {
-		q := bySender[p.sender]
-		if q == nil {
+		c := count[p.sender]
+		if c == 0 {
 			ids = append(ids, p.sender)
 		}
-		if len(q) < limit {
-			bySender[p.sender] = append(q, p.uid)
+		if c < limit {
+			count[p.sender] = c + 1
+		}
+	}
+	at := make([]int, len(s.senders)) // where the next message of a sender goes
+	bounds := make([]int, len(ids)+1)
+	for i, id := range ids {
+		at[id] = bounds[i]
+		bounds[i+1] = bounds[i] + count[id]
+	}
+	flat := make([]imap.UID, bounds[len(ids)])
+	for _, p := range ps {
+		if id := p.sender; count[id] > 0 {
+			flat[at[id]] = p.uid
+			at[id]++
+			count[id]--
 		}
 	}
 	order := make([]string, len(ids))
-	queues := make(map[string][]imap.UID, len(ids))
+	queues := make([][]imap.UID, len(ids))
 	for i, id := range ids {
 		order[i] = s.senders[id]
-		queues[order[i]] = bySender[id]
+		queues[i] = flat[bounds[i]:bounds[i+1]]
 	}
 	next := s.turn.take(order, queues, limit)
 	slices.Sort(next)

@@ -27,56 +27,71 @@ func (f *fairQueue) clone() fairQueue {
 	return c
 }
 
-// take picks limit messages from queues, the senders' mail oldest first;
-// order lists the senders by their oldest message, which breaks ties.
-func (f *fairQueue) take(order []string, queues map[string][]imap.UID, limit int) []imap.UID {
+// take picks limit messages from queues, the senders' mail oldest first:
+// queues[i] is the mail of order[i]. order lists each sender once, by its
+// oldest message, which breaks ties.
+func (f *fairQueue) take(order []string, queues [][]imap.UID, limit int) []imap.UID {
 	if f.tags == nil {
 		f.tags = map[string]int64{}
 	}
+	// Each message goes to the waiting sender with the lowest tag, so the
+	// choice of each compares every sender's: a backlog from hundreds of
+	// senders made that hundreds of lookups by address per message. The
+	// senders' tags are looked up once, by their place in order, and
+	// written back at the end.
+	tags := make([]int64, len(order))
+	fresh := make([]bool, len(order))
+	for i, from := range order {
+		tag, ok := f.tags[from]
+		if !ok || tag < f.vtime {
+			tag, fresh[i] = f.vtime-1, true
+		}
+		tags[i] = tag
+	}
+	// A sender who waits for nothing and is not ahead of vtime would start
+	// again just below it: its tag is dropped. Those who wait have theirs
+	// in tags, written back below.
 	for from, tag := range f.tags {
-		if _, waiting := queues[from]; !waiting && tag <= f.vtime {
-			delete(f.tags, from) // it would start again below vtime anyway
+		if tag <= f.vtime {
+			delete(f.tags, from)
 		}
 	}
-	fresh := make(map[string]bool, len(order))
-	for _, from := range order {
-		if tag, ok := f.tags[from]; !ok || tag < f.vtime {
-			f.tags[from] = f.vtime - 1
-			fresh[from] = true
-		}
-	}
-	// The last place of a batch is kept for the senders working off a
-	// backlog, when one waits and has had no place yet: however many
-	// people write meanwhile, a backlog still moves.
-	lowest := func(keep func(from string) bool) string {
-		best := ""
-		for _, from := range order {
-			if keep(from) && (best == "" || f.tags[from] < f.tags[best]) {
-				best = from
+	taken := make([]int, len(order))
+	// lowest is the waiting sender with the lowest tag, the first in order
+	// among equals (-1: none); backlog keeps to those not fresh.
+	lowest := func(backlog bool) int {
+		best := -1
+		for i := range order {
+			if taken[i] < len(queues[i]) && (!backlog || !fresh[i]) && (best < 0 || tags[i] < tags[best]) {
+				best = i
 			}
 		}
 		return best
 	}
-	taken := make(map[string]int, len(order))
+	// The last place of a batch is kept for the senders working off a
+	// backlog, when one waits and has had no place yet: however many
+	// people write meanwhile, a backlog still moves.
 	backlogTaken := false
-	out := make([]imap.UID, 0, limit)
+	out := make([]imap.UID, 0, max(limit, 0))
 	for len(out) < limit {
-		waiting := func(from string) bool { return taken[from] < len(queues[from]) }
-		best := ""
+		best := -1
 		if len(out) == limit-1 && !backlogTaken {
-			best = lowest(func(from string) bool { return waiting(from) && !fresh[from] })
+			best = lowest(true)
 		}
-		if best == "" {
-			best = lowest(waiting)
+		if best < 0 {
+			best = lowest(false)
 		}
-		if best == "" {
+		if best < 0 {
 			break
 		}
 		backlogTaken = backlogTaken || !fresh[best]
 		out = append(out, queues[best][taken[best]])
 		taken[best]++
-		f.vtime = max(f.vtime, f.tags[best])
-		f.tags[best]++
+		f.vtime = max(f.vtime, tags[best])
+		tags[best]++
+	}
+	for i, from := range order {
+		f.tags[from] = tags[i]
 	}
 	return out
 }

@@ -1,6 +1,9 @@
 package watcher
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -9,13 +12,16 @@ import (
 
 // queued builds take's arguments as turns does: from, for each sender, the
 // UIDs of its unseen mail; senders are ordered by their oldest message.
-func queued(mail map[string][]imap.UID) (order []string, queues map[string][]imap.UID) {
-	queues = map[string][]imap.UID{}
+func queued(mail map[string][]imap.UID) (order []string, queues [][]imap.UID) {
+	byFrom := map[string][]imap.UID{}
 	for from, uids := range mail {
-		queues[from] = slices.Sorted(slices.Values(uids))
+		byFrom[from] = slices.Sorted(slices.Values(uids))
 		order = append(order, from)
 	}
-	slices.SortFunc(order, func(a, b string) int { return int(queues[a][0]) - int(queues[b][0]) })
+	slices.SortFunc(order, func(a, b string) int { return int(byFrom[a][0]) - int(byFrom[b][0]) })
+	for _, from := range order {
+		queues = append(queues, byFrom[from])
+	}
 	return order, queues
 }
 
@@ -184,4 +190,102 @@ func TestFairQueueTakeInvariants(t *testing.T) {
 			t.Fatalf("round %d: took UIDs that were not waiting: %v", round, taken)
 		}
 	}
+}
+
+// TestFairQueueTakesAsItsReference: take makes the same choices, and
+// leaves the same tags, as the plain form of its rule (takeByAddress),
+// through rounds of random mail from few senders and many, with limits
+// below and above what waits.
+func TestFairQueueTakesAsItsReference(t *testing.T) {
+	for seed := range uint64(30) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		var q, ref fairQueue
+		next := imap.UID(1)
+		waiting := map[string][]imap.UID{}
+		senders := 1 + r.IntN(300)
+		for round := range 150 {
+			for range r.IntN(40) {
+				from := fmt.Sprintf("p%d", r.IntN(senders))
+				waiting[from] = append(waiting[from], next)
+				next++
+			}
+			order, queues := queued(waiting)
+			limit := r.IntN(25)
+			got := q.take(order, queues, limit)
+			byFrom := map[string][]imap.UID{}
+			for i, from := range order {
+				byFrom[from] = queues[i]
+			}
+			want := ref.takeByAddress(order, byFrom, limit)
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d, round %d: take %v, want %v", seed, round, got, want)
+			}
+			if q.vtime != ref.vtime || !maps.Equal(q.tags, ref.tags) {
+				t.Fatalf("seed %d, round %d: tags %v vtime %d, want %v vtime %d", seed, round, q.tags, q.vtime, ref.tags, ref.vtime)
+			}
+			gone := map[imap.UID]bool{}
+			for _, u := range got {
+				gone[u] = true
+			}
+			for from, uids := range waiting {
+				if waiting[from] = slices.DeleteFunc(uids, func(u imap.UID) bool { return gone[u] }); len(waiting[from]) == 0 {
+					delete(waiting, from)
+				}
+			}
+		}
+	}
+}
+
+// takeByAddress is take as it was first written: the senders' tags, counts
+// and queues looked up by address for every message.
+func (f *fairQueue) takeByAddress(order []string, queues map[string][]imap.UID, limit int) []imap.UID {
+	if f.tags == nil {
+		f.tags = map[string]int64{}
+	}
+	for from, tag := range f.tags {
+		if _, waiting := queues[from]; !waiting && tag <= f.vtime {
+			delete(f.tags, from) // it would start again below vtime anyway
+		}
+	}
+	fresh := make(map[string]bool, len(order))
+	for _, from := range order {
+		if tag, ok := f.tags[from]; !ok || tag < f.vtime {
+			f.tags[from] = f.vtime - 1
+			fresh[from] = true
+		}
+	}
+	// The last place of a batch is kept for the senders working off a
+	// backlog, when one waits and has had no place yet: however many
+	// people write meanwhile, a backlog still moves.
+	lowest := func(keep func(from string) bool) string {
+		best := ""
+		for _, from := range order {
+			if keep(from) && (best == "" || f.tags[from] < f.tags[best]) {
+				best = from
+			}
+		}
+		return best
+	}
+	taken := make(map[string]int, len(order))
+	backlogTaken := false
+	out := make([]imap.UID, 0, limit)
+	for len(out) < limit {
+		waiting := func(from string) bool { return taken[from] < len(queues[from]) }
+		best := ""
+		if len(out) == limit-1 && !backlogTaken {
+			best = lowest(func(from string) bool { return waiting(from) && !fresh[from] })
+		}
+		if best == "" {
+			best = lowest(waiting)
+		}
+		if best == "" {
+			break
+		}
+		backlogTaken = backlogTaken || !fresh[best]
+		out = append(out, queues[best][taken[best]])
+		taken[best]++
+		f.vtime = max(f.vtime, f.tags[best])
+		f.tags[best]++
+	}
+	return out
 }

@@ -86,7 +86,11 @@ func referencePick(unseen map[imap.UID]*pending, turn *fairQueue, batch int) []i
 		}
 		queues[from] = append(queues[from], u)
 	}
-	next := turn.take(order, queues, min(batch, turnBatch, len(game)))
+	inOrder := make([][]imap.UID, len(order))
+	for i, from := range order {
+		inOrder[i] = queues[from]
+	}
+	next := turn.take(order, inOrder, min(batch, turnBatch, len(game)))
 	slices.Sort(next)
 	return next
 }
@@ -149,6 +153,63 @@ func TestPickKeepsTheFairTurns(t *testing.T) {
 		}
 		if len(s.senders) != 0 || s.asideN != 0 {
 			t.Fatalf("seed %d: %d senders numbered and %d set aside with nothing unseen", seed, len(s.senders), s.asideN)
+		}
+	}
+}
+
+// A backlog from one sender, or from one and a few who wrote once, still
+// fills each batch: a sender's queue holds as many messages as a batch
+// takes.
+func TestTurnsFillTheBatchFromFewSenders(t *testing.T) {
+	for _, senders := range []int{1, 2, 3} {
+		s := backlogSession(t, 200, 1)
+		for i := 1; i < senders; i++ {
+			s.add(imap.UID(1000+i), &pending{from: fmt.Sprintf("once%d@players.example", i), size: 1000, arrived: time.Now()})
+		}
+		got, _ := s.pick(time.Now())
+		want := uidRange(1, imap.UID(turnBatch-(senders-1)))
+		for i := 1; i < senders; i++ {
+			want = append(want, imap.UID(1000+i))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d senders: batch %v, want %v", senders, got, want)
+		}
+	}
+}
+
+// While the handler works, the turn picked ahead is the one picked from
+// the backlog without what the handler has and what is ready, wherever
+// those stand in it.
+func TestPickAheadLeavesWhatIsTaken(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		s := backlogSession(t, 300+r.IntN(300), 1+r.IntN(40))
+		taken := map[imap.UID]bool{}
+		fetched := func(n int) []Fetched {
+			var out []Fetched
+			for len(out) < n {
+				u := s.queue[r.IntN(len(s.queue))].uid
+				if !taken[u] {
+					taken[u] = true
+					out = append(out, Fetched{UID: uint32(u), Size: 1000})
+				}
+			}
+			return out
+		}
+		s.busy = &busy{group: fetched(1 + r.IntN(s.w.cfg.BatchSize)), done: make(chan struct{})}
+		s.ready = fetched(r.IntN(s.w.cfg.BatchSize - turnBatch))
+		var free []*pending
+		for _, p := range s.queue {
+			if !taken[p.uid] {
+				free = append(free, p)
+			}
+		}
+		turn := s.turn.clone()
+		want := s.turns(free)
+		s.turn = turn
+		got := s.pickAhead(time.Now())
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d: picked ahead %v, want %v", seed, got, want)
 		}
 	}
 }
