@@ -8,12 +8,12 @@ import (
 )
 
 // The footer of every copy shows the reader's addresses and the commands
-// that fit their moment. As templates, an address took a nested template
-// and six calls of functions by reflection (its escapers among them), and
-// a list of commands as many per command: together most of the footer's
-// cost, paid once per copy of a post to every reader. As functions they
-// cost a call each. They write what those templates wrote, byte for byte
-// (see TestLinksWriteWhatTheTemplatesDid).
+// that fit their moment. As templates, each address took a nested
+// template and six calls of functions through reflection (its escapers
+// among them), and each command of a list two or three: together most of
+// the footer's cost, paid once per copy of a post to every reader. As
+// functions they cost a call each. They write what those templates wrote,
+// byte for byte (see TestLinksWriteWhatTheTemplatesDid).
 
 // AddressLink is an address as a mailto link that shows it whole where it
 // fits: an inline block moves to a line of its own before it breaks, it
