@@ -101,11 +101,25 @@ func TestOAuth2HostToldOfARevocation(t *testing.T) {
 	// working and the refresh token is refused.
 	p.RefuseAll()
 	p.Revoke()
-	if err := srv.Deliver("referee@example.org", channel, mail(channel, "status", "STATUS")); err != nil {
-		t.Fatal(err)
+	// The sender may still be in the session it logged in to for the
+	// answers above, before the withdrawal, and send an answer in it.
+	// Once that session ends, sending needs a login, which is refused.
+	sent := answers()
+	for i := 0; p.Refused() == 0; i++ {
+		if i == 3 {
+			t.Fatal("no refused refresh after three messages")
+		}
+		id := fmt.Sprintf("status%d", i)
+		if err := srv.Deliver("referee@example.org", channel, mail(channel, id, "STATUS")); err != nil {
+			t.Fatal(err)
+		}
+		mailtest.WaitFor(t, "a refused refresh, or the answer in the session logged in before", 30*time.Second, 20*time.Millisecond,
+			func() bool { return p.Refused() >= 1 || answers() > sent })
+		if p.Refused() == 0 {
+			sent = answers()
+		}
 	}
-	mailtest.WaitFor(t, "a refused refresh", 30*time.Second, 20*time.Millisecond, func() bool { return p.Refused() >= 1 })
-	if answers() != 2 {
+	if answers() != sent {
 		t.Fatal("mail went out with a withdrawn authorisation")
 	}
 
