@@ -6,9 +6,9 @@ import (
 
 // A Cache keeps the parts of messages that read alike for many readers, so
 // that a post relayed to a whole town is laid out once, not once per copy:
-// the news (the headline's sections) and the official tally. Every other
-// part of a copy (the reader's own line, the footer with their addresses)
-// is laid out for its reader each time.
+// the news (the headline's sections) and the official tally. The reader's
+// own line is laid out for them each time; their footer is kept apart,
+// for all their mail (see footer.go).
 //
 // What a Cache hands out can never belong to another reader: the news is
 // laid out from a copy of the view that holds nothing of the reader (see

@@ -145,6 +145,17 @@ func parse(l *lang.Language) (*set, error) {
 		return htmltemplate.HTML(out), err
 	}
 
+	// footer lays out the reader's footer, kept for the next mail that
+	// shows them the same one (see footer.go).
+	tfuncs["footer"] = func(m *View) (string, error) {
+		return footer(l.Tag, 't', m, func(v *footerView) (string, error) { return exec(ts, "footer", v) })
+	}
+	hfuncs["footer"] = func(m *View) (htmltemplate.HTML, error) {
+		out, err := footer(l.Tag, 'h', m, func(v *footerView) (string, error) { return exec(hs, "footer", v) })
+		// The footer template escaped everything it wrote.
+		return htmltemplate.HTML(out), err
+	}
+
 	var err error
 	ts, err = texttemplate.New("").Funcs(tfuncs).Option("missingkey=error").ParseFS(fsys, "*.txt")
 	if err != nil {

@@ -140,7 +140,7 @@ func funcs0() map[string]bool {
 	for k := range langFuncs(lang.Get(lang.Default)) {
 		out[k] = true
 	}
-	for _, k := range []string{"section", "news", "tally", "fixed", "breakable", "addr", "commandlist", "commandline", "htmlrules", "subject", "html", "js", "urlquery", "print", "printf", "println", "len", "index", "slice", "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "call"} {
+	for _, k := range []string{"section", "news", "tally", "footer", "fixed", "breakable", "addr", "commandlist", "commandline", "htmlrules", "subject", "html", "js", "urlquery", "print", "printf", "println", "len", "index", "slice", "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "call"} {
 		out[k] = true
 	}
 	return out

@@ -117,7 +117,7 @@ func englishFragments(t *testing.T) []string {
 // markup and the punctuation that ends a clause.
 var splitPieces = regexp.MustCompile(`%(\[\d+\])?[-+# 0]*\d*(\.\d+)?[a-zA-Z]|\n|<[^>]*>|[.:;!?()"“”«»]`)
 
-var templateFuncNames = []string{"section", "news", "tally", "fixed", "breakable", "addr", "commandlist", "commandline", "htmlrules", "subject", "plural", "list", "word", "lang",
+var templateFuncNames = []string{"section", "news", "tally", "footer", "fixed", "breakable", "addr", "commandlist", "commandline", "htmlrules", "subject", "plural", "list", "word", "lang",
 	"paras", "add", "plainrules", "sub", "seq", "quote", "segments", "nest", "indent",
 	"html", "js", "urlquery", "print", "printf", "println", "len", "index", "slice", "and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "call"}
 
