@@ -138,17 +138,26 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 		return 0, fmt.Errorf("store: enqueue %s: priority %d out of range", id, m.Priority)
 	}
 	res, err := tx.q.ExecContext(ctx, `INSERT INTO outbox
-		(message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt, created_at, cause, priority)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`,
-		id, nullString(m.Game), m.Kind, m.From, string(rcpts), m.Raw, toNanos(now), toNanos(now), m.Cause, m.Priority)
+		(message_id, game, kind, mail_from, rcpts, status, attempts, next_attempt, created_at, cause, priority)
+		VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`,
+		id, nullString(m.Game), m.Kind, m.From, string(rcpts), toNanos(now), toNanos(now), m.Cause, m.Priority)
 	if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
 		return 0, fmt.Errorf("store: enqueue %s: %w", id, ErrExists)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("store: enqueue %s: %w", id, err)
 	}
+	rowID, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("store: enqueue %s: %w", id, err)
+	}
+	// The bytes go in a table of their own, written once: see
+	// migrations/0009_outbox_raw.sql.
+	if _, err := tx.q.ExecContext(ctx, `INSERT INTO outbox_raw (id, raw) VALUES (?, ?)`, rowID, m.Raw); err != nil {
+		return 0, fmt.Errorf("store: enqueue %s: bytes: %w", id, err)
+	}
 	tx.enqueued = true
-	return res.LastInsertId()
+	return rowID, nil
 }
 
 // ClaimDue marks up to limit pending messages due at now as sending and
@@ -538,7 +547,10 @@ func (r reader) outMessages(ctx context.Context, tail string, args ...any) ([]Ou
 	return ms, nil
 }
 
-const outCols = `id, message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt,
+// outCols are an outgoing message's columns, its bytes fetched from
+// outbox_raw by the message's id.
+const outCols = `id, message_id, game, kind, mail_from, rcpts,
+	(SELECT raw FROM outbox_raw WHERE outbox_raw.id = outbox.id), status, attempts, next_attempt,
 	last_error, created_at, sent_at, cause, priority`
 
 func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
@@ -569,7 +581,8 @@ func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 // none.
 func (r reader) LastQueued(ctx context.Context, game string) ([]byte, error) {
 	var raw []byte
-	err := r.q.QueryRowContext(ctx, `SELECT raw FROM outbox WHERE game = ? ORDER BY id DESC LIMIT 1`, game).Scan(&raw)
+	err := r.q.QueryRowContext(ctx, `SELECT raw FROM outbox_raw
+		WHERE id = (SELECT max(id) FROM outbox WHERE game = ?)`, game).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -166,6 +167,75 @@ func TestMigrationsApplyStepByStepAndAtomically(t *testing.T) {
 	// A version that does not match what the migration expects is refused.
 	if err := migrate(ctx, db, 0, ms[:2], quietLogger()); err == nil {
 		t.Errorf("re-applying migration 1 on a version 2 database succeeded")
+	}
+}
+
+// TestOutboxBytesMoveToATableOfTheirOwn: a database of the schema before
+// outbox_raw, with mail waiting, sent and failed, opens with every
+// message's bytes and state as they were, and the waiting ones are claimed
+// and sent as before.
+func TestOutboxBytesMoveToATableOfTheirOwn(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v8.db")
+	db, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := migrate(ctx, db, 0, migrations[:8], quietLogger()); err != nil {
+		t.Fatal(err)
+	}
+	raws := map[string][]byte{}
+	for i, status := range []string{"pending", "sent", "failed", "pending"} {
+		id := fmt.Sprintf("<m%d@host>", i)
+		raws[id] = rawMail(id, strings.Repeat(fmt.Sprintf("line %d of a long message\r\n", i), 400))
+		if _, err := db.ExecContext(ctx, `INSERT INTO outbox
+			(message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt, created_at)
+			VALUES (?, NULL, 'post', 'host@example.org', '["a@example.org"]', ?, ?, 0, ?, ?)`,
+			id, raws[id], status, toNanos(t0), toNanos(t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path, Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	all, err := s.OutMessages(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]OutStatus{"<m0@host>": OutPending, "<m1@host>": OutSent, "<m2@host>": OutFailed, "<m3@host>": OutPending}
+	if len(all) != len(want) {
+		t.Fatalf("%d messages after the migration, want %d", len(all), len(want))
+	}
+	for _, m := range all {
+		if !bytes.Equal(m.Raw, raws[m.MessageID]) || m.Status != want[m.MessageID] {
+			t.Errorf("%s: status %s, %d bytes; want %s, %d bytes as queued", m.MessageID, m.Status, len(m.Raw), want[m.MessageID], len(raws[m.MessageID]))
+		}
+	}
+	claimed, err := s.ClaimDue(ctx, t0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claimed) != 2 || claimed[0].MessageID != "<m0@host>" || claimed[1].MessageID != "<m3@host>" {
+		t.Fatalf("claimed %v, want the two waiting messages in order", claimed)
+	}
+	for _, m := range claimed {
+		if !bytes.Equal(m.Raw, raws[m.MessageID]) {
+			t.Errorf("claimed %s with %d bytes, want %d", m.MessageID, len(m.Raw), len(raws[m.MessageID]))
+		}
+	}
+	if err := s.MarkAllSent(ctx, []int64{claimed[0].ID, claimed[1].ID}, t0); err != nil {
+		t.Fatal(err)
+	}
+	var cols int
+	if err := s.conn.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('outbox') WHERE name = 'raw'`).Scan(&cols); err != nil || cols != 0 {
+		t.Errorf("the outbox still has a raw column (%d, %v)", cols, err)
 	}
 }
 
