@@ -11,10 +11,13 @@
 // wholly absent. Reads use a separate pool of query_only connections and
 // never block the writer. A lock file beside the database (PATH.lock, held
 // with flock) keeps a second process from opening it for writing; the
-// kernel drops the lock when the process dies, however it dies. One kind
-// of write alone is not waited onto disk: the sender's claim of due mail
-// (ClaimDue), which a power failure may lose without harm, because Open
-// makes claimed mail due again anyway; the next commit takes it to disk.
+// kernel drops the lock when the process dies, however it dies. Two kinds
+// of write alone are not waited onto disk, because a power failure may lose
+// them without harm: the sender's claim of due mail (ClaimDue), since Open
+// makes claimed mail due again anyway, and its record of mail the server
+// accepted (MarkAllSent), whose loss sends that mail again with the same
+// Message-ID, as a process that dies before the record does. The next
+// commit takes either to disk.
 //
 // Exactly-once processing of mail. The watcher handles each inbound message
 // in one Update: RecordInbound, the events the message caused

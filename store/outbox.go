@@ -467,9 +467,12 @@ func (s *Store) MarkSent(ctx context.Context, id int64, now time.Time) error {
 
 // MarkAllSent runs Tx.MarkSent for each of ids in one transaction: a
 // sender records the messages a batch handed over with one commit, not
-// one each. An id that is not in the outbox fails them all.
+// one each. The commit does not wait for the disk (updateUnsynced): a
+// power failure that loses it sends those messages again, which a
+// process that dies before it does as well. An id that is not in the
+// outbox fails them all.
 func (s *Store) MarkAllSent(ctx context.Context, ids []int64, now time.Time) error {
-	return s.Update(ctx, func(tx *Tx) error {
+	return s.updateUnsynced(ctx, func(tx *Tx) error {
 		for _, id := range ids {
 			if err := tx.MarkSent(ctx, id, now); err != nil {
 				return err

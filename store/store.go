@@ -312,13 +312,15 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 // updateUnsynced is Update for a transaction that a power failure may
-// lose without harm, because the next run undoes it anyway: a claim of
-// outgoing mail, which Open releases (releaseClaims). Its commit does not
-// wait for the disk (synchronous=NORMAL), which spares the sender an
-// fsync per batch while it holds the one writer. It is no less atomic, a
-// process that dies keeps it (the operating system has it), and the next
-// Update's commit puts it on disk with its own, since the WAL is written
-// in order.
+// lose without harm: a claim of outgoing mail, which the next run undoes
+// anyway (Open releases it, releaseClaims), and the record of mail the
+// server accepted, whose loss sends that mail again with the same bytes
+// and Message-ID, as a process that dies before the record does. Its
+// commit does not wait for the disk (synchronous=NORMAL), which spares
+// the sender two fsyncs per batch while it holds the one writer. It is no
+// less atomic, a process that dies keeps it (the operating system has
+// it), and the next Update's commit puts it on disk with its own, since
+// the WAL is written in order.
 func (s *Store) updateUnsynced(ctx context.Context, fn func(tx *Tx) error) error {
 	return s.update(ctx, false, fn)
 }

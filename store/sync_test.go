@@ -14,10 +14,11 @@ func synchronous(ctx context.Context, tx *Tx) (level int, err error) {
 	return level, err
 }
 
-// A claim of outgoing mail alone commits without waiting for the disk;
-// every other transaction, the first after a claim included, waits for it,
-// and a claim left unrecorded comes back after a restart.
-func TestOnlyClaimsSkipTheWaitForTheDisk(t *testing.T) {
+// A claim of outgoing mail and the record of mail sent alone commit
+// without waiting for the disk; every other transaction, the first after
+// one of them included, waits for it, and a claim left unrecorded comes
+// back after a restart.
+func TestOnlyClaimsAndSentRecordsSkipTheWaitForTheDisk(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sync.db")
 	s := openAt(t, path)
@@ -56,6 +57,7 @@ func TestOnlyClaimsSkipTheWaitForTheDisk(t *testing.T) {
 		}
 		return nil
 	})
+	ids := map[string]int64{}
 	for _, claim := range []struct {
 		name string
 		run  func() ([]OutMessage, error)
@@ -67,10 +69,30 @@ func TestOnlyClaimsSkipTheWaitForTheDisk(t *testing.T) {
 		if err != nil || len(got) != 1 {
 			t.Fatalf("%s: %d messages, %v", claim.name, len(got), err)
 		}
+		ids[got[0].MessageID] = got[0].ID
 		if !s.unsynced {
 			t.Errorf("%s waited for the disk", claim.name)
 		}
 		want("the update after "+claim.name, 2, durable)
+	}
+
+	// The second claim's message is recorded as sent, the first's as to
+	// be tried again: only the record of mail sent skips the wait.
+	sent, err := s.ClaimDue(ctx, t0, 10)
+	if err != nil || len(sent) != 0 {
+		t.Fatalf("both messages are claimed already, yet ClaimDue found %d: %v", len(sent), err)
+	}
+	if err := s.MarkAllSent(ctx, []int64{ids["<c2@host>"]}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if !s.unsynced {
+		t.Errorf("MarkAllSent waited for the disk")
+	}
+	if err := s.MarkRetry(ctx, ids["<c1@host>"], t0, "421 try later"); err != nil {
+		t.Fatal(err)
+	}
+	if s.unsynced {
+		t.Errorf("MarkRetry did not wait for the disk")
 	}
 
 	if err := s.Close(); err != nil {
@@ -78,7 +100,7 @@ func TestOnlyClaimsSkipTheWaitForTheDisk(t *testing.T) {
 	}
 	s = openAt(t, path)
 	got, err := s.ClaimDue(ctx, t0, 10)
-	if err != nil || len(got) != 2 {
-		t.Errorf("after a restart the claimed messages are not due again: %d claimed, %v", len(got), err)
+	if err != nil || len(got) != 1 || got[0].MessageID != "<c1@host>" {
+		t.Errorf("after a restart the message to try again is not due alone: %d claimed, %v", len(got), err)
 	}
 }

@@ -603,7 +603,7 @@ func (s *Sender) write(ctx context.Context, r record, notify func(func())) error
 }
 
 // recordSent records the messages the server accepted during a batch, in
-// one transaction: one fsync for the batch instead of one per message.
+// one transaction for the batch instead of one per message.
 // A process that dies before this sends them again after its restart,
 // with the same bytes and Message-ID, as it would one that died between
 // the server's answer and its record. When the outbox cannot take them
