@@ -120,6 +120,72 @@ func TestOutboxPrioritiesAndBudget(t *testing.T) {
 	}
 }
 
+// With no budget a claim reads the queue no further than the messages it
+// takes: a long queue (a backlog's answers) is not read, its recipients
+// decoded, a chunk at a time for every claim. A row further on whose
+// recipients cannot be read shows it: a claim that read it would fail.
+// The claims take the queue in order, with a message being sent holding
+// back the later mail to its recipients.
+func TestClaimWithoutABudgetReadsNoFurtherThanItTakes(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "early.db"))
+	mustCreateGame(t, s, "g1")
+	var queued []string
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		for i := range 120 {
+			id := fmt.Sprintf("<m%03d@host>", i)
+			queued = append(queued, id)
+			if _, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: "thread", From: "host@example.org",
+				To: []string{fmt.Sprintf("p%d@example.org", i%40)}, Raw: rawMail(id, "x")}, t0); err != nil {
+				return err
+			}
+		}
+		_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET rcpts = '[1]' WHERE id = (SELECT max(id) FROM outbox)`)
+		return err
+	})
+	ids := func(ms []OutMessage) []string {
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.MessageID)
+		}
+		return got
+	}
+	first, err := s.ClaimDue(ctx, t0, 30)
+	if err != nil || !slices.Equal(ids(first), queued[:30]) {
+		t.Fatalf("first claim of 30: %v (%v), want %v", ids(first), err, queued[:30])
+	}
+	// The first 30 are being sent: they hold back the mail to p0..p29
+	// queued after them, and the next claim takes the mail to p30..p39
+	// alone, as far as the queue goes before the unreadable row.
+	var want []string
+	for i := 30; i < 119; i++ {
+		if i%40 >= 30 {
+			want = append(want, queued[i])
+		}
+	}
+	second, err := s.ClaimDue(ctx, t0, len(want))
+	if err != nil || !slices.Equal(ids(second), want) {
+		t.Fatalf("second claim of %d: %v (%v), want %v", len(want), ids(second), err, want)
+	}
+	// Reaching the unreadable row fails the claim: the row is read only
+	// when the claim needs it.
+	if err := s.MarkAllSent(ctx, append(idsOf(first), idsOf(second)...), t0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ClaimDue(ctx, t0, 200); err == nil {
+		t.Errorf("a claim of the whole queue read past the unreadable row: %d claimed", len(got))
+	}
+}
+
+// idsOf lists the outbox ids of ms.
+func idsOf(ms []OutMessage) []int64 {
+	var out []int64
+	for _, m := range ms {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
 // TestOutboxKeepsEachRecipientsOrder: mail is handed over to each
 // recipient in the order it was queued, whatever its priority; while the
 // budget has room for all that is due, everyone's mail goes in the order

@@ -376,9 +376,18 @@ func (tx *Tx) claimable(ctx context.Context, now time.Time, want int, room Room)
 				continue
 			}
 			due = append(due, o)
+			if !room.limited() && len(due) == want {
+				// In queue order nothing further on changes the first
+				// want: reading the rest of the chunk (and decoding its
+				// recipients) would be wasted on a long queue.
+				break
+			}
 		}
 		if err := rows.Close(); err != nil {
 			return nil, err
+		}
+		if !room.limited() && len(due) == want {
+			return queued(), nil
 		}
 		tight = tight || room.exceeded(dueMsgs, dueRcpts)
 		if n < chunk { // read to the end
