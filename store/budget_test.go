@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -174,6 +175,61 @@ func TestClaimWithoutABudgetReadsNoFurtherThanItTakes(t *testing.T) {
 	}
 	if got, err := s.ClaimDue(ctx, t0, 200); err == nil {
 		t.Errorf("a claim of the whole queue read past the unreadable row: %d claimed", len(got))
+	}
+}
+
+// A batch's record of mail sent marks each message sent once, an id
+// named twice included, with its attempt counted and its last error
+// cleared; an id that is not in the outbox fails the whole record, and
+// no message of it is marked.
+func TestMarkAllSentRecordsTheBatchOrNothing(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "sent.db"))
+	mustCreateGame(t, s, "g1")
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		for i := range 4 {
+			id := fmt.Sprintf("<s%d@host>", i)
+			if _, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: "thread", From: "host@example.org",
+				To: []string{fmt.Sprintf("p%d@example.org", i)}, Raw: rawMail(id, "x")}, t0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	claimed, err := s.ClaimDue(ctx, t0, 10)
+	if err != nil || len(claimed) != 4 {
+		t.Fatalf("claimed %d, %v", len(claimed), err)
+	}
+	if err := s.MarkRetry(ctx, claimed[0].ID, t0, "421 busy"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimDue(ctx, t0, 1); err != nil {
+		t.Fatal(err)
+	}
+	ids := idsOf(claimed)
+	if err := s.MarkAllSent(ctx, append(ids[:2:2], 9999), t0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a record naming an unknown message: %v, want ErrNotFound", err)
+	}
+	if sent, err := s.OutMessages(ctx, OutSent); err != nil || len(sent) != 0 {
+		t.Errorf("a failed record marked %d messages sent (%v)", len(sent), err)
+	}
+	at := t0.Add(time.Minute)
+	if err := s.MarkAllSent(ctx, append(ids, ids[1]), at); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		m, err := s.OutMessageByID(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempts := 1
+		if i == 0 {
+			attempts = 2 // the retry counted one
+		}
+		if m.Status != OutSent || m.Attempts != attempts || !m.SentAt.Equal(at) || m.LastError != "" {
+			t.Errorf("%s: %s, %d attempts, sent at %v, last error %q; want sent, %d attempts, at %v, no error",
+				m.MessageID, m.Status, m.Attempts, m.SentAt, m.LastError, attempts, at)
+		}
 	}
 }
 

@@ -425,8 +425,44 @@ func (tx *Tx) claimable(ctx context.Context, now time.Time, want int, room Room)
 
 // MarkSent records that the SMTP server accepted a message.
 func (tx *Tx) MarkSent(ctx context.Context, id int64, now time.Time) error {
-	return tx.updateOut(ctx, id, `status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = ''`, toNanos(now))
+	return tx.updateOut(ctx, id, sentSet, toNanos(now))
 }
+
+// sentSet is what recording a message as sent changes, sent_at its one
+// argument.
+const sentSet = `status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = ''`
+
+// markAllSent is MarkSent for each of ids, in one statement for up to
+// markChunk of them: a sender's batch is recorded with a statement, not
+// one per message. An id that is not in the outbox fails them all.
+func (tx *Tx) markAllSent(ctx context.Context, ids []int64, now time.Time) error {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), markChunk)]
+		ids = ids[len(part):]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, toNanos(now))
+		for _, id := range part {
+			args = append(args, id)
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")
+		res, err := tx.q.ExecContext(ctx, `UPDATE outbox SET `+sentSet+` WHERE id IN (`+marks+`)`, args...)
+		if err != nil {
+			return fmt.Errorf("store: mark %d messages sent: %w", len(part), err)
+		}
+		if n, _ := res.RowsAffected(); n != int64(len(part)) {
+			return fmt.Errorf("store: mark %d messages sent: %d not in the outbox: %w", len(part), int64(len(part))-n, ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// markChunk bounds the ids of one statement of markAllSent: a sender's
+// batch is a claim's worth (50), far below SQLite's limit on a
+// statement's arguments.
+const markChunk = 500
 
 // Release puts a claimed message that was not attempted back in the
 // queue, due at next: it counts no attempt, so its backoff, when it does
@@ -474,21 +510,14 @@ func (s *Store) MarkSent(ctx context.Context, id int64, now time.Time) error {
 	return s.Update(ctx, func(tx *Tx) error { return tx.MarkSent(ctx, id, now) })
 }
 
-// MarkAllSent runs Tx.MarkSent for each of ids in one transaction: a
+// MarkAllSent records each of ids as sent in one transaction: a
 // sender records the messages a batch handed over with one commit, not
 // one each. The commit does not wait for the disk (updateUnsynced): a
 // power failure that loses it sends those messages again, which a
 // process that dies before it does as well. An id that is not in the
 // outbox fails them all.
 func (s *Store) MarkAllSent(ctx context.Context, ids []int64, now time.Time) error {
-	return s.updateUnsynced(ctx, func(tx *Tx) error {
-		for _, id := range ids {
-			if err := tx.MarkSent(ctx, id, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.updateUnsynced(ctx, func(tx *Tx) error { return tx.markAllSent(ctx, ids, now) })
 }
 
 // MarkRetry runs Tx.MarkRetry in a transaction of its own.
