@@ -20,8 +20,7 @@ type Savepoint struct {
 func (tx *Tx) Savepoint(ctx context.Context) (*Savepoint, error) {
 	tx.savepoints++
 	sp := &Savepoint{tx: tx, name: fmt.Sprintf("sp%d", tx.savepoints)}
-	// Not through the statement cache: a savepoint's name is its own.
-	if _, err := tx.w.execOnce(ctx, "SAVEPOINT "+sp.name); err != nil {
+	if _, err := tx.w.execBare(ctx, "SAVEPOINT "+sp.name); err != nil {
 		return nil, fmt.Errorf("store: savepoint: %w", classify(err))
 	}
 	return sp, nil
@@ -34,7 +33,7 @@ func (sp *Savepoint) Release(ctx context.Context) error {
 		return nil
 	}
 	sp.done = true
-	if _, err := sp.tx.w.execOnce(ctx, "RELEASE "+sp.name); err != nil {
+	if _, err := sp.tx.w.execBare(ctx, "RELEASE "+sp.name); err != nil {
 		return fmt.Errorf("store: release savepoint: %w", classify(err))
 	}
 	return nil
@@ -48,10 +47,10 @@ func (sp *Savepoint) Rollback(ctx context.Context) error {
 		return nil
 	}
 	sp.done = true
-	if _, err := sp.tx.w.execOnce(ctx, "ROLLBACK TO "+sp.name); err != nil {
+	if _, err := sp.tx.w.execBare(ctx, "ROLLBACK TO "+sp.name); err != nil {
 		return fmt.Errorf("store: roll back to savepoint: %w", classify(err))
 	}
-	if _, err := sp.tx.w.execOnce(ctx, "RELEASE "+sp.name); err != nil {
+	if _, err := sp.tx.w.execBare(ctx, "RELEASE "+sp.name); err != nil {
 		return fmt.Errorf("store: close savepoint: %w", classify(err))
 	}
 	return nil

@@ -348,12 +348,12 @@ func (s *Store) update(ctx context.Context, synced bool, fn func(tx *Tx) error) 
 		if !synced {
 			level = "NORMAL"
 		}
-		if _, err := w.execOnce(ctx, "PRAGMA synchronous = "+level); err != nil {
+		if _, err := w.execBare(ctx, "PRAGMA synchronous = "+level); err != nil {
 			return fmt.Errorf("store: synchronous=%s: %w", level, classify(err))
 		}
 		s.unsynced = !synced
 	}
-	if _, err := w.execOnce(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := w.execBare(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("store: begin: %w", classify(err))
 	}
 	tx := &Tx{reader: reader{q: w}, w: w}
@@ -369,7 +369,7 @@ func (s *Store) update(ctx context.Context, synced bool, fn func(tx *Tx) error) 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
-	if _, err := w.execOnce(ctx, "COMMIT"); err != nil {
+	if _, err := w.execBare(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("store: commit: %w", classify(err))
 	}
 	committed = true
@@ -386,7 +386,7 @@ func (s *Store) update(ctx context.Context, synced bool, fn func(tx *Tx) error) 
 // may have ended it already (SQLite rolls back on some errors): then there
 // is nothing to roll back.
 func (s *Store) rollback(ctx context.Context) {
-	if _, err := (cachedTx{s: s}).execOnce(ctx, "ROLLBACK"); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
+	if _, err := (cachedTx{s: s}).execBare(ctx, "ROLLBACK"); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
 		s.log.Error("rollback failed", "err", err)
 	}
 }
@@ -431,10 +431,13 @@ func (c cachedTx) stmt(ctx context.Context, query string) *sql.Stmt {
 	return st
 }
 
-// execOnce runs a statement that is not worth preparing: a transaction's
-// own BEGIN and COMMIT, a savepoint's, whose name is its own.
-func (c cachedTx) execOnce(ctx context.Context, query string) (sql.Result, error) {
-	return c.s.conn.ExecContext(context.WithoutCancel(ctx), query)
+// execBare runs a statement without arguments: a transaction's own BEGIN
+// and COMMIT, the setting of its synchronous level, a savepoint's (their
+// names, sp1, sp2 and on, come back in every transaction). They too are
+// prepared once: a group of small messages runs a few of them for each
+// message, and preparing one costs about as much as running it.
+func (c cachedTx) execBare(ctx context.Context, query string) (sql.Result, error) {
+	return c.ExecContext(ctx, query)
 }
 
 func (c cachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {

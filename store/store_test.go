@@ -688,7 +688,7 @@ func TestEventLog(t *testing.T) {
 	}
 	for _, stmt := range []string{"UPDATE events SET type = 'forged' WHERE seq = 1", "DELETE FROM events WHERE seq = 2"} {
 		err := s.Update(ctx, func(tx *Tx) error {
-			_, err := tx.w.execOnce(ctx, stmt)
+			_, err := tx.w.execBare(ctx, stmt)
 			return err
 		})
 		if err == nil || !strings.Contains(err.Error(), "append-only") {
@@ -793,7 +793,7 @@ func TestRebuildFromSnapshotAndTail(t *testing.T) {
 	}
 	// A snapshot damaged on disk fails its hash.
 	update(t, s, func(ctx context.Context, tx *Tx) error {
-		_, err := tx.w.execOnce(ctx, `UPDATE snapshots SET state = CAST('{"n":1}' AS BLOB) WHERE game = 'g1'`)
+		_, err := tx.w.execBare(ctx, `UPDATE snapshots SET state = CAST('{"n":1}' AS BLOB) WHERE game = 'g1'`)
 		return err
 	})
 	if _, err := s.Rebuild(ctx, "g1", counterFold, false); !errors.Is(err, ErrCorrupt) {
