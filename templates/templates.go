@@ -92,12 +92,9 @@ func parse(l *lang.Language) (*set, error) {
 	}
 	hfuncs := htmltemplate.FuncMap{
 		"section": func(s *Section) (htmltemplate.HTML, error) {
-			var b bytes.Buffer
-			if err := hs.ExecuteTemplate(&b, s.Kind, s); err != nil {
-				return "", err
-			}
+			out, err := exec(hs, s.Kind, s)
 			// The nested template escaped everything it wrote.
-			return htmltemplate.HTML(b.String()), nil
+			return htmltemplate.HTML(out), err
 		},
 	}
 	for k, f := range funcs {
@@ -317,11 +314,15 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	}
 	var r Rendered
 	r.Subject = m.Headline
-	text, err := exec(ls.text, "layout", &m)
-	if err != nil {
+	// Both layouts are tidied straight from their buffers: the text of a
+	// whole message is the longest a render writes, and copying it out
+	// first would copy it twice.
+	tb := buffers.Get().(*bytes.Buffer)
+	defer putBuffer(tb)
+	if err := ls.text.ExecuteTemplate(tb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s text: %w", kind, err)
 	}
-	r.Text = tidyText(text)
+	r.Text = tidyText(tb.Bytes())
 	if m.attached() {
 		// The words of a post hang right under their author's name, so
 		// that the name is part of the block that quotes them.
@@ -333,7 +334,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	if err := ls.html.ExecuteTemplate(hb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s html: %w", kind, err)
 	}
-	r.HTML = tidyHTML(hb.String())
+	r.HTML = tidyHTML(hb.Bytes())
 	return r, nil
 }
 
@@ -416,20 +417,20 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // tidyText trims the spaces templates leave at the ends of lines, folds runs
 // of blank lines into one, and ends the text with one newline. The
 // signature separator "-- " keeps its space (RFC 3676).
-func tidyText(s string) string {
+func tidyText(s []byte) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	blank := true // no blank lines at the top
 	pending := 0  // blank lines kept but not yet written: at most one
-	for line := range strings.Lines(s) {
-		l, ended := strings.CutSuffix(line, "\n")
+	for line := range bytes.Lines(s) {
+		l, ended := bytes.CutSuffix(line, []byte("\n"))
 		if ended {
-			l = strings.TrimSuffix(l, "\r")
+			l = bytes.TrimSuffix(l, []byte("\r"))
 		}
-		if l != "-- " {
-			l = strings.TrimRight(l, " \t")
+		if string(l) != "-- " {
+			l = bytes.TrimRight(l, " \t")
 		}
-		if l == "" {
+		if len(l) == 0 {
 			if blank {
 				continue
 			}
@@ -443,7 +444,7 @@ func tidyText(s string) string {
 		for ; pending > 0; pending-- {
 			b.WriteByte('\n')
 		}
-		b.WriteString(l)
+		b.Write(l)
 		b.WriteByte('\n')
 	}
 	if b.Len() == 0 {
@@ -453,13 +454,13 @@ func tidyText(s string) string {
 }
 
 // tidyHTML drops the blank lines that template actions leave behind.
-func tidyHTML(s string) string {
+func tidyHTML(s []byte) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	for line := range strings.Lines(s) {
-		l := strings.TrimSuffix(line, "\n")
-		if strings.TrimSpace(l) != "" {
-			b.WriteString(strings.TrimRight(l, " \t"))
+	for line := range bytes.Lines(s) {
+		l := bytes.TrimSuffix(line, []byte("\n"))
+		if len(bytes.TrimSpace(l)) != 0 {
+			b.Write(bytes.TrimRight(l, " \t"))
 			b.WriteByte('\n')
 		}
 	}

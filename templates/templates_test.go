@@ -215,7 +215,7 @@ func TestRenderRefusesBadInput(t *testing.T) {
 }
 
 func TestTidyText(t *testing.T) {
-	got := tidyText("\n\nHead  \n\n\n\nbody\t\n-- \nfoot\n\n")
+	got := tidyText([]byte("\n\nHead  \n\n\n\nbody\t\n-- \nfoot\n\n"))
 	if want := "Head\n\nbody\n-- \nfoot\n"; got != want {
 		t.Errorf("tidyText = %q, want %q", got, want)
 	}
