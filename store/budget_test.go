@@ -144,16 +144,9 @@ func TestClaimWithoutABudgetReadsNoFurtherThanItTakes(t *testing.T) {
 		_, err := tx.q.ExecContext(ctx, `UPDATE outbox SET rcpts = '[1]' WHERE id = (SELECT max(id) FROM outbox)`)
 		return err
 	})
-	ids := func(ms []OutMessage) []string {
-		var got []string
-		for _, m := range ms {
-			got = append(got, m.MessageID)
-		}
-		return got
-	}
 	first, err := s.ClaimDue(ctx, t0, 30)
-	if err != nil || !slices.Equal(ids(first), queued[:30]) {
-		t.Fatalf("first claim of 30: %v (%v), want %v", ids(first), err, queued[:30])
+	if err != nil || !slices.Equal(messageIDs(first), queued[:30]) {
+		t.Fatalf("first claim of 30: %v (%v), want %v", messageIDs(first), err, queued[:30])
 	}
 	// The first 30 are being sent: they hold back the mail to p0..p29
 	// queued after them, and the next claim takes the mail to p30..p39
@@ -165,8 +158,8 @@ func TestClaimWithoutABudgetReadsNoFurtherThanItTakes(t *testing.T) {
 		}
 	}
 	second, err := s.ClaimDue(ctx, t0, len(want))
-	if err != nil || !slices.Equal(ids(second), want) {
-		t.Fatalf("second claim of %d: %v (%v), want %v", len(want), ids(second), err, want)
+	if err != nil || !slices.Equal(messageIDs(second), want) {
+		t.Fatalf("second claim of %d: %v (%v), want %v", len(want), messageIDs(second), err, want)
 	}
 	// Reaching the unreadable row fails the claim: the row is read only
 	// when the claim needs it.
@@ -233,6 +226,15 @@ func TestMarkAllSentRecordsTheBatchOrNothing(t *testing.T) {
 	}
 }
 
+// messageIDs lists the Message-IDs of ms.
+func messageIDs(ms []OutMessage) []string {
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.MessageID)
+	}
+	return got
+}
+
 // idsOf lists the outbox ids of ms.
 func idsOf(ms []OutMessage) []int64 {
 	var out []int64
@@ -267,13 +269,6 @@ func TestOutboxKeepsEachRecipientsOrder(t *testing.T) {
 	queue("<tally@host>", "tally", "b@example.org", PriorityNotice)
 	queue("<receipt@host>", "confirm", "A@example.org", PriorityReceipt)
 	queue("<close@host>", "thread", "a@example.org", PriorityGame)
-	ids := func(ms []OutMessage) []string {
-		var got []string
-		for _, m := range ms {
-			got = append(got, m.MessageID)
-		}
-		return got
-	}
 	release := func(ms []OutMessage) {
 		t.Helper()
 		for _, m := range ms {
@@ -286,27 +281,27 @@ func TestOutboxKeepsEachRecipientsOrder(t *testing.T) {
 	// order it was queued: the receipt does not wait behind the close.
 	inQueue := []string{"<digest@host>", "<tally@host>", "<receipt@host>", "<close@host>"}
 	claimed, err := s.ClaimDue(ctx, t0, 10)
-	if err != nil || fmt.Sprint(ids(claimed)) != fmt.Sprint(inQueue) {
-		t.Errorf("claimed %v (%v) with no budget, want %v", ids(claimed), err, inQueue)
+	if err != nil || fmt.Sprint(messageIDs(claimed)) != fmt.Sprint(inQueue) {
+		t.Errorf("claimed %v (%v) with no budget, want %v", messageIDs(claimed), err, inQueue)
 	}
 	release(claimed)
 	roomy, err := s.ClaimDueWithin(ctx, t0, 10, Room{Recipients: 4, Messages: 4})
-	if err != nil || fmt.Sprint(ids(roomy)) != fmt.Sprint(inQueue) {
-		t.Errorf("claimed %v (%v) within a room for all of it, want %v", ids(roomy), err, inQueue)
+	if err != nil || fmt.Sprint(messageIDs(roomy)) != fmt.Sprint(inQueue) {
+		t.Errorf("claimed %v (%v) within a room for all of it, want %v", messageIDs(roomy), err, inQueue)
 	}
 	release(roomy)
 	// A tight budget goes by priority, and the close takes the digest
 	// and the receipt to the same reader along, ahead of the tally. The
 	// room cuts that order, never reorders it.
 	if part, err := s.ClaimDueWithin(ctx, t0, 10, Room{Recipients: 3, Messages: -1}); err != nil ||
-		fmt.Sprint(ids(part)) != fmt.Sprint([]string{"<digest@host>", "<receipt@host>", "<close@host>"}) {
-		t.Errorf("claimed %v (%v) within a room of 3 recipients, want the digest, the receipt and the close", ids(part), err)
+		fmt.Sprint(messageIDs(part)) != fmt.Sprint([]string{"<digest@host>", "<receipt@host>", "<close@host>"}) {
+		t.Errorf("claimed %v (%v) within a room of 3 recipients, want the digest, the receipt and the close", messageIDs(part), err)
 	} else {
 		release(part)
 	}
 	if part, err := s.ClaimDueWithin(ctx, t0, 10, Room{Recipients: -1, Messages: 2}); err != nil ||
-		fmt.Sprint(ids(part)) != fmt.Sprint([]string{"<digest@host>", "<receipt@host>"}) {
-		t.Errorf("claimed %v (%v) within a room of 2 messages, want the digest and the receipt", ids(part), err)
+		fmt.Sprint(messageIDs(part)) != fmt.Sprint([]string{"<digest@host>", "<receipt@host>"}) {
+		t.Errorf("claimed %v (%v) within a room of 2 messages, want the digest and the receipt", messageIDs(part), err)
 	} else {
 		release(part)
 	}

@@ -217,8 +217,7 @@ func (tx *Tx) claimWithin(ctx context.Context, now time.Time, limit int, room Ro
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	marks := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	res, err := tx.q.QueryContext(ctx, `UPDATE outbox SET status = 'sending' WHERE id IN (`+marks+`) RETURNING `+outCols, ids...)
+	res, err := tx.q.QueryContext(ctx, `UPDATE outbox SET status = 'sending' WHERE id IN (`+placeholders(len(ids))+`) RETURNING `+outCols, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim outbox: %w", err)
 	}
@@ -397,9 +396,6 @@ func (tx *Tx) claimable(ctx context.Context, now time.Time, want int, room Room)
 			return queued(), nil
 		}
 		if !tight {
-			if !room.limited() && len(due) >= want {
-				return queued(), nil
-			}
 			continue
 		}
 		if len(due) < want {
@@ -447,8 +443,7 @@ func (tx *Tx) markAllSent(ctx context.Context, ids []int64, now time.Time) error
 		for _, id := range part {
 			args = append(args, id)
 		}
-		marks := strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")
-		res, err := tx.q.ExecContext(ctx, `UPDATE outbox SET `+sentSet+` WHERE id IN (`+marks+`)`, args...)
+		res, err := tx.q.ExecContext(ctx, `UPDATE outbox SET `+sentSet+` WHERE id IN (`+placeholders(len(part))+`)`, args...)
 		if err != nil {
 			return fmt.Errorf("store: mark %d messages sent: %w", len(part), err)
 		}
@@ -457,6 +452,11 @@ func (tx *Tx) markAllSent(ctx context.Context, ids []int64, now time.Time) error
 		}
 	}
 	return nil
+}
+
+// placeholders is the list of n parameters of an IN clause: ?,?,?.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
 // markChunk bounds the ids of one statement of markAllSent: a sender's
