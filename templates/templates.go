@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	texttemplate "text/template"
+	tparse "text/template/parse"
 	"unicode/utf8"
 
 	"github.com/mafiamail/mafiamail/lang"
@@ -52,6 +53,8 @@ type set struct {
 	text  *texttemplate.Template
 	html  *htmltemplate.Template
 	kinds []string
+	// textRun and htmlRun run text and html compiled (see run.go).
+	textRun, htmlRun *runner
 	// personal holds the kinds whose templates read the reader's part of
 	// the view: news with one of them is laid out for each copy.
 	personal map[string]bool
@@ -87,12 +90,13 @@ func parse(l *lang.Language) (*set, error) {
 	fsys := l.Files()
 	var ts *texttemplate.Template
 	var hs *htmltemplate.Template
+	var tr, hr *runner
 	tfuncs := texttemplate.FuncMap{
-		"section": func(s *Section) (string, error) { return exec(ts, s.Kind, s) },
+		"section": func(s *Section) (string, error) { return exec(tr, s.Kind, s) },
 	}
 	hfuncs := htmltemplate.FuncMap{
 		"section": func(s *Section) (htmltemplate.HTML, error) {
-			out, err := exec(hs, s.Kind, s)
+			out, err := exec(hr, s.Kind, s)
 			// The nested template escaped everything it wrote.
 			return htmltemplate.HTML(out), err
 		},
@@ -108,7 +112,7 @@ func parse(l *lang.Language) (*set, error) {
 	// fixed lays out a template's text as fixed lines (a table, such as a
 	// tally) within the width of a plain-text line.
 	tfuncs["fixed"] = func(name string, data any) (string, error) {
-		out, err := exec(ts, name, data)
+		out, err := exec(tr, name, data)
 		return FixedLines(out, FixedWidth), err
 	}
 	hfuncs["breakable"] = Breakable
@@ -119,7 +123,7 @@ func parse(l *lang.Language) (*set, error) {
 	tfuncs["htmlrules"] = func(s string) string { return s }
 	tfuncs["breakable"] = func(s string) string { return s }
 	// Both sets need "subject": a section's subject is text in either.
-	tfuncs["subject"] = func(s *Section) (string, error) { return exec(ts, s.Kind+".subject", s) }
+	tfuncs["subject"] = func(s *Section) (string, error) { return exec(tr, s.Kind+".subject", s) }
 	hfuncs["subject"] = tfuncs["subject"]
 	// news lays out the sections of a message, and tally its tally: the
 	// parts of a copy that read alike for many readers, kept in the
@@ -127,28 +131,28 @@ func parse(l *lang.Language) (*set, error) {
 	var personal map[string]bool
 	isPersonal := func(kind string) bool { return personal[kind] }
 	tfuncs["news"] = func(m *View) (string, error) {
-		return news(m, 't', isPersonal, func(v *View) (string, error) { return exec(ts, "news", v) })
+		return news(m, 't', isPersonal, func(v *View) (string, error) { return exec(tr, "news", v) })
 	}
 	hfuncs["news"] = func(m *View) (htmltemplate.HTML, error) {
-		out, err := news(m, 'h', isPersonal, func(v *View) (string, error) { return exec(hs, "news", v) })
+		out, err := news(m, 'h', isPersonal, func(v *View) (string, error) { return exec(hr, "news", v) })
 		// The news template escaped everything it wrote.
 		return htmltemplate.HTML(out), err
 	}
 	tfuncs["tally"] = func(m *View) (string, error) {
-		return m.cache.part('t', m.tallyKey(), func() (string, error) { return exec(ts, "tallyblock", m.Tally) })
+		return m.cache.part('t', m.tallyKey(), func() (string, error) { return exec(tr, "tallyblock", m.Tally) })
 	}
 	hfuncs["tally"] = func(m *View) (htmltemplate.HTML, error) {
-		out, err := m.cache.part('h', m.tallyKey(), func() (string, error) { return exec(hs, "tallyblock", m.Tally) })
+		out, err := m.cache.part('h', m.tallyKey(), func() (string, error) { return exec(hr, "tallyblock", m.Tally) })
 		return htmltemplate.HTML(out), err
 	}
 
 	// footer lays out the reader's footer, kept for the next mail that
 	// shows them the same one (see footer.go).
 	tfuncs["footer"] = func(m *View) (string, error) {
-		return footer(l.Tag, 't', m, func(v *footerView) (string, error) { return exec(ts, "footer", v) })
+		return footer(l.Tag, 't', m, func(v *footerView) (string, error) { return exec(tr, "footer", v) })
 	}
 	hfuncs["footer"] = func(m *View) (htmltemplate.HTML, error) {
-		out, err := footer(l.Tag, 'h', m, func(v *footerView) (string, error) { return exec(hs, "footer", v) })
+		out, err := footer(l.Tag, 'h', m, func(v *footerView) (string, error) { return exec(hr, "footer", v) })
 		// The footer template escaped everything it wrote.
 		return htmltemplate.HTML(out), err
 	}
@@ -189,7 +193,19 @@ func parse(l *lang.Language) (*set, error) {
 		}
 	}
 	personal = personalKinds(ts, hs, ks)
-	return &set{lang: l, text: ts, html: hs, kinds: ks, personal: personal}, nil
+	tr = newRunner(ts, func(name string) *tparse.Tree {
+		if t := ts.Lookup(name); t != nil {
+			return t.Tree
+		}
+		return nil
+	}, tfuncs, false)
+	hr = newRunner(hs, func(name string) *tparse.Tree {
+		if t := hs.Lookup(name); t != nil {
+			return t.Tree
+		}
+		return nil
+	}, hfuncs, true)
+	return &set{lang: l, text: ts, html: hs, textRun: tr, htmlRun: hr, kinds: ks, personal: personal}, nil
 }
 
 // news lays out the news of m with layOut, from the view newsView gives,
@@ -304,7 +320,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	}
 	m.main, m.cache = main, cache
 	if m.Headline == "" {
-		h, err := exec(ls.text, main.Kind+".subject", main)
+		h, err := exec(ls.textRun, main.Kind+".subject", main)
 		if err != nil {
 			return Rendered{}, fmt.Errorf("templates: render %s subject: %w", kind, err)
 		}
@@ -319,7 +335,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	// first would copy it twice.
 	tb := buffers.Get().(*bytes.Buffer)
 	defer putBuffer(tb)
-	if err := ls.text.ExecuteTemplate(tb, "layout", &m); err != nil {
+	if err := ls.textRun.ExecuteTemplate(tb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s text: %w", kind, err)
 	}
 	r.Text = tidyText(tb.Bytes())
@@ -331,7 +347,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	}
 	hb := buffers.Get().(*bytes.Buffer)
 	defer putBuffer(hb)
-	if err := ls.html.ExecuteTemplate(hb, "layout", &m); err != nil {
+	if err := ls.htmlRun.ExecuteTemplate(hb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s html: %w", kind, err)
 	}
 	r.HTML = tidyHTML(hb.Bytes())
