@@ -85,7 +85,7 @@ func (p *Program) Execute(b *bytes.Buffer, data any) (err error) {
 	if !ok {
 		value = reflect.ValueOf(data)
 	}
-	s.base = 0
+	s.base, s.depth = 0, 0
 	s.vars = append(s.vars[:0], variable{"$", value})
 	(*p.run)(s, value)
 	return nil
@@ -98,7 +98,14 @@ type state struct {
 	// base is where the running template's variables start: a template
 	// called by another sees none of its caller's.
 	base int
+	// depth counts the templates called and not yet returned from.
+	depth int
 }
+
+// maxDepth is text/template's bound on templates calling templates: a
+// template that calls itself for ever fails there rather than exhaust
+// the stack.
+const maxDepth = 100000
 
 var states = sync.Pool{New: func() any { return &state{vars: make([]variable, 0, 16)} }}
 
@@ -355,11 +362,14 @@ func (c *compiler) templateCall(n *parse.TemplateNode) (step, error) {
 		if pipe != nil {
 			v = pipe(s, dot)
 		}
+		if s.depth >= maxDepth {
+			fail("exceeded maximum template depth (%v)", maxDepth)
+		}
 		base, mark := s.base, len(s.vars)
 		s.push("$", v)
-		s.base = mark
+		s.base, s.depth = mark, s.depth+1
 		(*target)(s, v)
-		s.vars, s.base = s.vars[:mark], base
+		s.vars, s.base, s.depth = s.vars[:mark], base, s.depth-1
 	}, nil
 }
 

@@ -141,6 +141,7 @@ var cases = []string{
 	`{{anys}} {{anys 1 "a" .Count .Nil .NilAny}} {{.Title | anys 1}}`,
 	`{{list names}} {{(names)}} {{len (names)}} {{(index .Items 0).Name}}`,
 	`{{template "sub" .One}}{{template "sub" .One.Next}}{{template "empty"}}`,
+	`{{define "forever"}}{{template "forever" .}}{{end}}{{template "forever" .}}`,
 	`{{define "loop"}}{{if .}}{{.Name}}>{{template "loop" .Next}}{{end}}{{end}}{{template "loop" .One}}`,
 	`{{template "vars" .}}`,
 	`{{print .Count}}`,
