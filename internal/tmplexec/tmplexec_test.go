@@ -308,3 +308,54 @@ func FuzzEscapers(f *testing.F) {
 		}
 	})
 }
+
+// TestProgramsRunConcurrently: one Program run by many goroutines at once,
+// on values of two types that share a field's name, so that its field
+// lookups change type under the others' feet.
+func TestProgramsRunConcurrently(t *testing.T) {
+	tmpl := texttemplate.Must(texttemplate.New("main").Funcs(testFuncs).Parse(
+		`{{range .}}{{.Name}}{{with .Next}}>{{.Name}}{{end}};{{end}}`))
+	p, err := Compile("main", lookupText(tmpl), testFuncs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type other struct {
+		Name string
+		Next *other
+	}
+	inputs := []any{
+		[]*inner{{Name: "a", Next: &inner{Name: "b"}}, {Name: "c"}},
+		[]any{&other{Name: "x", Next: &other{Name: "y"}}, &inner{Name: "z"}},
+	}
+	var wants []string
+	for _, in := range inputs {
+		var b bytes.Buffer
+		if err := tmpl.Execute(&b, in); err != nil {
+			t.Fatal(err)
+		}
+		wants = append(wants, b.String())
+	}
+	done := make(chan error)
+	for g := range 8 {
+		go func() {
+			for i := range 200 {
+				k := (g + i) % len(inputs)
+				var b bytes.Buffer
+				if err := p.Execute(&b, inputs[k]); err != nil {
+					done <- err
+					return
+				}
+				if b.String() != wants[k] {
+					done <- fmt.Errorf("got %q, want %q", b.String(), wants[k])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
