@@ -6,9 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"mime"
-	"mime/quotedprintable"
 	"slices"
 	"strings"
 	"time"
@@ -296,17 +294,13 @@ func (c *Composer) encode(env envelope, r templates.Rendered) ([]byte, error) {
 		textParams["delsp"] = "yes"
 	}
 	w.part(boundary)
-	if err := w.textPart("text/plain", text.text, textParams); err != nil {
-		return nil, err
-	}
+	w.textPart("text/plain", text.text, textParams)
 	htmlParams := map[string]string{"charset": "utf-8"}
 	if len(env.images) == 0 {
 		w.part(boundary)
-		if err := w.textPart("text/html", r.HTML, htmlParams); err != nil {
-			return nil, err
-		}
-	} else if err := writeRelated(&w, boundary, env, r.HTML, htmlParams); err != nil {
-		return nil, err
+		w.textPart("text/html", r.HTML, htmlParams)
+	} else {
+		writeRelated(&w, boundary, env, r.HTML, htmlParams)
 	}
 	w.close(boundary)
 	if env.calendar != nil {
@@ -341,16 +335,14 @@ func writeCalendar(w *mimeWriter, boundary string, cal []byte) {
 // multipart/related (RFC 2387), the HTML first, each picture inline with
 // its Content-ID, so that Gmail, Outlook and Apple Mail show them in place
 // and list no attachment. Its boundary derives from the Message-ID too.
-func writeRelated(w *mimeWriter, outer string, env envelope, html string, htmlParams map[string]string) error {
+func writeRelated(w *mimeWriter, outer string, env envelope, html string, htmlParams map[string]string) {
 	boundary := pickBoundary(env.id+"/related", html)
 	w.part(outer)
 	w.field("Content-Type", mime.FormatMediaType("multipart/related",
 		map[string]string{"boundary": boundary, "type": "text/html"}))
 	w.endHeader()
 	w.part(boundary)
-	if err := w.textPart("text/html", html, htmlParams); err != nil {
-		return err
-	}
+	w.textPart("text/html", html, htmlParams)
 	for _, img := range env.images {
 		w.part(boundary)
 		w.field("Content-Id", "<"+img.cid+">")
@@ -361,14 +353,14 @@ func writeRelated(w *mimeWriter, outer string, env envelope, html string, htmlPa
 		w.base64(img.png)
 	}
 	w.close(boundary)
-	return nil
 }
 
 // mimeWriter writes a MIME message into one buffer, byte for byte as
 // go-message's Writer writes it: header fields folded as its textproto
 // folds them, each part opened by its boundary line (a CRLF before every
-// boundary but the first of the message), quoted-printable by
-// mime/quotedprintable, and base64 in lines of 76 characters.
+// boundary but the first of the message), quoted-printable as
+// mime/quotedprintable writes it (see qp.go), and base64 in lines of 76
+// characters.
 type mimeWriter struct {
 	b bytes.Buffer
 	// opened are the boundaries with a part begun: their next boundary
@@ -477,16 +469,12 @@ func (w *mimeWriter) close(boundary string) {
 
 // textPart writes the header and the quoted-printable body of a text
 // part, whose boundary line is written.
-func (w *mimeWriter) textPart(typ, body string, params map[string]string) error {
+func (w *mimeWriter) textPart(typ, body string, params map[string]string) {
 	w.field("Content-Type", mime.FormatMediaType(typ, params))
 	w.field("Content-Disposition", "inline")
 	w.field("Content-Transfer-Encoding", "quoted-printable")
 	w.endHeader()
-	qw := quotedprintable.NewWriter(&w.b)
-	if _, err := io.WriteString(qw, body); err != nil {
-		return err
-	}
-	return qw.Close()
+	writeQuotedPrintable(&w.b, body)
 }
 
 // base64 writes data in base64, in lines of 76 characters with no line
