@@ -255,20 +255,24 @@ func (c *compiler) isEscaper(cmd *parse.CommandNode, name string) bool {
 	return !shadowed
 }
 
+// branches compiles the body of an if, with or range, and its else: nil
+// when there is none.
+func (c *compiler) branches(list, elseList *parse.ListNode) (body, orElse step, err error) {
+	if body, err = c.list(list); err != nil || elseList == nil {
+		return body, nil, err
+	}
+	orElse, err = c.list(elseList)
+	return body, orElse, err
+}
+
 func (c *compiler) ifOrWith(p *parse.PipeNode, list, elseList *parse.ListNode, with bool) (step, error) {
 	pipe, err := c.pipeline(p)
 	if err != nil {
 		return nil, err
 	}
-	body, err := c.list(list)
+	body, orElse, err := c.branches(list, elseList)
 	if err != nil {
 		return nil, err
-	}
-	var orElse step
-	if elseList != nil {
-		if orElse, err = c.list(elseList); err != nil {
-			return nil, err
-		}
 	}
 	return func(s *state, dot reflect.Value) {
 		mark := len(s.vars)
@@ -298,15 +302,9 @@ func (c *compiler) rangeNode(n *parse.RangeNode) (step, error) {
 		return nil, fmt.Errorf("range with assignment: %w", errUnsupported)
 	}
 	decls := len(n.Pipe.Decl)
-	body, err := c.list(n.List)
+	body, orElse, err := c.branches(n.List, n.ElseList)
 	if err != nil {
 		return nil, err
-	}
-	var orElse step
-	if n.ElseList != nil {
-		if orElse, err = c.list(n.ElseList); err != nil {
-			return nil, err
-		}
 	}
 	return func(s *state, dot reflect.Value) {
 		outer := len(s.vars)
@@ -490,31 +488,14 @@ func (c *compiler) dynamic(n parse.Node, typ reflect.Type) (expr, error) {
 	switch n := n.(type) {
 	case *parse.DotNode:
 		e = func(_ *state, dot reflect.Value) reflect.Value { return dot }
-	case *parse.FieldNode:
-		cmd, err := c.fieldChain(n.Ident, nil, false, func(_ *state, dot reflect.Value) reflect.Value { return dot })
-		if err != nil {
-			return nil, err
-		}
-		e = func(s *state, dot reflect.Value) reflect.Value { return cmd(s, dot, missing) }
-	case *parse.VariableNode:
-		cmd, err := c.command(&parse.CommandNode{NodeType: parse.NodeCommand, Args: []parse.Node{n}}, false)
-		if err != nil {
-			return nil, err
-		}
-		e = func(s *state, dot reflect.Value) reflect.Value { return cmd(s, dot, missing) }
 	case *parse.PipeNode:
 		pipe, err := c.pipeline(n)
 		if err != nil {
 			return nil, err
 		}
 		e = pipe
-	case *parse.IdentifierNode:
-		cmd, err := c.call(n.Ident, nil, false)
-		if err != nil {
-			return nil, err
-		}
-		e = func(s *state, dot reflect.Value) reflect.Value { return cmd(s, dot, missing) }
-	case *parse.ChainNode:
+	case *parse.FieldNode, *parse.VariableNode, *parse.ChainNode, *parse.IdentifierNode:
+		// Evaluated as a command of its own, with no arguments.
 		cmd, err := c.command(&parse.CommandNode{NodeType: parse.NodeCommand, Args: []parse.Node{n}}, false)
 		if err != nil {
 			return nil, err

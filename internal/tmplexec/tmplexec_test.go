@@ -164,6 +164,15 @@ func lookupText(t *texttemplate.Template) Lookup {
 	}
 }
 
+func lookupHTML(t *htmltemplate.Template) Lookup {
+	return func(name string) *parse.Tree {
+		if x := t.Lookup(name); x != nil {
+			return x.Tree
+		}
+		return nil
+	}
+}
+
 // TestProgramsRunAsTextTemplate runs every case through text/template and
 // through its compiled Program: the same output, or both fail.
 func TestProgramsRunAsTextTemplate(t *testing.T) {
@@ -241,12 +250,7 @@ func TestProgramsRunAsHTMLTemplate(t *testing.T) {
 			if err := tmpl.Execute(&want, sample()); err != nil {
 				t.Fatalf("%q: %v", src, err)
 			}
-			p, err := Compile("main", func(name string) *parse.Tree {
-				if x := tmpl.Lookup(name); x != nil {
-					return x.Tree
-				}
-				return nil
-			}, testFuncs)
+			p, err := Compile("main", lookupHTML(tmpl), testFuncs)
 			if err != nil {
 				t.Fatalf("%q: compile: %v", src, err)
 			}
@@ -276,12 +280,7 @@ func FuzzEscapers(f *testing.F) {
 	if err := tmpl.Execute(&prime, ""); err != nil {
 		f.Fatal(err)
 	}
-	p, err := Compile("main", func(name string) *parse.Tree {
-		if x := tmpl.Lookup(name); x != nil {
-			return x.Tree
-		}
-		return nil
-	}, nil)
+	p, err := Compile("main", lookupHTML(tmpl), nil)
 	if err != nil {
 		f.Fatal(err)
 	}
