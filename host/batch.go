@@ -171,7 +171,7 @@ func (h *Host) attempt(ctx context.Context, g *group, cause string, now time.Tim
 		if _, ok := g.before[id]; !ok {
 			g.before[id] = h.games[id]
 		}
-		h.games[id] = c
+		h.setGame(id, c)
 	}
 	return nil
 }
@@ -192,11 +192,7 @@ func (g *group) keep(h *Host, c inbound.Charge) {
 // the group.
 func (g *group) restore(h *Host) {
 	for id, was := range g.before {
-		if was == nil {
-			delete(h.games, id)
-		} else {
-			h.games[id] = was
-		}
+		h.setGame(id, was)
 	}
 	h.proc.Keep(g.undo)
 }

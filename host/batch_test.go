@@ -43,7 +43,9 @@ func (hs *harness) handleGroupIn(ctx context.Context, raws [][]byte) []error {
 		hs.uid++
 		ms[i] = Mail{Mailbox: "INBOX", UIDValidity: 1, UID: hs.uid, Raw: raw, Size: len(raw)}
 	}
-	return hs.h.HandleBatch(ctx, ms)
+	errs := hs.h.HandleBatch(ctx, ms)
+	hs.checkSchedule()
+	return errs
 }
 
 // dayScript is a day of mail from the players of setUp's game: votes,
@@ -256,6 +258,49 @@ func TestGroupCommitFailedCommitKeepsNothing(t *testing.T) {
 	}
 	if refused, _ := hs.st.InboundByOutcome(context.Background(), store.OutcomeRefused, 10); len(refused) != 0 {
 		t.Errorf("Alice was charged for the group that failed: %d of her messages refused", len(refused))
+	}
+}
+
+// TestGroupCommitFailedKeepsTheClockAsItWas: a group that pauses a game
+// and then cannot commit leaves the game's deadline where it was, for the
+// clock and for the watcher's barrier; offered again, the pause takes.
+func TestGroupCommitFailedKeepsTheClockAsItWas(t *testing.T) {
+	defer func(w time.Duration) { groupWindow = w }(groupWindow)
+	groupWindow = time.Hour
+	hs := newHarness(t)
+	hs.setUp()
+	barrier := hs.h.Barrier()
+	if barrier.IsZero() {
+		t.Fatal("a running game has no deadline")
+	}
+	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
+	raws := [][]byte{
+		hs.compose("ref@example.org", ref, "PAUSE"),
+		withSubject(hs.compose(addr("Dave"), hs.thread("Dave"), "VOTE Bob"), "last"),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	breakForTest = func(r inbound.Report) {
+		if r.Subject == "last" {
+			cancel()
+		}
+	}
+	t.Cleanup(func() { breakForTest = nil })
+	for i, err := range hs.handleGroupIn(ctx, raws) {
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("message %d: %v, want the failed commit's error", i, err)
+		}
+	}
+	breakForTest = nil
+	if got := hs.h.Barrier(); !got.Equal(barrier) {
+		t.Fatalf("after a group that did not commit the barrier is %v, want %v", got, barrier)
+	}
+	for i, err := range hs.handleGroup(raws) {
+		if err != nil {
+			t.Fatalf("message %d offered again: %v", i, err)
+		}
+	}
+	if !hs.game("g1").Paused || !hs.h.Barrier().IsZero() {
+		t.Fatalf("after the pause: paused %v, barrier %v", hs.game("g1").Paused, hs.h.Barrier())
 	}
 }
 

@@ -39,6 +39,17 @@ type game struct {
 	stored time.Time
 }
 
+// setGame makes g the live game id (nil: no such game), in the games map
+// and in the clock's schedule. The caller holds mu.
+func (h *Host) setGame(id string, g *game) {
+	if g == nil {
+		delete(h.games, id)
+	} else {
+		h.games[id] = g
+	}
+	h.schedule.set(id, g)
+}
+
 // updateNext recomputes the game's next deadline after its state changed.
 func (g *game) updateNext() { g.next, g.hasNext = engine.NextDeadline(g.state) }
 

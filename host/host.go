@@ -99,6 +99,9 @@ type Host struct {
 	// store has one writer and each step must see the last one's state.
 	mu    sync.Mutex
 	games map[string]*game
+	// schedule indexes games by their deadlines for the clock; setGame
+	// keeps it in step with games.
+	schedule *schedule
 	// wake tells the clock loop that a deadline may have moved.
 	wake chan struct{}
 	// watermark is the moment (real time, Unix nanoseconds; 0 for none
@@ -156,7 +159,7 @@ func New(ctx context.Context, opts Config) (*Host, error) {
 		opts.MailGrace = DefaultMailGrace
 	}
 	h := &Host{opts: opts, st: opts.Store, log: opts.Log, clock: opts.Clock,
-		games: map[string]*game{}, wake: make(chan struct{}, 1), layout: newLayoutPool()}
+		games: map[string]*game{}, schedule: newSchedule(), wake: make(chan struct{}, 1), layout: newLayoutPool()}
 	h.started = h.clock.real()
 	var limiter *inbound.Limiter
 	if opts.PerSenderPerHour > 0 {
@@ -253,7 +256,7 @@ func (h *Host) load(ctx context.Context) error {
 			}
 		}
 		g.updateNext()
-		h.games[rb.Game] = g
+		h.setGame(rb.Game, g)
 	}
 	h.publishBarrier()
 	h.log.Info("games loaded", "games", len(rebuilt))

@@ -145,6 +145,7 @@ func (hs *harness) deliver(raw []byte) {
 	if err := hs.h.HandleMessage(context.Background(), "INBOX", 1, hs.uid, raw); err != nil {
 		hs.t.Fatalf("handle: %v", err)
 	}
+	hs.checkSchedule()
 }
 
 func (hs *harness) outbox() []store.OutMessage {

@@ -37,6 +37,7 @@ func (hs *harness) tick() {
 	if err := hs.h.TickDue(context.Background()); err != nil {
 		hs.t.Fatal(err)
 	}
+	hs.checkSchedule()
 }
 
 // When a busy thread would not fit the sending budget, the host gathers

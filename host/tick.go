@@ -58,13 +58,7 @@ func (h *Host) RunClock(ctx context.Context) error {
 // publishBarrier records the earliest deadline of any game for Barrier.
 // The caller holds mu, with the games as they stand between transactions.
 func (h *Host) publishBarrier() {
-	var next time.Time
-	found := false
-	for _, g := range h.games {
-		if g.hasNext && (!found || g.next.Before(next)) {
-			next, found = g.next, true
-		}
-	}
+	next, found := h.schedule.earliest()
 	if !found {
 		h.barrier.Store(nil)
 		return
@@ -82,35 +76,36 @@ func (h *Host) nextWake() (time.Duration, bool) {
 	now := h.clock.Now()
 	var wait time.Duration
 	found := false
-	for _, g := range h.games {
-		if !g.hasNext {
-			continue
-		}
-		d := h.clock.Until(g.next)
-		if h.opts.ArrivalOrder && !g.next.After(now) && !h.readPast(g.next) {
-			d = max(time.Until(h.graceEnd(g)), 0)
-		}
+	consider := func(d time.Duration) {
 		if !found || d < wait {
 			wait, found = d, true
 		}
 	}
+	// A deadline that has passed waits, with ArrivalOrder, for the mail
+	// that arrived before it to be read, or for its grace to end.
+	next, later := h.schedule.visit(now, func(id string) {
+		g := h.games[id]
+		d := h.clock.Until(g.next)
+		if h.opts.ArrivalOrder && !h.readPast(g.next) {
+			d = max(time.Until(h.graceEnd(g)), 0)
+		}
+		consider(d)
+	})
+	if later {
+		consider(h.clock.Until(next))
+	}
 	// The sending plan is weighed again now and then while rounds run,
 	// and a close that waits for held mail looks whether it has gone out.
-	running, waiting := false, false
-	for _, g := range h.games {
-		if g.state.Phase == engine.DayPhase || g.state.Phase == engine.NightPhase {
-			running = true
-			waiting = waiting || g.state.MailWaiting()
-		}
+	running, waiting := len(h.schedule.running) > 0, false
+	for id := range h.schedule.waiting {
+		waiting = waiting || h.schedule.running[id]
 	}
 	if running {
 		d := max(time.Until(h.nextPlan), 0)
 		if waiting {
 			d = min(d, h.heldCheckEvery())
 		}
-		if !found || d < wait {
-			wait, found = d, true
-		}
+		consider(d)
 	}
 	return wait, found
 }
@@ -135,7 +130,7 @@ func (h *Host) TickDue(ctx context.Context) error {
 func (h *Host) tickDue(ctx context.Context) (int, error) {
 	now := h.clock.Now()
 	moved := 0
-	for _, id := range h.sortedGames() {
+	for _, id := range h.schedule.toTick(now) {
 		g := h.games[id]
 		if g.state.MailWaiting() {
 			flowed, err := h.mailFlowed(ctx, id)
