@@ -191,6 +191,7 @@ func (tx *Tx) AddParticipant(ctx context.Context, game, name, address, kind stri
 		return Participant{}, fmt.Errorf("store: add participant to %s: name and address are required", game)
 	}
 	// A collision in 80 random bits will not happen; retrying costs nothing.
+	tx.forgetParticipants()
 	for range 3 {
 		p.Token = NewToken()
 		_, err := tx.q.ExecContext(ctx, `INSERT INTO participants
@@ -232,6 +233,7 @@ func (tx *Tx) SetParticipantStatus(ctx context.Context, game, token, status stri
 }
 
 func (tx *Tx) updateParticipant(ctx context.Context, game, token, set string, args ...any) error {
+	tx.forgetParticipants()
 	res, err := tx.q.ExecContext(ctx, "UPDATE participants SET "+set+" WHERE game = ? AND token = ?",
 		append(args, game, strings.ToLower(token))...)
 	if err != nil {
@@ -284,6 +286,65 @@ func (r reader) ActiveParticipantByToken(ctx context.Context, game, token string
 	}
 	return p, nil
 }
+
+// ActiveParticipantByToken is reader.ActiveParticipantByToken inside a
+// write transaction, which the host asks for every message to a
+// participant's address: a participant found is kept, in the store, for
+// later transactions. Every write to the participants table goes through
+// AddParticipant or updateParticipant, which forget what was kept and
+// make the rest of their transaction read the table, so a lookup never
+// answers with a row other than the one the table holds, committed or
+// not, and nothing the transaction wrote outlives its rollback. Tokens
+// that are not found are not kept: made-up tokens cost a query each, as
+// before, and take no memory.
+func (tx *Tx) ActiveParticipantByToken(ctx context.Context, game, token string) (Participant, error) {
+	active := &tx.w.s.active
+	if tx.wroteParticipants {
+		return tx.reader.ActiveParticipantByToken(ctx, game, token)
+	}
+	if p, ok := active.get(game, token); ok {
+		return p, nil
+	}
+	p, err := tx.reader.ActiveParticipantByToken(ctx, game, token)
+	if err == nil {
+		active.put(p)
+	}
+	return p, err
+}
+
+// forgetParticipants empties what the store keeps of the participants,
+// before the transaction changes them.
+func (tx *Tx) forgetParticipants() {
+	tx.wroteParticipants = true
+	tx.w.s.active.clear()
+}
+
+// activeParticipants maps a game and a token, in lower case as the table
+// holds it, to the active participant. It is guarded by Store.mu.
+type activeParticipants struct {
+	byToken map[participantKey]Participant
+}
+
+type participantKey struct{ game, token string }
+
+// maxActiveKept bounds what activeParticipants holds: the participants of
+// some 2,500 games of 25, far more than a host has under way. Past it, it
+// starts again.
+const maxActiveKept = 1 << 16
+
+func (a *activeParticipants) get(game, token string) (Participant, bool) {
+	p, ok := a.byToken[participantKey{game, strings.ToLower(token)}]
+	return p, ok
+}
+
+func (a *activeParticipants) put(p Participant) {
+	if a.byToken == nil || len(a.byToken) >= maxActiveKept {
+		a.byToken = map[participantKey]Participant{}
+	}
+	a.byToken[participantKey{p.Game, strings.ToLower(p.Token)}] = p
+}
+
+func (a *activeParticipants) clear() { a.byToken = nil }
 
 // Participants returns every participant of a game, of any status, in the
 // order they joined.

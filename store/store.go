@@ -55,8 +55,11 @@ type Store struct {
 	read *sql.DB
 	reader
 
-	mu    sync.Mutex // serializes Update, guards stmts and unsynced
+	mu    sync.Mutex // serializes Update, guards stmts, unsynced and active
 	stmts map[string]*sql.Stmt
+	// active keeps the active participants write transactions found by
+	// token (see Tx.ActiveParticipantByToken).
+	active activeParticipants
 	// unsynced is set while conn runs with synchronous=NORMAL, after a
 	// transaction that need not be on disk at once (see updateUnsynced).
 	unsynced bool
@@ -401,6 +404,10 @@ type Tx struct {
 	enqueued bool
 	// savepoints counts the savepoints opened, for their names.
 	savepoints int
+	// wroteParticipants is set once the transaction has added or
+	// changed a participant: from then on its lookups by token go to
+	// the table (see Tx.ActiveParticipantByToken).
+	wroteParticipants bool
 }
 
 // cachedTx runs a write transaction's statements as statements prepared

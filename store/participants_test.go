@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestKeptParticipantsFollowTheTable: the participants write transactions
+// find by token are kept between transactions, and every lookup answers
+// as the table would at that moment: a rename, a replacement, a new
+// participant show at once, in the transaction that made them and in the
+// next; a change rolled back never shows; a token not found is not kept.
+func TestKeptParticipantsFollowTheTable(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	mustCreateGame(t, s, "g1")
+	var alice Participant
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		var err error
+		alice, err = tx.AddParticipant(ctx, "g1", "Alice", "alice@example.org", KindPlayer, t0)
+		return err
+	})
+	// lookup asks in a transaction of its own, as the host does for each
+	// message.
+	lookup := func(token string) (Participant, error) {
+		var p Participant
+		err := s.Update(ctx, func(tx *Tx) error {
+			var err error
+			p, err = tx.ActiveParticipantByToken(ctx, "g1", token)
+			return err
+		})
+		return p, err
+	}
+	for range 2 { // found in the table, then kept
+		if p, err := lookup(strings.ToUpper(alice.Token)); err != nil || p != alice {
+			t.Fatalf("lookup: %+v, %v; want %+v", p, err, alice)
+		}
+	}
+	if len(s.active.byToken) != 1 {
+		t.Fatalf("%d participants kept, want Alice", len(s.active.byToken))
+	}
+
+	// A rename shows in its own transaction and after it.
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		if err := tx.SetParticipantName(ctx, "g1", alice.Token, "Alicia"); err != nil {
+			return err
+		}
+		p, err := tx.ActiveParticipantByToken(ctx, "g1", alice.Token)
+		if err != nil || p.Name != "Alicia" {
+			t.Errorf("in the renaming transaction: %+v, %v", p, err)
+		}
+		return nil
+	})
+	if p, err := lookup(alice.Token); err != nil || p.Name != "Alicia" {
+		t.Fatalf("after the rename: %+v, %v", p, err)
+	}
+
+	// A replacement that rolls back leaves Alicia active; the new
+	// participant it added is not found.
+	var bob Participant
+	errUndo := errors.New("undo")
+	err := s.Update(ctx, func(tx *Tx) error {
+		if err := tx.SetParticipantStatus(ctx, "g1", alice.Token, StatusReplaced); err != nil {
+			return err
+		}
+		var err error
+		if bob, err = tx.AddParticipant(ctx, "g1", "Bob", "bob@example.org", KindPlayer, t0); err != nil {
+			return err
+		}
+		if _, err := tx.ActiveParticipantByToken(ctx, "g1", alice.Token); !errors.Is(err, ErrNotFound) {
+			t.Errorf("replaced, in its own transaction: %v, want ErrNotFound", err)
+		}
+		if p, err := tx.ActiveParticipantByToken(ctx, "g1", bob.Token); err != nil || p != bob {
+			t.Errorf("the new participant in its own transaction: %+v, %v", p, err)
+		}
+		return errUndo
+	})
+	if !errors.Is(err, errUndo) {
+		t.Fatalf("Update: %v", err)
+	}
+	if p, err := lookup(alice.Token); err != nil || p.Name != "Alicia" {
+		t.Fatalf("after the rolled-back replacement: %+v, %v", p, err)
+	}
+	if _, err := lookup(bob.Token); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a participant rolled back is found: %v", err)
+	}
+
+	// Replaced for good: the token stops working.
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		return tx.SetParticipantStatus(ctx, "g1", alice.Token, StatusReplaced)
+	})
+	if _, err := lookup(alice.Token); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("replaced: %v, want ErrNotFound", err)
+	}
+
+	// Made-up tokens are not kept.
+	for _, tok := range []string{"aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"} {
+		if _, err := lookup(tok); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("made-up token %s: %v", tok, err)
+		}
+	}
+	if len(s.active.byToken) != 0 {
+		t.Fatalf("%d participants kept after lookups that found none", len(s.active.byToken))
+	}
+}
