@@ -45,8 +45,9 @@ type batch struct {
 	// queue holds the messages no worker has taken yet.
 	queue []store.OutMessage
 	// open counts the running workers that hold a connection; dialing
-	// those that are opening one, with a message in hand.
-	open, dialing int
+	// those that are opening one, with a message in hand; idle those
+	// that hold one and wait for work.
+	open, dialing, idle int
 	// stopping is set when a connection could not be opened while no
 	// other was open: the server is gone, and err says why.
 	stopping bool
@@ -64,6 +65,56 @@ type batch struct {
 	busy     map[string]int
 	inFlight int
 	stalled  map[string]bool
+	// more is set when the batch takes more mail from the outbox as it
+	// goes (see refill): a worker that takes the last queued message
+	// asks Run's goroutine, through it, to claim the next, which it then
+	// does while the messages in flight are still being handed over.
+	// Workers out of work wait for the answer rather than end, until
+	// dry is set: the outbox had nothing more, or the batch may take no
+	// more. claimed counts the messages the batch has been given.
+	more    chan struct{}
+	dry     bool
+	claimed int
+}
+
+// refillCap bounds what a batch takes in refills, in batches of
+// Config.BatchSize: between batches the sender writes the results the
+// outbox could not take and weighs its hold and budget again.
+const refillCap = 10
+
+// refilling reports whether a worker out of work should wait for more
+// mail rather than end. Called with mu held.
+func (b *batch) refilling() bool {
+	return b.more != nil && !b.dry && !b.stopping && len(b.stalled) == 0
+}
+
+// askMore asks for the next claim, once. Called with mu held.
+func (b *batch) askMore() {
+	select {
+	case b.more <- struct{}{}:
+	default:
+	}
+}
+
+// add queues msgs claimed for the batch; none means the outbox had no
+// more.
+func (b *batch) add(msgs []store.OutMessage) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.queue = append(b.queue, msgs...)
+	b.claimed += len(msgs)
+	if len(msgs) == 0 {
+		b.dry = true
+	}
+	b.cond.Broadcast()
+}
+
+// stopRefills makes the batch end once its queue is done.
+func (b *batch) stopRefills() {
+	b.mu.Lock()
+	b.dry = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }
 
 // recipientKeys names the recipients of m, for busy and stalled.
@@ -155,24 +206,56 @@ func (b *batch) take(ctx context.Context, hasConn bool) (store.OutMessage, bool)
 		if b.stopping || ctx.Err() != nil {
 			break
 		}
-		if m, ok := b.next(); ok {
-			if !hasConn {
-				b.dialing++
+		if hasConn || b.mayDial() {
+			if m, ok := b.next(); ok {
+				if !hasConn {
+					b.dialing++
+				}
+				if len(b.queue) == 0 && b.refilling() {
+					b.askMore()
+				} else if len(b.queue) > 1 && b.more != nil {
+					// Mail beyond what this worker takes: the workers
+					// without a connection may open theirs (mayDial).
+					b.cond.Broadcast()
+				}
+				return m, true
 			}
-			return m, true
 		}
-		// Nothing may go now; a worker with a connection waits while a
-		// dial may give a message back, or while messages in flight may
-		// free the mail queued behind them.
-		if !hasConn || (b.dialing == 0 && (b.inFlight == 0 || len(b.queue) == 0)) {
+		// Nothing may go now; any worker waits while more mail may come;
+		// one with a connection also while a dial may give a message
+		// back, or while messages in flight may free the mail queued
+		// behind them.
+		refilling := b.refilling()
+		if !refilling && (!hasConn || (b.dialing == 0 && (b.inFlight == 0 || len(b.queue) == 0))) {
 			break
 		}
+		if refilling && (hasConn || len(b.queue) == 0) {
+			// Nothing queued may go now: more may.
+			b.askMore()
+		}
+		if hasConn {
+			b.idle++
+		}
 		b.cond.Wait()
+		if hasConn {
+			b.idle--
+		}
 	}
 	if hasConn {
 		b.open--
 	}
 	return store.OutMessage{}, false
+}
+
+// mayDial reports whether a worker without a connection may take a
+// message and open one for it. In a batch that claims more as it goes,
+// every slot has a worker from the start; one without a connection
+// leaves the mail to the connections open while one of them waits for
+// work or is about to, and opens another only for mail queued beyond
+// what they take: a trickle of mail keeps to one connection. Called with
+// mu held.
+func (b *batch) mayDial() bool {
+	return b.more == nil || b.open == 0 || (b.idle == 0 && len(b.queue) > 1)
 }
 
 // dialed records that a worker has opened its connection.
@@ -212,14 +295,20 @@ func (b *batch) broke() {
 }
 
 // sendBatch sends msgs over the pool's usable slots, opening connections
-// as messages need them, and records every result. It returns an error
-// when the server cannot be reached, after releasing the messages not
-// attempted with the backoff of a failed connection, or when ctx ended,
-// after releasing them at once. Results, and OnFailed, are done with
-// before it returns; OnFailed runs on the caller's goroutine (Run's).
-func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage) error {
-	b := &batch{queue: msgs}
+// as messages need them, and records every result. With refill, the batch
+// claims more mail as its queue runs out, so that the connections do not
+// wait for the slowest of them and for the outbox between batches (see
+// refill). It returns an error when the server cannot be reached, after
+// releasing the messages not attempted with the backoff of a failed
+// connection, or when ctx ended, after releasing them at once. Results,
+// and OnFailed, are done with before it returns; OnFailed runs on the
+// caller's goroutine (Run's).
+func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage, refill bool) error {
+	b := &batch{queue: msgs, claimed: len(msgs)}
 	b.cond = sync.NewCond(&b.mu)
+	if refill {
+		b.more = make(chan struct{}, 1)
+	}
 	// Slots with a connection first: a batch of one message uses the
 	// connection that is open rather than opening another.
 	var slots []int
@@ -238,7 +327,9 @@ func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage
 		p.refused[0] = false
 		slots = []int{0}
 	}
-	slots = slots[:min(len(slots), len(msgs))]
+	if !refill {
+		slots = slots[:min(len(slots), len(msgs))]
+	}
 	for _, i := range slots {
 		if p.conns[i] != nil {
 			b.open++
@@ -262,6 +353,8 @@ func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage
 		select {
 		case f := <-notices:
 			f()
+		case <-b.more:
+			s.refill(ctx, b)
 		case <-done:
 			running = false
 		}
@@ -285,6 +378,38 @@ func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage
 		s.release(ctx, rest, "not attempted: earlier mail to the same recipient was not sent", 0)
 	}
 	return nil
+}
+
+// refill claims the next messages for b, on Run's goroutine while the
+// workers send. It first records what the batch has sent, so that the
+// outbox lets the mail queued behind it go (a message being sent holds
+// back later mail to its recipients). A batch takes no more once it
+// has met a failure, a hold or an outbox it cannot write to, or has
+// taken refillCap batches' worth: it then ends as any batch does.
+func (s *Sender) refill(ctx context.Context, b *batch) {
+	b.mu.Lock()
+	open := b.refilling() && b.claimed < refillCap*s.cfg.BatchSize
+	b.mu.Unlock()
+	if !open || s.held() || ctx.Err() != nil {
+		b.stopRefills()
+		return
+	}
+	s.recordSent(ctx)
+	s.recMu.Lock()
+	unrecorded := len(s.unrecorded)
+	s.recMu.Unlock()
+	if unrecorded > 0 {
+		b.stopRefills() // written before anything else is sent (flush)
+		return
+	}
+	msgs, err := s.claim(ctx, s.cfg.BatchSize, -1, -1)
+	if err != nil {
+		// The drain's next claim meets it again and says so.
+		s.log.Debug("cannot claim more for the batch", "err", err)
+		b.stopRefills()
+		return
+	}
+	b.add(msgs)
 }
 
 // work is one worker of a batch: it sends messages over the connection

@@ -6,9 +6,10 @@
 // connections at once, each reused for the whole drain and opened only when
 // a message is there for it, and records each result:
 //
-//   - accepted (250): MarkAllSent, for all the messages of the batch
-//     together once the batch is done: one transaction, and so one fsync,
-//     for the batch. A message stays claimed until then; a process that
+//   - accepted (250): MarkAllSent, for the messages the batch has handed
+//     over together: before it claims more and when it is done, one
+//     transaction, and so one fsync, for many. A message stays claimed
+//     until then; a process that
 //     dies before sends it again after its restart, with the same bytes
 //     and Message-ID, as it would one that died just after the server's
 //     answer;
@@ -41,6 +42,13 @@
 // the waits. A message is in the hands of one connection at a time, and
 // a server that allows fewer connections than configured is used with
 // those it allows.
+//
+// With no sending budget to weigh before each claim, a batch claims the
+// next messages as its queue runs out, while its last messages are still
+// being handed over, so that the connections wait neither for the slowest
+// of them nor for the outbox between batches. Mail that trickles in keeps
+// to the connection already open; another is opened for mail queued
+// beyond what the open ones take.
 //
 // Each recipient's mail is handed over in the order it was claimed, one
 // message at a time: a later message to the same recipient neither travels

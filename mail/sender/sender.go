@@ -306,7 +306,10 @@ func (s *Sender) drain(ctx context.Context) (err error) {
 		if len(msgs) == 0 {
 			return nil
 		}
-		if err := s.sendBatch(ctx, p, msgs); err != nil {
+		// With no budget to weigh before each claim, the batch claims
+		// more as it goes.
+		refill := rcptRoom < 0 && msgRoom < 0 && !s.held()
+		if err := s.sendBatch(ctx, p, msgs, refill); err != nil {
 			s.announceHold(ctx)
 			return err
 		}

@@ -133,9 +133,11 @@ func (o *recordingOutbox) MarkAllSent(ctx context.Context, ids []int64, now time
 	return o.Store.MarkAllSent(ctx, ids, now)
 }
 
-// The messages a batch hands over are recorded together, one transaction
-// for the batch. When that fails, each is kept claimed (not sent again)
-// and recorded before the next batch goes out.
+// The messages a batch hands over are recorded together, in one
+// transaction for all those sent since the last: when the batch claims
+// more, and when it ends. When that fails, each is kept claimed (not sent
+// again), the batch claims no more, and each is recorded before anything
+// claimed later goes out.
 func TestSentMessagesRecordedOncePerBatch(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
@@ -177,13 +179,129 @@ func TestSentMessagesRecordedOncePerBatch(t *testing.T) {
 	}
 	ob.mu.Lock()
 	defer ob.mu.Unlock()
-	// The failed batch of 10, then its 10 one by one, then two batches.
-	var sizes []int
-	for _, c := range ob.calls {
-		sizes = append(sizes, len(c))
+	// The first record failed. The first claim held messages 1 to 10,
+	// in queue order; those it failed to record are recorded one by one
+	// before any message claimed later is.
+	failed := ob.calls[0]
+	alone := map[int64]bool{}
+	for i, c := range ob.calls[1:] {
+		if len(alone) < len(failed) && slices.ContainsFunc(c, func(id int64) bool { return id > int64(cfg.BatchSize) }) {
+			t.Errorf("record %d, %v, holds mail claimed after the failed record %v was written again", i+1, c, failed)
+		}
+		if len(c) == 1 && slices.Contains(failed, c[0]) {
+			alone[c[0]] = true
+		}
 	}
-	want := []int{10, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 10, 10}
-	if !slices.Equal(sizes, want) {
-		t.Errorf("recorded in calls of %v messages, want %v", sizes, want)
+	if len(alone) != len(failed) {
+		t.Errorf("of the failed record %v, %d were recorded again one by one", failed, len(alone))
+	}
+	// Recorded together: the failed ones aside, far fewer records than
+	// messages.
+	if rest := len(ob.calls) - 1 - len(failed); rest > n/5 {
+		t.Errorf("%d records for %d messages: %v", rest, n, ob.calls)
+	}
+}
+
+// claimingOutbox is the store, noting at each claim how many messages
+// claimed before are still unrecorded: being handed over.
+type claimingOutbox struct {
+	*store.Store
+	mu          sync.Mutex
+	outstanding map[int64]bool
+	claims      []int // messages outstanding at each claim
+}
+
+func (o *claimingOutbox) ClaimDue(ctx context.Context, now time.Time, limit int) ([]store.OutMessage, error) {
+	o.mu.Lock()
+	o.claims = append(o.claims, len(o.outstanding))
+	o.mu.Unlock()
+	msgs, err := o.Store.ClaimDue(ctx, now, limit)
+	o.mu.Lock()
+	for _, m := range msgs {
+		o.outstanding[m.ID] = true
+	}
+	o.mu.Unlock()
+	return msgs, err
+}
+
+func (o *claimingOutbox) MarkAllSent(ctx context.Context, ids []int64, now time.Time) error {
+	err := o.Store.MarkAllSent(ctx, ids, now)
+	if err == nil {
+		o.mu.Lock()
+		for _, id := range ids {
+			delete(o.outstanding, id)
+		}
+		o.mu.Unlock()
+	}
+	return err
+}
+
+// With no budget to weigh, a batch claims the next messages while its
+// last are still being handed over, instead of waiting for every
+// connection to finish and for the outbox: each message still goes once,
+// and each recipient's in the order queued.
+func TestABatchClaimsMoreWhileItSends(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	const n = 60
+	if err := st.Update(ctx, func(tx *store.Tx) error {
+		for i := 1; i <= n; i++ {
+			// Six recipients, ten messages each, interleaved.
+			if _, err := tx.Enqueue(ctx, outMsg(i, fmt.Sprintf("p%d@example.org", i%6)), time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got deliveries
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
+	ob := &claimingOutbox{Store: st, outstanding: map[int64]bool{}}
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.BatchSize, cfg.Connections = 5, 3
+	s, err := sender.New(cfg, ob, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendDue(ctx); err != nil {
+		t.Fatalf("SendDue: %v", err)
+	}
+	if sent, err := st.OutMessages(ctx, store.OutSent); err != nil || len(sent) != n {
+		t.Fatalf("%d of %d messages recorded as sent (%v)", len(sent), n, err)
+	}
+	for id, copies := range got.delivered() {
+		if len(copies) != 1 {
+			t.Errorf("%s delivered %d times, want once", id, len(copies))
+		}
+	}
+	last := map[string]int{}
+	for _, d := range got.all() {
+		var i int
+		if id := headerID(d.Data); !d.Delivered {
+			continue
+		} else if _, err := fmt.Sscanf(id, "<m%d.", &i); err != nil {
+			t.Fatalf("Message-ID %q: %v", id, err)
+		}
+		to := d.To[0]
+		if i < last[to] {
+			t.Errorf("message %d to %s after message %d", i, to, last[to])
+		}
+		last[to] = i
+	}
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	overlapped := 0
+	for _, c := range ob.claims {
+		if c > 0 {
+			overlapped++
+		}
+	}
+	if overlapped == 0 {
+		t.Errorf("every claim waited for the mail claimed before it to be recorded: %v", ob.claims)
 	}
 }
