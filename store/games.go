@@ -191,7 +191,9 @@ func (tx *Tx) AddParticipant(ctx context.Context, game, name, address, kind stri
 		return Participant{}, fmt.Errorf("store: add participant to %s: name and address are required", game)
 	}
 	// A collision in 80 random bits will not happen; retrying costs nothing.
-	tx.forgetParticipants()
+	// A new token is in no one's hands yet, so nothing kept can be of
+	// it; the rest of the transaction reads the table all the same.
+	tx.wroteParticipants = true
 	for range 3 {
 		p.Token = NewToken()
 		_, err := tx.q.ExecContext(ctx, `INSERT INTO participants
@@ -233,7 +235,8 @@ func (tx *Tx) SetParticipantStatus(ctx context.Context, game, token, status stri
 }
 
 func (tx *Tx) updateParticipant(ctx context.Context, game, token, set string, args ...any) error {
-	tx.forgetParticipants()
+	tx.wroteParticipants = true
+	tx.w.s.active.forget(game, token)
 	res, err := tx.q.ExecContext(ctx, "UPDATE participants SET "+set+" WHERE game = ? AND token = ?",
 		append(args, game, strings.ToLower(token))...)
 	if err != nil {
@@ -291,12 +294,14 @@ func (r reader) ActiveParticipantByToken(ctx context.Context, game, token string
 // write transaction, which the host asks for every message to a
 // participant's address: a participant found is kept, in the store, for
 // later transactions. Every write to the participants table goes through
-// AddParticipant or updateParticipant, which forget what was kept and
-// make the rest of their transaction read the table, so a lookup never
-// answers with a row other than the one the table holds, committed or
-// not, and nothing the transaction wrote outlives its rollback. Tokens
-// that are not found are not kept: made-up tokens cost a query each, as
-// before, and take no memory.
+// AddParticipant or updateParticipant: they make the rest of their
+// transaction read the table, and updateParticipant forgets the row it
+// changes, so a lookup never answers with a row other than the one the
+// table holds, committed or not, and nothing the transaction wrote
+// outlives its rollback. What is kept of other participants stays: a game
+// that signs a player up or draws its roles leaves the other games'
+// players kept. Tokens that are not found are not kept: made-up tokens
+// cost a query each, as before, and take no memory.
 func (tx *Tx) ActiveParticipantByToken(ctx context.Context, game, token string) (Participant, error) {
 	active := &tx.w.s.active
 	if tx.wroteParticipants {
@@ -310,13 +315,6 @@ func (tx *Tx) ActiveParticipantByToken(ctx context.Context, game, token string) 
 		active.put(p)
 	}
 	return p, err
-}
-
-// forgetParticipants empties what the store keeps of the participants,
-// before the transaction changes them.
-func (tx *Tx) forgetParticipants() {
-	tx.wroteParticipants = true
-	tx.w.s.active.clear()
 }
 
 // activeParticipants maps a game and a token, in lower case as the table
@@ -344,7 +342,9 @@ func (a *activeParticipants) put(p Participant) {
 	a.byToken[participantKey{p.Game, strings.ToLower(p.Token)}] = p
 }
 
-func (a *activeParticipants) clear() { a.byToken = nil }
+func (a *activeParticipants) forget(game, token string) {
+	delete(a.byToken, participantKey{game, strings.ToLower(token)})
+}
 
 // Participants returns every participant of a game, of any status, in the
 // order they joined.

@@ -11,14 +11,19 @@ import (
 // find by token are kept between transactions, and every lookup answers
 // as the table would at that moment: a rename, a replacement, a new
 // participant show at once, in the transaction that made them and in the
-// next; a change rolled back never shows; a token not found is not kept.
+// next; a change rolled back never shows; a token not found is not kept;
+// a change to one participant leaves the others kept.
 func TestKeptParticipantsFollowTheTable(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
 	mustCreateGame(t, s, "g1")
-	var alice Participant
+	mustCreateGame(t, s, "g2")
+	var alice, carol Participant
 	update(t, s, func(ctx context.Context, tx *Tx) error {
 		var err error
+		if carol, err = tx.AddParticipant(ctx, "g2", "Carol", "carol@example.org", KindPlayer, t0); err != nil {
+			return err
+		}
 		alice, err = tx.AddParticipant(ctx, "g1", "Alice", "alice@example.org", KindPlayer, t0)
 		return err
 	})
@@ -38,8 +43,12 @@ func TestKeptParticipantsFollowTheTable(t *testing.T) {
 			t.Fatalf("lookup: %+v, %v; want %+v", p, err, alice)
 		}
 	}
-	if len(s.active.byToken) != 1 {
-		t.Fatalf("%d participants kept, want Alice", len(s.active.byToken))
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		_, err := tx.ActiveParticipantByToken(ctx, "g2", carol.Token)
+		return err
+	})
+	if len(s.active.byToken) != 2 {
+		t.Fatalf("%d participants kept, want Alice and Carol", len(s.active.byToken))
 	}
 
 	// A rename shows in its own transaction and after it.
@@ -55,6 +64,9 @@ func TestKeptParticipantsFollowTheTable(t *testing.T) {
 	})
 	if p, err := lookup(alice.Token); err != nil || p.Name != "Alicia" {
 		t.Fatalf("after the rename: %+v, %v", p, err)
+	}
+	if _, kept := s.active.get("g2", carol.Token); !kept {
+		t.Fatal("renaming Alice forgot Carol, of another game")
 	}
 
 	// A replacement that rolls back leaves Alicia active; the new
@@ -101,7 +113,7 @@ func TestKeptParticipantsFollowTheTable(t *testing.T) {
 			t.Fatalf("made-up token %s: %v", tok, err)
 		}
 	}
-	if len(s.active.byToken) != 0 {
-		t.Fatalf("%d participants kept after lookups that found none", len(s.active.byToken))
+	if _, kept := s.active.get("g1", alice.Token); kept || len(s.active.byToken) != 1 {
+		t.Fatalf("%d participants kept after Alice was replaced and made-up tokens looked up, want Carol alone", len(s.active.byToken))
 	}
 }
