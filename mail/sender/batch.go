@@ -195,10 +195,12 @@ func (b *batch) halt() {
 }
 
 // take returns the next message for a worker, or false when the worker is
-// done. A worker with a connection waits while others are dialing, since
-// a dial that fails gives its message back; a worker without one has no
-// use once the queue is empty. A worker without a connection that gets a
-// message counts as dialing until it calls dialed or dialFailed.
+// done. While the batch may claim more (refilling), every worker waits
+// for it. Otherwise a worker with a connection waits while others are
+// dialing, since a dial that fails gives its message back, and a worker
+// without one has no use once the queue is empty. A worker without a
+// connection that gets a message counts as dialing until it calls dialed
+// or dialFailed.
 func (b *batch) take(ctx context.Context, hasConn bool) (store.OutMessage, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
