@@ -190,10 +190,10 @@ func (tx *Tx) AddParticipant(ctx context.Context, game, name, address, kind stri
 	if name == "" || p.Address == "" {
 		return Participant{}, fmt.Errorf("store: add participant to %s: name and address are required", game)
 	}
-	// A collision in 80 random bits will not happen; retrying costs nothing.
 	// A new token is in no one's hands yet, so nothing kept can be of
 	// it; the rest of the transaction reads the table all the same.
 	tx.wroteParticipants = true
+	// A collision in 80 random bits will not happen; retrying costs nothing.
 	for range 3 {
 		p.Token = NewToken()
 		_, err := tx.q.ExecContext(ctx, `INSERT INTO participants
