@@ -91,6 +91,19 @@ func dayScript(hs *harness, seed uint64) [][]byte {
 	return raws
 }
 
+// cancelAtLast returns a context that the handling of the message with
+// the subject "last" ends, so that its group cannot commit.
+func cancelAtLast(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	breakForTest = func(r inbound.Report) {
+		if r.Subject == "last" {
+			cancel()
+		}
+	}
+	t.Cleanup(func() { breakForTest = nil })
+	return ctx
+}
+
 // poisonForTest makes every message with the subject "poison" fail as a
 // bug met on its content would.
 func poisonForTest(t *testing.T) {
@@ -222,13 +235,7 @@ func TestGroupCommitFailedCommitKeepsNothing(t *testing.T) {
 	}
 	// The last message's handling ends the context the transaction runs
 	// in: it cannot commit.
-	ctx, cancel := context.WithCancel(context.Background())
-	breakForTest = func(r inbound.Report) {
-		if r.Subject == "last" {
-			cancel()
-		}
-	}
-	t.Cleanup(func() { breakForTest = nil })
+	ctx := cancelAtLast(t)
 	ms := make([]Mail, len(raws))
 	for i, raw := range raws {
 		ms[i] = Mail{Mailbox: "INBOX", UIDValidity: 1, UID: uint32(1000 + i), Raw: raw, Size: len(raw)}
@@ -278,13 +285,7 @@ func TestGroupCommitFailedKeepsTheClockAsItWas(t *testing.T) {
 		hs.compose("ref@example.org", ref, "PAUSE"),
 		withSubject(hs.compose(addr("Dave"), hs.thread("Dave"), "VOTE Bob"), "last"),
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	breakForTest = func(r inbound.Report) {
-		if r.Subject == "last" {
-			cancel()
-		}
-	}
-	t.Cleanup(func() { breakForTest = nil })
+	ctx := cancelAtLast(t)
 	for i, err := range hs.handleGroupIn(ctx, raws) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("message %d: %v, want the failed commit's error", i, err)
@@ -317,13 +318,7 @@ func TestGroupCutByItsWindow(t *testing.T) {
 		withSubject(hs.compose(addr("Carol"), hs.thread("Carol"), "VOTE Bob"), "last"),
 		hs.compose(addr("Dave"), hs.thread("Dave"), "VOTE Bob"),
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	breakForTest = func(r inbound.Report) {
-		if r.Subject == "last" {
-			cancel()
-		}
-	}
-	t.Cleanup(func() { breakForTest = nil })
+	ctx := cancelAtLast(t)
 	errs := hs.handleGroupIn(ctx, raws)
 	if errs[0] != nil || !errors.Is(errs[1], context.Canceled) || !errors.Is(errs[2], context.Canceled) {
 		t.Fatalf("errors %v: want the first message committed alone, and the failure for the rest", errs)

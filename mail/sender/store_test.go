@@ -113,6 +113,29 @@ func TestDrainsTheStoresOutbox(t *testing.T) {
 	var _ sender.Outbox = st
 }
 
+// queuedStore opens a store whose outbox holds messages 1 to n, message i
+// to p<to(i)>@example.org.
+func queuedStore(t *testing.T, n int, to func(i int) int) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Update(ctx, func(tx *store.Tx) error {
+		for i := 1; i <= n; i++ {
+			if _, err := tx.Enqueue(ctx, outMsg(i, fmt.Sprintf("p%d@example.org", to(i))), time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // recordingOutbox is the store, counting the calls that record sent
 // messages; the first fail, as a full disk would.
 type recordingOutbox struct {
@@ -140,22 +163,8 @@ func (o *recordingOutbox) MarkAllSent(ctx context.Context, ids []int64, now time
 // claimed later goes out.
 func TestSentMessagesRecordedOncePerBatch(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	const n = 30
-	if err := st.Update(ctx, func(tx *store.Tx) error {
-		for i := 1; i <= n; i++ {
-			if _, err := tx.Enqueue(ctx, outMsg(i, fmt.Sprintf("p%d@example.org", i)), time.Now()); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	st := queuedStore(t, n, func(i int) int { return i })
 	var got deliveries
 	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
 	ob := &recordingOutbox{Store: st, fail: 1}
@@ -242,23 +251,9 @@ func (o *claimingOutbox) MarkAllSent(ctx context.Context, ids []int64, now time.
 // and each recipient's in the order queued.
 func TestABatchClaimsMoreWhileItSends(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "host.db"), store.Config{Logger: discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	const n = 60
-	if err := st.Update(ctx, func(tx *store.Tx) error {
-		for i := 1; i <= n; i++ {
-			// Six recipients, ten messages each, interleaved.
-			if _, err := tx.Enqueue(ctx, outMsg(i, fmt.Sprintf("p%d@example.org", i%6)), time.Now()); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	// Six recipients, ten messages each, interleaved.
+	st := queuedStore(t, n, func(i int) int { return i % 6 })
 	var got deliveries
 	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
 	ob := &claimingOutbox{Store: st, outstanding: map[int64]bool{}}
