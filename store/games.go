@@ -191,7 +191,8 @@ func (tx *Tx) AddParticipant(ctx context.Context, game, name, address, kind stri
 		return Participant{}, fmt.Errorf("store: add participant to %s: name and address are required", game)
 	}
 	// A new token is in no one's hands yet, so nothing kept can be of
-	// it; the rest of the transaction reads the table all the same.
+	// it; the rest of the transaction reads the table all the same, and
+	// the new participant is kept once the transaction commits.
 	tx.wroteParticipants = true
 	// A collision in 80 random bits will not happen; retrying costs nothing.
 	for range 3 {
@@ -208,6 +209,7 @@ func (tx *Tx) AddParticipant(ctx context.Context, game, name, address, kind stri
 		if err != nil {
 			return Participant{}, fmt.Errorf("store: add participant %q to %s: %w", name, game, err)
 		}
+		tx.written = append(tx.written, participantKey{p.Game, strings.ToLower(p.Token)})
 		return p, nil
 	}
 	return Participant{}, fmt.Errorf("store: add participant %q to %s: token collisions", name, game)
@@ -237,6 +239,7 @@ func (tx *Tx) SetParticipantStatus(ctx context.Context, game, token, status stri
 func (tx *Tx) updateParticipant(ctx context.Context, game, token, set string, args ...any) error {
 	tx.wroteParticipants = true
 	tx.w.s.active.forget(game, token)
+	tx.written = append(tx.written, participantKey{game, strings.ToLower(token)})
 	res, err := tx.q.ExecContext(ctx, "UPDATE participants SET "+set+" WHERE game = ? AND token = ?",
 		append(args, game, strings.ToLower(token))...)
 	if err != nil {
@@ -298,10 +301,13 @@ func (r reader) ActiveParticipantByToken(ctx context.Context, game, token string
 // transaction read the table, and updateParticipant forgets the row it
 // changes, so a lookup never answers with a row other than the one the
 // table holds, committed or not, and nothing the transaction wrote
-// outlives its rollback. What is kept of other participants stays: a game
-// that signs a player up or draws its roles leaves the other games'
-// players kept. Tokens that are not found are not kept: made-up tokens
-// cost a query each, as before, and take no memory.
+// outlives its rollback. The participants a transaction wrote are kept
+// once it commits, read back just before (readWritten): a player's first
+// message after signing up or being dealt a role finds them kept, in a
+// host of a thousand games as in a host of one. What is kept of other
+// participants stays: a game that signs a player up or draws its roles
+// leaves the other games' players kept. Tokens that are not found are not
+// kept: made-up tokens cost a query each, as before, and take no memory.
 func (tx *Tx) ActiveParticipantByToken(ctx context.Context, game, token string) (Participant, error) {
 	active := &tx.w.s.active
 	if tx.wroteParticipants {
@@ -315,6 +321,27 @@ func (tx *Tx) ActiveParticipantByToken(ctx context.Context, game, token string) 
 		active.put(p)
 	}
 	return p, err
+}
+
+// readWritten reads back, at the end of the transaction, the participants
+// it added or changed that are active, for Update to keep once the commit
+// succeeds. What a savepoint rolled back is read as the table holds it
+// after the rollback: a participant it added is not found, one it changed
+// is read as it was. A lookup that fails only leaves its participant to
+// be found by the next message.
+func (tx *Tx) readWritten(ctx context.Context) []Participant {
+	var out []Participant
+	seen := make(map[participantKey]bool, len(tx.written))
+	for _, k := range tx.written {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if p, err := tx.reader.ActiveParticipantByToken(ctx, k.game, k.token); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // activeParticipants maps a game and a token, in lower case as the table

@@ -8,11 +8,12 @@ import (
 )
 
 // TestKeptParticipantsFollowTheTable: the participants write transactions
-// find by token are kept between transactions, and every lookup answers
-// as the table would at that moment: a rename, a replacement, a new
-// participant show at once, in the transaction that made them and in the
-// next; a change rolled back never shows; a token not found is not kept;
-// a change to one participant leaves the others kept.
+// find by token or write are kept between transactions, and every lookup
+// answers as the table would at that moment: a rename, a replacement, a
+// new participant show at once, in the transaction that made them and in
+// the next; a change rolled back, whole or to a savepoint, never shows; a
+// token not found is not kept; a change to one participant leaves the
+// others kept.
 func TestKeptParticipantsFollowTheTable(t *testing.T) {
 	ctx := context.Background()
 	s := openTemp(t)
@@ -27,6 +28,22 @@ func TestKeptParticipantsFollowTheTable(t *testing.T) {
 		alice, err = tx.AddParticipant(ctx, "g1", "Alice", "alice@example.org", KindPlayer, t0)
 		return err
 	})
+	// keptAsTheTable checks that what is kept of p is the table's row,
+	// read outside any write transaction.
+	keptAsTheTable := func(when string, p Participant) {
+		t.Helper()
+		kept, ok := s.active.get(p.Game, p.Token)
+		row, err := s.ActiveParticipantByToken(ctx, p.Game, p.Token)
+		if !ok || err != nil || kept != row {
+			t.Fatalf("%s: kept %+v (%t), the table holds %+v (%v)", when, kept, ok, row, err)
+		}
+	}
+	// Added: kept as soon as the transaction commits.
+	keptAsTheTable("added", alice)
+	keptAsTheTable("added", carol)
+	if len(s.active.byToken) != 2 {
+		t.Fatalf("%d participants kept, want Alice and Carol", len(s.active.byToken))
+	}
 	// lookup asks in a transaction of its own, as the host does for each
 	// message.
 	lookup := func(token string) (Participant, error) {
@@ -62,6 +79,7 @@ func TestKeptParticipantsFollowTheTable(t *testing.T) {
 		}
 		return nil
 	})
+	keptAsTheTable("renamed", Participant{Game: "g1", Token: alice.Token})
 	if p, err := lookup(alice.Token); err != nil || p.Name != "Alicia" {
 		t.Fatalf("after the rename: %+v, %v", p, err)
 	}
@@ -98,6 +116,40 @@ func TestKeptParticipantsFollowTheTable(t *testing.T) {
 	if _, err := lookup(bob.Token); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a participant rolled back is found: %v", err)
 	}
+	keptAsTheTable("after the rolled-back replacement", Participant{Game: "g1", Token: alice.Token})
+
+	// A message rolled back to its savepoint, in a group that commits:
+	// what it added is neither kept nor found, what it renamed is kept
+	// as it was; what the message before it added is kept.
+	var dave, erin Participant
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		var err error
+		if erin, err = tx.AddParticipant(ctx, "g1", "Erin", "erin@example.org", KindPlayer, t0); err != nil {
+			return err
+		}
+		sp, err := tx.Savepoint(ctx)
+		if err != nil {
+			return err
+		}
+		if dave, err = tx.AddParticipant(ctx, "g1", "Dave", "dave@example.org", KindPlayer, t0); err != nil {
+			return err
+		}
+		if err := tx.SetParticipantName(ctx, "g1", alice.Token, "Al"); err != nil {
+			return err
+		}
+		return sp.Rollback(ctx)
+	})
+	keptAsTheTable("added before a savepoint rolled back", erin)
+	if _, kept := s.active.get("g1", dave.Token); kept {
+		t.Fatal("a participant added in a savepoint rolled back is kept")
+	}
+	if _, err := lookup(dave.Token); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a participant added in a savepoint rolled back is found: %v", err)
+	}
+	keptAsTheTable("renamed in a savepoint rolled back", Participant{Game: "g1", Token: alice.Token})
+	if p, _ := lookup(alice.Token); p.Name != "Alicia" {
+		t.Fatalf("a rename rolled back to its savepoint shows: %+v", p)
+	}
 
 	// Replaced for good: the token stops working.
 	update(t, s, func(ctx context.Context, tx *Tx) error {
@@ -113,7 +165,7 @@ func TestKeptParticipantsFollowTheTable(t *testing.T) {
 			t.Fatalf("made-up token %s: %v", tok, err)
 		}
 	}
-	if _, kept := s.active.get("g1", alice.Token); kept || len(s.active.byToken) != 1 {
-		t.Fatalf("%d participants kept after Alice was replaced and made-up tokens looked up, want Carol alone", len(s.active.byToken))
+	if _, kept := s.active.get("g1", alice.Token); kept || len(s.active.byToken) != 2 {
+		t.Fatalf("%d participants kept after Alice was replaced and made-up tokens looked up, want Carol and Erin", len(s.active.byToken))
 	}
 }

@@ -58,7 +58,7 @@ type Store struct {
 	mu    sync.Mutex // serializes Update, guards stmts, unsynced and active
 	stmts map[string]*sql.Stmt
 	// active keeps the active participants write transactions found by
-	// token (see Tx.ActiveParticipantByToken).
+	// token or wrote (see Tx.ActiveParticipantByToken).
 	active activeParticipants
 	// unsynced is set while conn runs with synchronous=NORMAL, after a
 	// transaction that need not be on disk at once (see updateUnsynced).
@@ -372,10 +372,14 @@ func (s *Store) update(ctx context.Context, synced bool, fn func(tx *Tx) error) 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	written := tx.readWritten(ctx)
 	if _, err := w.execBare(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("store: commit: %w", classify(err))
 	}
 	committed = true
+	for _, p := range written {
+		s.active.put(p)
+	}
 	if tx.enqueued {
 		select {
 		case s.outbox <- struct{}{}:
@@ -408,6 +412,9 @@ type Tx struct {
 	// changed a participant: from then on its lookups by token go to
 	// the table (see Tx.ActiveParticipantByToken).
 	wroteParticipants bool
+	// written are the participants it added or changed, kept once it
+	// commits as the table then holds them (see readWritten).
+	written []participantKey
 }
 
 // cachedTx runs a write transaction's statements as statements prepared
