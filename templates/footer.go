@@ -3,22 +3,32 @@ package templates
 import (
 	"container/list"
 	"reflect"
+	"strings"
 	"sync"
 )
 
-// footerView is what a copy's footer is laid out from: the game, whom the
-// copy is for, and their footer. It is all the footer's templates can read
-// (a template that reads anything else fails), so two copies whose
-// footerViews key alike have the same footer, in any message.
+// footerView is what a copy's footer is laid out from: the game, the
+// standing of whom the copy is for, and their footer. It is all the
+// footer's templates can read (a template that reads anything else fails),
+// so two copies whose footerViews key alike have the same footer, in any
+// message.
 type footerView struct {
 	Game   string
-	Reader Reader
+	Reader footerReader
 	Footer Footer
 }
 
+// footerReader is what a footer reads of its reader: how they stand in the
+// game, not who they are, so that the players of a game who stand alike
+// can share one footer.
+type footerReader struct {
+	Player, Referee, Observer bool
+}
+
 // footerCacheBytes bounds what the footers kept take: keys and both
-// formats, about 4 KiB a footer, so some four thousand readers' footers,
-// the readers of a few dozen busy games.
+// formats, about 4 KiB a footer. Most are shared by the readers of a game
+// who stand alike (see footer), so this holds the footers of some four
+// thousand such groups, the players of a thousand games or more.
 const footerCacheBytes = 16 << 20
 
 // footers keeps the footers laid out lately. A reader's footer (their
@@ -30,9 +40,40 @@ var footers = newFooterCache(footerCacheBytes)
 
 // footer lays out the footer of m in format ('t': text, 'h': HTML) with
 // layOut, or hands out the one kept for a view that keys the same.
+//
+// The footers of readers who differ in their token alone (the players of
+// a game who stand alike, in the same channel) are kept as one, laid out
+// with a placeholder in place of the token, which each copy then gets in
+// its own (see sharedView). The first time such a footer is laid out, it
+// is laid out for the reader too and kept shared only if putting their
+// token in its place gives exactly what was laid out for them; otherwise
+// the footers of that view are kept reader by reader, as any footer
+// without a token is.
 func footer(tag string, format byte, m *View, layOut func(*footerView) (string, error)) (string, error) {
-	v := &footerView{Game: m.Game, Reader: m.Reader, Footer: m.Footer}
-	key, err := v.key(tag, format)
+	v := &footerView{Game: m.Game, Footer: m.Footer,
+		Reader: footerReader{Player: m.Reader.Player(), Referee: m.Reader.Referee, Observer: m.Reader.Observer}}
+	if sv, placeholder, ok := v.sharedView(); ok {
+		if key, err := sv.key(tag, format, true); err == nil {
+			token := v.Footer.Token
+			shared, kept := footers.get(key)
+			switch {
+			case kept && shared != notShared:
+				return strings.ReplaceAll(shared, placeholder, token), nil
+			case !kept:
+				own, err := layOut(v)
+				if err != nil {
+					return "", err
+				}
+				shared, err := layOut(&sv)
+				if err != nil || strings.ReplaceAll(shared, placeholder, token) != own {
+					shared = notShared
+				}
+				footers.put(string(key), shared)
+				return own, nil
+			}
+		}
+	}
+	key, err := v.key(tag, format, false)
 	if err != nil {
 		return layOut(v) // cannot be keyed: laid out for this copy alone
 	}
@@ -47,10 +88,49 @@ func footer(tag string, format byte, m *View, layOut func(*footerView) (string, 
 	return s, nil
 }
 
+// notShared is kept under a shared key whose view does not lay out as its
+// readers' footers do with their tokens put in: those footers are kept
+// reader by reader. No footer reads so.
+const notShared = "\x00"
+
+// sharedView returns v with the reader's token in its addresses replaced
+// by a placeholder, and that placeholder, when v has a token: a string as
+// long as the token, of a digit no token holds (tokens are lower-case
+// base32: letters and the digits 2 to 7), so that the templates lay it
+// out as they lay out a token (no character of either is escaped, nor a
+// place where an address may break) and it is never one.
+func (v *footerView) sharedView() (footerView, string, bool) {
+	token := v.Footer.Token
+	if !isToken(token) {
+		return footerView{}, "", false
+	}
+	placeholder := strings.Repeat("0", len(token))
+	sv := *v
+	f := &sv.Footer
+	for _, s := range []*string{&f.Thread, &f.Private, &f.Mafia, &f.ReplyAddress, &f.Token} {
+		*s = strings.ReplaceAll(*s, token, placeholder)
+	}
+	return sv, placeholder, true
+}
+
+// isToken reports whether s reads as a token: lower-case base32.
+func isToken(s string) bool {
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '2' || r > '7') {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // key is what v's footer is kept by: the language and format it is laid
-// out in, and v whole.
-func (v *footerView) key(tag string, format byte) ([]byte, error) {
-	key := append(make([]byte, 0, 512), format)
+// out in, whether it is shared by the readers of v with their tokens put
+// in (see footer), and v whole.
+func (v *footerView) key(tag string, format byte, shared bool) ([]byte, error) {
+	key := append(make([]byte, 0, 512), format, 0)
+	if shared {
+		key[1] = 1
+	}
 	key = appendString(key, tag)
 	return appendKey(key, reflect.ValueOf(v).Elem())
 }

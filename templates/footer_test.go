@@ -2,6 +2,8 @@ package templates
 
 import (
 	"bytes"
+	"encoding/base32"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,7 +27,7 @@ func freshFooters(t *testing.T, max int) *footerCache {
 // footerKey is the key footer gives v's footer in English text.
 func footerKey(t *testing.T, v footerView) []byte {
 	t.Helper()
-	k, err := v.key("en", 't')
+	k, err := v.key("en", 't', false)
 	if err != nil {
 		t.Fatalf("the footer of %#v cannot be keyed: %v", v, err)
 	}
@@ -76,9 +78,66 @@ func TestFooterKeptForItsReaderAlone(t *testing.T) {
 	}
 }
 
+// TestFooterSharedByReadersWhoStandAlike: the players of a game who stand
+// alike share one footer, laid out once, and each copy reads exactly as a
+// footer laid out for its reader alone, with their own addresses and no
+// one else's; a game whose footer the placeholder cannot stand in (its
+// name reads as the placeholder) keeps its footers reader by reader.
+func TestFooterSharedByReadersWhoStandAlike(t *testing.T) {
+	encoding := base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+	for _, game := range []string{"dec26", "0000000000000000"} {
+		t.Run(game, func(t *testing.T) {
+			var views []*View
+			var tokens []string
+			for i := range 25 {
+				token := encoding.EncodeToString([]byte(fmt.Sprintf("reader%04d", i)))
+				m := message(t, &Section{Kind: "post", Name: "Carol", Text: "Bob is quiet."})
+				m.Game, m.Reader = game, Reader{Name: fmt.Sprintf("Player %d", i), Slot: i + 1}
+				m.Footer.Thread = "host+" + game + "-t-" + token + "@example.org"
+				m.Footer.Private = "host+" + game + "-p-" + token + "@example.org"
+				views, tokens = append(views, m), append(tokens, token)
+			}
+			// Laid out for each reader alone: no token to share by, and
+			// a cache that keeps nothing.
+			freshFooters(t, 0)
+			var want []Rendered
+			for _, m := range views {
+				r, err := Render("post", m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, r)
+			}
+			c := freshFooters(t, footerCacheBytes)
+			for i, m := range views {
+				m.Footer.Token = tokens[i]
+				r, err := Render("post", m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r != want[i] {
+					t.Errorf("reader %d's copy:\n%s\nlaid out for them alone:\n%s", i, r.Text+r.HTML, want[i].Text+want[i].HTML)
+				}
+				for j, other := range tokens {
+					if in := strings.Contains(r.Text+r.HTML, other); in != (i == j) {
+						t.Errorf("reader %d's copy holds reader %d's token: %t", i, j, in)
+					}
+				}
+			}
+			shared := game == "dec26"
+			if wantHits := 2 * (len(views) - 1); shared && c.hits != wantHits {
+				t.Errorf("%d footers found kept, want %d (text and HTML laid out once)", c.hits, wantHits)
+			}
+			if !shared && c.misses != 2*len(views) {
+				t.Errorf("%d footers laid out reader by reader, want %d", c.misses, 2*len(views))
+			}
+		})
+	}
+}
+
 // TestKeptFootersReadAsLaidOut: every kind of footer, in every language,
 // reads the same whether it was laid out for the mail or kept from an
-// earlier one.
+// earlier one, kept for its reader or shared.
 func TestKeptFootersReadAsLaidOut(t *testing.T) {
 	zurich, err := time.LoadLocation("Europe/Zurich")
 	if err != nil {
@@ -105,7 +164,11 @@ func TestKeptFootersReadAsLaidOut(t *testing.T) {
 						f.Commands = ThreadCommands
 					}
 					m.Footer = f
-					views = append(views, m)
+					// And its twin that names the token its addresses
+					// carry: kept shared (see footer).
+					twin := *m
+					twin.Footer.Token = "abcdefghij"
+					views = append(views, m, &twin)
 				}
 			}
 		}
@@ -142,7 +205,7 @@ func TestKeptFootersReadAsLaidOut(t *testing.T) {
 // footer be laid out for its mail (which TestFooterKeptForItsReaderAlone
 // would show).
 func TestFooterKeyHoldsEveryField(t *testing.T) {
-	base := footerView{Game: "dec26", Reader: Reader{Name: "Alice", Slot: 1},
+	base := footerView{Game: "dec26", Reader: footerReader{Player: true},
 		Footer: Footer{Channel: Thread, Thread: "t@example.org", Private: "p@example.org", Commands: ThreadCommands}}
 	baseKey := footerKey(t, base)
 	var visit func(path string, v reflect.Value)

@@ -94,10 +94,14 @@ type Self struct {
 // Footer says how to answer: the reader's own reply addresses and the
 // commands of the channel the message arrived in.
 type Footer struct {
-	Channel  Channel
-	Thread   string // the reader's thread address, if they have one
-	Private  string // the reader's private address
-	Mafia    string // the reader's mafia-list address (living Mafiosi only)
+	Channel Channel
+	Thread  string // the reader's thread address, if they have one
+	Private string // the reader's private address
+	Mafia   string // the reader's mafia-list address (living Mafiosi only)
+	// Token is the secret token the reader's addresses carry, when they
+	// have one: the footers of readers who differ in it alone are laid
+	// out once (see footer.go). The templates never show it by itself.
+	Token    string
 	Signup   string // the game's sign-up address
 	Commands []Command
 	// Dead: the reader is a dead player; their thread posts go to the

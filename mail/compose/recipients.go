@@ -260,6 +260,7 @@ func (c *Composer) footer(s *engine.State, d delivery, now time.Time) templates.
 	if r.token != "" {
 		f.Thread = c.ThreadAddress(s.Game, r.token)
 		f.Private = c.PrivateAddress(s.Game, r.token)
+		f.Token = r.token
 	}
 	var p *engine.Player
 	if r.slot > 0 {
