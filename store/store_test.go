@@ -1390,3 +1390,103 @@ func TestFilesArePrivate(t *testing.T) {
 		t.Errorf("a database left readable by others has mode %o after Open, want 600", got)
 	}
 }
+
+// TestLastQueuedOfEachGame: a database of the schema before outbox_last
+// opens with each game's last queued message found, and then the last
+// message queued for a game is what LastQueued reads, whichever game was
+// queued for in between; what a savepoint or a transaction rolled back
+// queued is not.
+func TestLastQueuedOfEachGame(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v9.db")
+	db, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := migrate(ctx, db, 0, migrations[:9], quietLogger()); err != nil {
+		t.Fatal(err)
+	}
+	for i, game := range []any{"g1", "g2", "g1", nil, "g2", "g2", nil} {
+		id := fmt.Sprintf("<m%d@host>", i)
+		res, err := db.ExecContext(ctx, `INSERT INTO outbox
+			(message_id, game, kind, mail_from, rcpts, status, attempts, next_attempt, created_at)
+			VALUES (?, ?, 'post', 'host@example.org', '["a@example.org"]', 'sent', 0, ?, ?)`,
+			id, game, toNanos(t0), toNanos(t0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, _ := res.LastInsertId()
+		if _, err := db.ExecContext(ctx, `INSERT INTO outbox_raw (id, raw) VALUES (?, ?)`, row, rawMail(id, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path, Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	last := func(game, want string) {
+		t.Helper()
+		raw, err := s.LastQueued(ctx, game)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := headerField(raw, "Message-Id"); got != want {
+			t.Errorf("last queued of %s: %q, want %q", game, got, want)
+		}
+	}
+	last("g1", "<m2@host>")
+	last("g2", "<m5@host>")
+	last("g3", "")
+
+	queue := func(tx *Tx, game, id string) error {
+		_, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: game, Kind: "post", From: "host@example.org",
+			To: []string{"a@example.org"}, Raw: rawMail(id, "y")}, t0)
+		return err
+	}
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		if err := queue(tx, "g1", "<n1@host>"); err != nil {
+			return err
+		}
+		if err := queue(tx, "g3", "<n2@host>"); err != nil {
+			return err
+		}
+		// Rolled back to its savepoint: g1's and g2's last stay.
+		sp, err := tx.Savepoint(ctx)
+		if err != nil {
+			return err
+		}
+		if err := queue(tx, "g1", "<n3@host>"); err != nil {
+			return err
+		}
+		if err := queue(tx, "g2", "<n4@host>"); err != nil {
+			return err
+		}
+		if err := sp.Rollback(ctx); err != nil {
+			return err
+		}
+		// Queued after the rollback, under the id it freed.
+		return queue(tx, "g3", "<n5@host>")
+	})
+	last("g1", "<n1@host>")
+	last("g2", "<m5@host>")
+	last("g3", "<n5@host>")
+	errUndo := errors.New("undo")
+	if err := s.Update(ctx, func(tx *Tx) error {
+		if err := queue(tx, "g2", "<n6@host>"); err != nil {
+			return err
+		}
+		return errUndo
+	}); !errors.Is(err, errUndo) {
+		t.Fatal(err)
+	}
+	last("g2", "<m5@host>")
+	var indexes int
+	if err := s.conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'outbox_game'`).Scan(&indexes); err != nil || indexes != 0 {
+		t.Errorf("the index outbox_game is still there (%d, %v)", indexes, err)
+	}
+}
