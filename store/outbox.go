@@ -156,16 +156,6 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 	if _, err := tx.q.ExecContext(ctx, `INSERT INTO outbox_raw (id, raw) VALUES (?, ?)`, rowID, m.Raw); err != nil {
 		return 0, fmt.Errorf("store: enqueue %s: bytes: %w", id, err)
 	}
-	// A message queued later has a greater id than every row there, one
-	// rolled back to a savepoint too (its id is free again, and the
-	// table's greatest plus one), so the last queued is the one just
-	// queued; see migrations/0010_outbox_last.sql.
-	if m.Game != "" {
-		if _, err := tx.q.ExecContext(ctx, `INSERT INTO outbox_last (game, id) VALUES (?, ?)
-			ON CONFLICT (game) DO UPDATE SET id = excluded.id`, m.Game, rowID); err != nil {
-			return 0, fmt.Errorf("store: enqueue %s: last of %s: %w", id, m.Game, err)
-		}
-	}
 	tx.enqueued = true
 	return rowID, nil
 }
@@ -633,7 +623,7 @@ func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 func (r reader) LastQueued(ctx context.Context, game string) ([]byte, error) {
 	var raw []byte
 	err := r.q.QueryRowContext(ctx, `SELECT raw FROM outbox_raw
-		WHERE id = (SELECT id FROM outbox_last WHERE game = ?)`, game).Scan(&raw)
+		WHERE id = (SELECT max(id) FROM outbox WHERE game = ?)`, game).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
