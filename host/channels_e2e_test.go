@@ -45,10 +45,16 @@ func startEmbedded(t *testing.T) *embeddedGame {
 		t.Fatalf("mailserver.Start: %v", err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	// The game starts at 15:00 a month ago and the test moves it on by
-	// days, never past real time: the host stamps the mail it queues with
-	// its clock, and the sender, which keeps real time, sends what is due.
+	// The game starts at 15:00 on a Wednesday about a month ago and the
+	// test moves it on by days, never past real time: the host stamps the
+	// mail it queues with its clock, and the sender, which keeps real
+	// time, sends what is due. Always a Wednesday, so that the tests'
+	// days fall on the same weekdays whatever today is (a round's close
+	// and its reminders depend on the weekend).
 	start := time.Now().UTC().AddDate(0, -1, 0)
+	for start.Weekday() != time.Wednesday {
+		start = start.AddDate(0, 0, -1)
+	}
 	g := &embeddedGame{t: t, srv: srv, now: time.Date(start.Year(), start.Month(), start.Day(), 15, 0, 0, 0, time.UTC)}
 	cfg := service.Embedded(srv, e2ePass, filepath.Join(t.TempDir(), "host.db"))
 	// The host trusts its receiving server's authentication, as a real
