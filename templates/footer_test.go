@@ -99,15 +99,7 @@ func TestFooterSharedByReadersWhoStandAlike(t *testing.T) {
 			}
 			// Laid out for each reader alone: no token to share by, and
 			// a cache that keeps nothing.
-			freshFooters(t, 0)
-			var want []Rendered
-			for _, m := range views {
-				r, err := Render("post", m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, r)
-			}
+			want := layOutAlone(t, "post", views)
 			c := freshFooters(t, footerCacheBytes)
 			for i, m := range views {
 				m.Footer.Token = tokens[i]
@@ -173,15 +165,7 @@ func TestKeptFootersReadAsLaidOut(t *testing.T) {
 			}
 		}
 	}
-	freshFooters(t, 0) // keeps nothing: each footer laid out for its mail
-	var want []Rendered
-	for _, m := range views {
-		r, err := Render("vote", m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, r)
-	}
+	want := layOutAlone(t, "vote", views)
 	c := freshFooters(t, footerCacheBytes)
 	for round := range 2 {
 		for i, m := range views {
@@ -361,4 +345,21 @@ func TestFootersForgetTheLeastRecentlyUsed(t *testing.T) {
 	if _, ok := c.get([]byte("a")); ok || c.size != 0 {
 		t.Errorf("a cache of no bytes kept a footer (size %d)", c.size)
 	}
+}
+
+// layOutAlone renders each view with a footer cache that keeps nothing, so
+// that every footer is laid out for its own mail: what a kept footer must
+// read as.
+func layOutAlone(t *testing.T, kind string, views []*View) []Rendered {
+	t.Helper()
+	freshFooters(t, 0)
+	var out []Rendered
+	for _, m := range views {
+		r, err := Render(kind, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
 }
