@@ -48,7 +48,10 @@
 // the tail of the log; Rebuild and RebuildAll check each snapshot against
 // its hash and, when asked, against a fold of the whole log, which wins
 // where the two differ (Rebuilt.Stale: a snapshot of an earlier version),
-// so a restarted host provably has the state its log gives.
+// so a restarted host provably has the state its log gives. The log's rows
+// lie in the order they were written, with (game, seq) in an index of its
+// own, so that an append touches the table's last page, which every game
+// shares, and a small index entry (migrations/0010_events_rowid.sql).
 //
 // Schema. Migrations are embedded in the binary (migrations/NNNN_name.sql)
 // and applied by Open, each in its own transaction with the new

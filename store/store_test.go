@@ -239,6 +239,95 @@ func TestOutboxBytesMoveToATableOfTheirOwn(t *testing.T) {
 	}
 }
 
+// TestEventLogMovesToATableInWritingOrder: a database whose event log is
+// the WITHOUT ROWID table of before opens with every game's events as they
+// were, in order; the log takes appends, still refuses a second event at a
+// taken place, and is still append-only.
+func TestEventLogMovesToATableInWritingOrder(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v9.db")
+	db, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := migrate(ctx, db, 0, migrations[:9], quietLogger()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]Event{}
+	for _, g := range []string{"dec26", "jan27"} {
+		if _, err := db.ExecContext(ctx, `INSERT INTO games (id, status, created_at, updated_at) VALUES (?, 'running', ?, ?)`,
+			g, toNanos(t0), toNanos(t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The two games' events written in turn, as a host writes them.
+	for seq := int64(1); seq <= 30; seq++ {
+		for _, g := range []string{"jan27", "dec26"} {
+			e := Event{Game: g, Seq: seq, Type: "status", Version: 1,
+				Payload: json.RawMessage(fmt.Sprintf(`{"game":%q,"seq":%d,"text":%q}`, g, seq, strings.Repeat("x", int(seq)*13))),
+				At:      t0.Add(time.Duration(seq) * time.Minute), Cause: fmt.Sprintf("inbox:%d", seq)}
+			if _, err := db.ExecContext(ctx, `INSERT INTO events (game, seq, type, version, payload, created_at, cause) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				e.Game, e.Seq, e.Type, e.Version, string(e.Payload), toNanos(e.At), e.Cause); err != nil {
+				t.Fatal(err)
+			}
+			want[g] = append(want[g], e)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path, Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for g, evs := range want {
+		got, err := s.Events(ctx, g, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(evs) {
+			t.Fatalf("%s: %d events after the migration, want %d", g, len(got), len(evs))
+		}
+		for i := range got {
+			if got[i].Seq != evs[i].Seq || got[i].Type != evs[i].Type || got[i].Version != evs[i].Version ||
+				!bytes.Equal(got[i].Payload, evs[i].Payload) || !got[i].At.Equal(evs[i].At) || got[i].Cause != evs[i].Cause {
+				t.Errorf("%s event %d: %+v, want %+v", g, i+1, got[i], evs[i])
+			}
+		}
+	}
+	var withoutRowid int
+	if err := s.conn.QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE name = 'events'`).Scan(&withoutRowid); err != nil || withoutRowid != 0 {
+		t.Errorf("the event log is still WITHOUT ROWID (%d, %v)", withoutRowid, err)
+	}
+	if err := s.Update(ctx, func(tx *Tx) error {
+		_, err := tx.AppendEvents(ctx, "dec26", 30, "inbox:31", NewEvent{Type: "vote", Version: 1, Payload: json.RawMessage(`{}`), At: t0})
+		return err
+	}); err != nil {
+		t.Fatalf("append after the migration: %v", err)
+	}
+	if last, err := s.LastSeq(ctx, "dec26"); err != nil || last != 31 {
+		t.Errorf("dec26's last event %d (%v), want 31", last, err)
+	}
+	if last, err := s.LastSeq(ctx, "jan27"); err != nil || last != 30 {
+		t.Errorf("jan27's last event %d (%v), want 30", last, err)
+	}
+	for _, q := range []string{
+		`INSERT INTO events (game, seq, type, version, payload, created_at) VALUES ('jan27', 7, 'vote', 1, '{}', 0)`,
+		`UPDATE events SET type = 'kill' WHERE game = 'jan27' AND seq = 7`,
+		`DELETE FROM events WHERE game = 'jan27'`,
+	} {
+		if err := s.Update(ctx, func(tx *Tx) error {
+			_, err := tx.q.ExecContext(ctx, q)
+			return err
+		}); err == nil {
+			t.Errorf("%s: allowed", q)
+		}
+	}
+}
+
 func TestEmbeddedMigrationsAreNumberedWithoutGaps(t *testing.T) {
 	if len(migrations) == 0 {
 		t.Fatal("no migrations embedded")
