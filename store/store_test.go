@@ -170,21 +170,31 @@ func TestMigrationsApplyStepByStepAndAtomically(t *testing.T) {
 	}
 }
 
+// databaseAt is a new database file at schema version n, as a host of that
+// version left it, and a connection to it for writing what it held; the
+// caller closes the connection before opening the file with Open, which
+// migrates it the rest of the way.
+func databaseAt(t *testing.T, n int) (string, *sql.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("v%d.db", n))
+	db, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := migrate(context.Background(), db, 0, migrations[:n], quietLogger()); err != nil {
+		t.Fatal(err)
+	}
+	return path, db
+}
+
 // TestOutboxBytesMoveToATableOfTheirOwn: a database of the schema before
 // outbox_raw, with mail waiting, sent and failed, opens with every
 // message's bytes and state as they were, and the waiting ones are claimed
 // and sent as before.
 func TestOutboxBytesMoveToATableOfTheirOwn(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v8.db")
-	db, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	if err := migrate(ctx, db, 0, migrations[:8], quietLogger()); err != nil {
-		t.Fatal(err)
-	}
+	path, db := databaseAt(t, 8)
 	raws := map[string][]byte{}
 	for i, status := range []string{"pending", "sent", "failed", "pending"} {
 		id := fmt.Sprintf("<m%d@host>", i)
@@ -245,15 +255,7 @@ func TestOutboxBytesMoveToATableOfTheirOwn(t *testing.T) {
 // taken place, and is still append-only.
 func TestEventLogMovesToATableInWritingOrder(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v9.db")
-	db, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	if err := migrate(ctx, db, 0, migrations[:9], quietLogger()); err != nil {
-		t.Fatal(err)
-	}
+	path, db := databaseAt(t, 9)
 	want := map[string][]Event{}
 	for _, g := range []string{"dec26", "jan27"} {
 		if _, err := db.ExecContext(ctx, `INSERT INTO games (id, status, created_at, updated_at) VALUES (?, 'running', ?, ?)`,
