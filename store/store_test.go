@@ -170,22 +170,31 @@ func TestMigrationsApplyStepByStepAndAtomically(t *testing.T) {
 	}
 }
 
-// databaseAt is a new database file at schema version n, as a host of that
-// version left it, and a connection to it for writing what it held; the
-// caller closes the connection before opening the file with Open, which
-// migrates it the rest of the way.
-func databaseAt(t *testing.T, n int) (string, *sql.DB) {
+// migratedFrom is a store opened on a database that a host of schema
+// version n left: write fills the file at that version, and Open then
+// migrates it the rest of the way. The store is closed when the test ends.
+func migratedFrom(t *testing.T, n int, write func(db *sql.DB)) *Store {
 	t.Helper()
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), fmt.Sprintf("v%d.db", n))
 	db, err := sql.Open("sqlite", dsn(path, "_pragma=journal_mode(WAL)", "_txlock=immediate"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	if err := migrate(context.Background(), db, 0, migrations[:n], quietLogger()); err != nil {
+	if err := migrate(ctx, db, 0, migrations[:n], quietLogger()); err != nil {
 		t.Fatal(err)
 	}
-	return path, db
+	write(db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path, Config{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // TestOutboxBytesMoveToATableOfTheirOwn: a database of the schema before
@@ -194,27 +203,19 @@ func databaseAt(t *testing.T, n int) (string, *sql.DB) {
 // and sent as before.
 func TestOutboxBytesMoveToATableOfTheirOwn(t *testing.T) {
 	ctx := context.Background()
-	path, db := databaseAt(t, 8)
 	raws := map[string][]byte{}
-	for i, status := range []string{"pending", "sent", "failed", "pending"} {
-		id := fmt.Sprintf("<m%d@host>", i)
-		raws[id] = rawMail(id, strings.Repeat(fmt.Sprintf("line %d of a long message\r\n", i), 400))
-		if _, err := db.ExecContext(ctx, `INSERT INTO outbox
-			(message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt, created_at)
-			VALUES (?, NULL, 'post', 'host@example.org', '["a@example.org"]', ?, ?, 0, ?, ?)`,
-			id, raws[id], status, toNanos(t0), toNanos(t0)); err != nil {
-			t.Fatal(err)
+	s := migratedFrom(t, 8, func(db *sql.DB) {
+		for i, status := range []string{"pending", "sent", "failed", "pending"} {
+			id := fmt.Sprintf("<m%d@host>", i)
+			raws[id] = rawMail(id, strings.Repeat(fmt.Sprintf("line %d of a long message\r\n", i), 400))
+			if _, err := db.ExecContext(ctx, `INSERT INTO outbox
+				(message_id, game, kind, mail_from, rcpts, raw, status, attempts, next_attempt, created_at)
+				VALUES (?, NULL, 'post', 'host@example.org', '["a@example.org"]', ?, ?, 0, ?, ?)`,
+				id, raws[id], status, toNanos(t0), toNanos(t0)); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s, err := Open(ctx, path, Config{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	})
 	all, err := s.OutMessages(ctx, "")
 	if err != nil {
 		t.Fatal(err)
@@ -255,36 +256,28 @@ func TestOutboxBytesMoveToATableOfTheirOwn(t *testing.T) {
 // taken place, and is still append-only.
 func TestEventLogMovesToATableInWritingOrder(t *testing.T) {
 	ctx := context.Background()
-	path, db := databaseAt(t, 9)
 	want := map[string][]Event{}
-	for _, g := range []string{"dec26", "jan27"} {
-		if _, err := db.ExecContext(ctx, `INSERT INTO games (id, status, created_at, updated_at) VALUES (?, 'running', ?, ?)`,
-			g, toNanos(t0), toNanos(t0)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The two games' events written in turn, as a host writes them.
-	for seq := int64(1); seq <= 30; seq++ {
-		for _, g := range []string{"jan27", "dec26"} {
-			e := Event{Game: g, Seq: seq, Type: "status", Version: 1,
-				Payload: json.RawMessage(fmt.Sprintf(`{"game":%q,"seq":%d,"text":%q}`, g, seq, strings.Repeat("x", int(seq)*13))),
-				At:      t0.Add(time.Duration(seq) * time.Minute), Cause: fmt.Sprintf("inbox:%d", seq)}
-			if _, err := db.ExecContext(ctx, `INSERT INTO events (game, seq, type, version, payload, created_at, cause) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				e.Game, e.Seq, e.Type, e.Version, string(e.Payload), toNanos(e.At), e.Cause); err != nil {
+	s := migratedFrom(t, 9, func(db *sql.DB) {
+		for _, g := range []string{"dec26", "jan27"} {
+			if _, err := db.ExecContext(ctx, `INSERT INTO games (id, status, created_at, updated_at) VALUES (?, 'running', ?, ?)`,
+				g, toNanos(t0), toNanos(t0)); err != nil {
 				t.Fatal(err)
 			}
-			want[g] = append(want[g], e)
 		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	s, err := Open(ctx, path, Config{Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+		// The two games' events written in turn, as a host writes them.
+		for seq := int64(1); seq <= 30; seq++ {
+			for _, g := range []string{"jan27", "dec26"} {
+				e := Event{Game: g, Seq: seq, Type: "status", Version: 1,
+					Payload: json.RawMessage(fmt.Sprintf(`{"game":%q,"seq":%d,"text":%q}`, g, seq, strings.Repeat("x", int(seq)*13))),
+					At:      t0.Add(time.Duration(seq) * time.Minute), Cause: fmt.Sprintf("inbox:%d", seq)}
+				if _, err := db.ExecContext(ctx, `INSERT INTO events (game, seq, type, version, payload, created_at, cause) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+					e.Game, e.Seq, e.Type, e.Version, string(e.Payload), toNanos(e.At), e.Cause); err != nil {
+					t.Fatal(err)
+				}
+				want[g] = append(want[g], e)
+			}
+		}
+	})
 	for g, evs := range want {
 		got, err := s.Events(ctx, g, 0)
 		if err != nil {
