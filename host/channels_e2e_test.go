@@ -161,10 +161,8 @@ func (g *embeddedGame) settled() {
 	g.t.Helper()
 	ctx := context.Background()
 	waitFor(g.t, "the host to work off its mail", func() bool {
-		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
-			if ms, err := g.st.OutMessages(ctx, status); err != nil || len(ms) > 0 {
-				return false
-			}
+		if drained, _ := outboxDrained(g.st); !drained {
+			return false
 		}
 		ms, err := g.st.InboundByOutcome(ctx, store.OutcomePending, 1)
 		return err == nil && len(ms) == 0

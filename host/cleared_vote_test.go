@@ -106,16 +106,11 @@ func (e *embeddedHost) drained() {
 				return false
 			}
 		}
-		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
-			ms, err := e.rt.Store().OutMessages(context.Background(), status)
-			if err != nil {
-				e.t.Fatalf("outbox: %v", err)
-			}
-			if len(ms) > 0 {
-				return false
-			}
+		drained, err := outboxDrained(e.rt.Store())
+		if err != nil {
+			e.t.Fatalf("outbox: %v", err)
 		}
-		return true
+		return drained
 	})
 }
 

@@ -4,7 +4,6 @@ package host_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -22,7 +21,6 @@ import (
 	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/service"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // The helpers here run the host as `mafiamail serve` does (service.Start)
@@ -142,16 +140,11 @@ func (e *e2e) settle() {
 		return true
 	})
 	waitFor(e.t, "the outbox to drain", func() bool {
-		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
-			ms, err := e.rt.Store().OutMessages(context.Background(), status)
-			if err != nil {
-				e.t.Fatalf("outbox: %v", err)
-			}
-			if len(ms) > 0 {
-				return false
-			}
+		drained, err := outboxDrained(e.rt.Store())
+		if err != nil {
+			e.t.Fatalf("outbox: %v", err)
 		}
-		return true
+		return drained
 	})
 	if err := e.stack.WaitDelivered(); err != nil {
 		e.t.Fatal(err)

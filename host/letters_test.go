@@ -1,11 +1,13 @@
 package host_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/mafiamail/mafiamail/internal/testkit/mailbox"
 	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
+	"github.com/mafiamail/mafiamail/store"
 )
 
 // e2eWait bounds every wait for mail or for the game to move on. It only
@@ -27,6 +29,15 @@ var (
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	mailtest.WaitFor(t, what, e2eWait, 50*time.Millisecond, cond)
+}
+
+// outboxDrained reports whether no outgoing message is pending or being
+// sent. Both are counted in one statement, so in one snapshot: a message
+// goes back from sending to pending when its send is retried, and a read
+// of each status in turn can miss it between the two.
+func outboxDrained(st *store.Store) (bool, error) {
+	waiting, err := st.Waiting(context.Background())
+	return err == nil && len(waiting) == 0, err
 }
 
 // readMailbox fetches every message of user's INBOX on the IMAP server at

@@ -264,14 +264,13 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 		return nil, err
 	}
 	stopBots()
-	// Let the last mail (the end of the game) reach every mailbox.
+	// Let the last mail (the end of the game) reach every mailbox. Pending
+	// and being sent are counted in one statement, so in one snapshot: a
+	// message goes back from sending to pending when its send is retried,
+	// and a read of each status in turn could miss it between the two.
 	_ = waitFor(ctx, func() bool {
-		for _, status := range []store.OutStatus{store.OutPending, store.OutSending} {
-			if ms, err := rt.Store().OutMessages(ctx, status); err != nil || len(ms) > 0 {
-				return false
-			}
-		}
-		return true
+		waiting, err := rt.Store().Waiting(ctx)
+		return err == nil && len(waiting) == 0
 	})
 	res.state = final
 	if res.outbox, err = rt.Store().OutMessages(ctx, ""); err != nil {
