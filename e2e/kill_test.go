@@ -365,8 +365,14 @@ func (h *killHarness) terminate() {
 	h.child = nil
 }
 
-// stop kills a host left running by a failed test.
+// stop kills a host left running by a failed test. A failed test also
+// shows how serve's log ends: what its checks found (a message left
+// unsent, a command applied twice) says what broke, the log's last lines
+// what the hosts were doing then.
 func (h *killHarness) stop() {
+	if h.t.Failed() {
+		h.t.Log(h.logTail())
+	}
 	if h.child != nil {
 		h.child.Process.Kill()
 		<-h.exited
