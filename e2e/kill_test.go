@@ -560,10 +560,8 @@ func (v *killView) undrained(sent int) string {
 	if decided < sent {
 		return fmt.Sprintf("%d of %d messages decided", decided, sent)
 	}
-	// Pending and being sent are counted in one statement, so in one
-	// snapshot: a message goes back from sending to pending when a new
-	// host releases the claims of the one killed, and a read of each
-	// status in turn can miss it between the two.
+	// Pending and being sent in one snapshot (see Waiting): a new host
+	// puts the claims of the one killed back to pending.
 	waiting, err := v.st.Waiting(ctx)
 	if err != nil {
 		return err.Error()

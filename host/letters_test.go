@@ -32,9 +32,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // outboxDrained reports whether no outgoing message is pending or being
-// sent. Both are counted in one statement, so in one snapshot: a message
-// goes back from sending to pending when its send is retried, and a read
-// of each status in turn can miss it between the two.
+// sent, both read in one snapshot (see store's Waiting).
 func outboxDrained(st *store.Store) (bool, error) {
 	waiting, err := st.Waiting(context.Background())
 	return err == nil && len(waiting) == 0, err

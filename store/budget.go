@@ -52,7 +52,11 @@ func (r reader) SentSince(ctx context.Context, since time.Time) ([]Sent, error) 
 	return out, rows.Err()
 }
 
-// Waiting counts the messages waiting to be sent, by kind.
+// Waiting counts the messages waiting to be sent, by kind: those pending
+// and those being sent, read in one statement, so in one snapshot. A
+// message goes back from sending to pending (a retry, or a restart that
+// releases a dead process's claims), and two reads, one for each status,
+// can miss it between them: a wait for a drained outbox asks this.
 func (r reader) Waiting(ctx context.Context) (map[string]int, error) {
 	rows, err := r.q.QueryContext(ctx, `SELECT kind, count(*) FROM outbox WHERE status IN ('pending', 'sending') GROUP BY kind`)
 	if err != nil {

@@ -657,9 +657,8 @@ func finished(t *testing.T, srv *mailserver.Server, dbPath string, commands int)
 		return false // e.g. caught mid-migration; look again later
 	}
 	defer s.Close()
-	// Pending and being sent in one statement, so in one snapshot: a
-	// restart puts the killed child's claims back to pending, and a read
-	// of each status in turn can miss a message between the two.
+	// Pending and being sent in one snapshot (see Waiting): a restart
+	// puts the killed child's claims back to pending.
 	waiting, err := s.Waiting(ctx)
 	if err != nil || len(waiting) > 0 {
 		return false

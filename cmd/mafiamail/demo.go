@@ -264,10 +264,9 @@ func runDemo(ctx context.Context, o demoOptions) (*demoResult, error) {
 		return nil, err
 	}
 	stopBots()
-	// Let the last mail (the end of the game) reach every mailbox. Pending
-	// and being sent are counted in one statement, so in one snapshot: a
-	// message goes back from sending to pending when its send is retried,
-	// and a read of each status in turn could miss it between the two.
+	// Let the last mail (the end of the game) reach every mailbox: none
+	// pending or being sent, both read in one snapshot (see
+	// store.Waiting).
 	_ = waitFor(ctx, func() bool {
 		waiting, err := rt.Store().Waiting(ctx)
 		return err == nil && len(waiting) == 0
