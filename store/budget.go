@@ -56,7 +56,7 @@ func (r reader) SentSince(ctx context.Context, since time.Time) ([]Sent, error) 
 // and those being sent, read in one statement, so in one snapshot. A
 // message goes back from sending to pending (a retry, or a restart that
 // releases a dead process's claims), and two reads, one for each status,
-// can miss it between them: a wait for a drained outbox asks this.
+// can miss it between them. A wait for a drained outbox asks this.
 func (r reader) Waiting(ctx context.Context) (map[string]int, error) {
 	rows, err := r.q.QueryContext(ctx, `SELECT kind, count(*) FROM outbox WHERE status IN ('pending', 'sending') GROUP BY kind`)
 	if err != nil {
