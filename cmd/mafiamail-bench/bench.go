@@ -186,6 +186,10 @@ type figures struct {
 	// copies handed to it with no system in between (measured in the
 	// relay's phase).
 	stackRate float64
+	// machineBusy is the share of the machine's CPU time that was busy
+	// while the measured commands ran, stackBusy while the stack alone
+	// delivered (0: unknown; see machine.go).
+	machineBusy, stackBusy float64
 }
 
 func (f figures) deliveriesPerSecond() float64 {
@@ -635,7 +639,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 			if err := e.stack.emptyPlayers(ctx); err != nil {
 				return f, 0, err
 			}
-			if f.stackRate, err = stackRate(ctx, e, o, uint64(o.commands)); err != nil {
+			if f.stackRate, f.stackBusy, err = stackRate(ctx, e, o, uint64(o.commands)); err != nil {
 				return f, 0, err
 			}
 		}

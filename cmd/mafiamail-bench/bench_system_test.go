@@ -167,9 +167,17 @@ func TestBenchDaySmoke(t *testing.T) {
 	if sr.relay.stackRate <= 0 {
 		t.Errorf("no stack rate")
 	}
+	// The machine's busy share of each window, where /proc/stat tells it.
+	if _, ok := readCPUTimes(); ok {
+		for name, v := range map[string]float64{"host": sr.host.machineBusy, "relay": sr.relay.machineBusy, "stack alone": sr.relay.stackBusy} {
+			if v <= 0 || v > 1 {
+				t.Errorf("%s: machine busy %v, want within (0, 1]", name, v)
+			}
+		}
+	}
 	var out bytes.Buffer
 	res.print(&out, o)
-	for _, w := range []string{"deliveries/s", "p50 vote/unvote/lock", "p50 night action", "copies/thread post", "digests", "stack alone", "host/stack", dayMix} {
+	for _, w := range []string{"deliveries/s", "p50 vote/unvote/lock", "p50 night action", "copies/thread post", "digests", "machine busy", "stack alone", "host/stack", dayMix} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("the table lacks %q:\n%s", w, out.String())
 		}

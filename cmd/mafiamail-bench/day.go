@@ -744,6 +744,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	refs := d.ref.Load()
 	d0, dg0 := e.toPlayers.Load(), d.digestCopies.Load()
 	cpu0 := child.cpu()
+	machine := startMachineWindow()
 	start := time.Now()
 	for w := range workers {
 		wg.Add(1)
@@ -797,6 +798,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	}
 	wg.Wait()
 	f.wall = time.Since(start)
+	f.machineBusy = machine.share()
 	close(errs)
 	if err := errors.Join(drain(errs)...); err != nil {
 		return err
@@ -931,8 +933,12 @@ func quiet(ctx context.Context, e *benchEnv, gap time.Duration) time.Time {
 // of the day load makes (o.commands messages of the mix, each to its
 // fan-out, one copy a recipient, as the host sends them), over as many
 // connections as the host's sender uses, and returns the deliveries per
-// second from the first hand-over to the last arrival.
-func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (float64, error) {
+// second from the first hand-over to the last arrival, and the machine's
+// busy share meanwhile. Each copy is the player's message as the bench
+// wrote it, not the host's composed copy (which adds the tally, the
+// footer and an HTML part): the stack's rate for the copies' number and
+// recipients.
+func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (rate, busy float64, err error) {
 	r := rand.New(rand.NewPCG(seed, 1<<32))
 	var msgs []benchMail
 	for i := range o.commands {
@@ -957,6 +963,7 @@ func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (f
 	errs := make(chan error, conns)
 	var wg sync.WaitGroup
 	base := e.toPlayers.Load()
+	machine := startMachineWindow()
 	start := time.Now()
 	for range conns {
 		wg.Add(1)
@@ -989,14 +996,15 @@ func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (f
 	wg.Wait()
 	close(errs)
 	if err := errors.Join(drain(errs)...); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	want := base + int64(len(msgs))
 	if err := poll(ctx, func() bool { return e.toPlayers.Load() >= want }); err != nil {
-		return 0, fmt.Errorf("stack alone: %d of %d copies arrived: %w", e.toPlayers.Load()-base, len(msgs), err)
+		return 0, 0, fmt.Errorf("stack alone: %d of %d copies arrived: %w", e.toPlayers.Load()-base, len(msgs), err)
 	}
+	busy = machine.share()
 	last := time.Unix(0, e.lastDelivery.Load())
-	return float64(len(msgs)) / last.Sub(start).Seconds(), nil
+	return float64(len(msgs)) / last.Sub(start).Seconds(), busy, nil
 }
 
 // dayRows are the figures of the day load's per-scale table.
@@ -1023,6 +1031,7 @@ var dayRows = []benchRow{
 	{"copies/thread post", plain, func(f figures) float64 { return f.copiesPerPost(opPost) }},
 	{"copies/mafia post", plain, func(f figures) float64 { return f.copiesPerPost(opMafiaPost) }},
 	{"digests", func(v float64) string { return fmt.Sprintf("%.0f", v) }, func(f figures) float64 { return float64(f.digests) }},
+	{"machine busy", percent, func(f figures) float64 { return f.machineBusy }},
 	{"CPU/command", ms, func(f figures) float64 { return float64(f.cpuPerCommand()) }},
 	{"peak RSS", mib, func(f figures) float64 { return float64(f.peakRSS) }},
 	{"peak heap in use", mib, func(f figures) float64 { return float64(f.peakHeap) }},
@@ -1079,9 +1088,11 @@ func printDayHeader(w io.Writer, o benchOptions, how string) {
 // and the relay's.
 func printStackRate(w io.Writer, runs []scaleResult, o benchOptions) {
 	stack := column(runs, false, func(f figures) float64 { return f.stackRate })
+	busy := column(runs, false, func(f figures) float64 { return f.stackBusy })
 	host := column(runs, true, figures.deliveriesPerSecond)
 	relay := column(runs, false, figures.deliveriesPerSecond)
-	fmt.Fprintf(w, "stack alone (the same copies handed to it over 4 connections, no system in between): %s deliveries/s;\n"+
-		"host/stack %s, relay/stack %s\n", spreadOf(stack).cell(perSec, o.runs),
+	fmt.Fprintf(w, "stack alone (as many copies to the same readers, each the player's own message, handed to it over 4 connections,\n"+
+		"no system in between): %s deliveries/s, the machine %s busy;\n"+
+		"host/stack %s, relay/stack %s\n", spreadOf(stack).cell(perSec, o.runs), spreadOf(busy).cell(percent, o.runs),
 		spreadOf(ratios(host, stack)).cell(plain, o.runs), spreadOf(ratios(relay, stack)).cell(plain, o.runs))
 }
