@@ -145,9 +145,24 @@ func (s *State) closeAt() time.Time {
 }
 
 // NextDeadline is when Tick next has something to do: a round to close, a
-// night to end, a reminder to send. ok is false when nothing is waiting (the
-// game has not started, is paused, or is over).
+// night to end, a reminder to send, a digest to send. ok is false when
+// nothing is waiting (the game has not started, is paused, or is over).
 func NextDeadline(s *State) (t time.Time, ok bool) {
+	return nextDeadline(s, true)
+}
+
+// NextOrderedDeadline is the next deadline whose outcome depends on which
+// commands came before it (D8): a round's close, a night's end, a
+// reminder. A digest is not one: it gathers the posts applied before it,
+// and a post read after it, whenever it came, goes into the next one, so
+// nothing is held back or sent twice whichever comes first. A host that
+// applies commands in their order of arrival waits for the mail that
+// arrived before an ordered deadline; a digest need not wait for it.
+func NextOrderedDeadline(s *State) (t time.Time, ok bool) {
+	return nextDeadline(s, false)
+}
+
+func nextDeadline(s *State, digests bool) (t time.Time, ok bool) {
 	if s.Paused {
 		return time.Time{}, false
 	}
@@ -156,7 +171,7 @@ func NextDeadline(s *State) (t time.Time, ok bool) {
 			t, ok = c, true
 		}
 	}
-	if every := s.DigestEvery(); every > 0 && s.DigestPending > 0 {
+	if every := s.DigestEvery(); digests && every > 0 && s.DigestPending > 0 {
 		consider(s.LastDigest.Add(every))
 	}
 	switch s.Phase {

@@ -112,7 +112,7 @@ func (h *Host) graceEnd(g *game) time.Time {
 // before w (real time) has been handled, and applies the deadlines that
 // waited for it. The watcher calls it on its own goroutine, before it
 // hands over any mail that arrived after those deadlines, and also while
-// the host handles a group: until w passes the next deadline (Barrier)
+// the host handles a group: until w passes the next ordered deadline (Barrier)
 // there is nothing to apply, and it returns without waiting for the
 // group. A deadline that a group in progress brings before w is applied
 // by the clock, which the group's end wakes.
@@ -139,9 +139,13 @@ func (h *Host) Advance(ctx context.Context, w time.Time) {
 	}
 }
 
-// Barrier is the next deadline of any game, in real time (zero for none):
-// the watcher hands over mail that arrived after it only once the mail
-// that arrived before it has been handled. It is the deadline as of the
+// Barrier is the next ordered deadline of any game (a round's close, a
+// night's end, a reminder: engine.NextOrderedDeadline), in real time (zero
+// for none): the watcher hands over mail that arrived after it only once
+// the mail that arrived before it has been handled. A digest is not one:
+// it goes out at its time, and were it a barrier, every game's mail would
+// wait a slack's length after each digest of any game (with a thousand
+// games taking hourly digests, one every few seconds). It is the deadline as of the
 // latest transaction's end, read without waiting for the one in progress:
 // the watcher asks while the host handles a group, and checks again
 // once the group is done.

@@ -71,3 +71,50 @@ func TestAdvanceShortOfTheDeadlineDoesNotWait(t *testing.T) {
 		t.Errorf("watermark %v after an earlier one, want it kept at %v", got, w)
 	}
 }
+
+// D8: with arrival order, a digest goes out at its time without waiting
+// for the mail that reached the mailbox before it (a post read after it
+// goes into the next one), and the watcher's barrier is the next ordered
+// deadline, not the digest: mail that came after the digest is not held
+// back for it. The ordered deadline still waits for the watermark.
+func TestD8_ADigestDoesNotWaitForTheWatermark(t *testing.T) {
+	hs := newHarness(t)
+	hs.arrivalOrder = true
+	hs.restart()
+	hs.setUp()
+	hs.send(addr("Carol"), "host+g1-p-"+hs.token("g1", addr("Carol"))+"@example.org", "MAIL DIGEST")
+	hs.send(addr("Dave"), hs.thread("Dave"), "Carol is quiet today.")
+	s := hs.game("g1")
+	digestAt, _ := engine.NextDeadline(s)
+	ordered, ok := engine.NextOrderedDeadline(s)
+	if !ok || !digestAt.Before(ordered) || s.DigestPending == 0 {
+		t.Fatalf("no digest due before the next ordered deadline: digest %v, ordered %v (%v), %d gathered", digestAt, ordered, ok, s.DigestPending)
+	}
+	if b := hs.h.Barrier(); !b.Equal(hs.h.clock.RealAt(ordered)) {
+		t.Fatalf("Barrier %v with a digest due at %v, want the ordered deadline %v", b, digestAt, ordered)
+	}
+	if _, read := hs.h.readUntil(); read {
+		t.Fatal("the harness reported a watermark")
+	}
+
+	digests := len(hs.mailTo(addr("Carol"), 0))
+	hs.now = hs.h.clock.RealAt(digestAt).Add(time.Second)
+	hs.tick()
+	if s := hs.game("g1"); s.DigestPending != 0 || !s.LastDigest.Equal(digestAt) {
+		t.Fatalf("the digest due at %v waited for the watermark: %d gathered, last digest %v", digestAt, s.DigestPending, s.LastDigest)
+	}
+	if len(hs.mailTo(addr("Carol"), 0)) != digests+1 {
+		t.Fatal("Carol got no digest")
+	}
+
+	hs.now = hs.h.clock.RealAt(ordered).Add(time.Second)
+	hs.tick()
+	if o, _ := engine.NextOrderedDeadline(hs.game("g1")); !o.Equal(ordered) {
+		t.Fatalf("the ordered deadline at %v was applied with no watermark past it (next %v)", ordered, o)
+	}
+	hs.h.Advance(context.Background(), hs.now)
+	hs.checkSchedule()
+	if o, _ := engine.NextOrderedDeadline(hs.game("g1")); o.Equal(ordered) {
+		t.Fatalf("the ordered deadline at %v was not applied once the watermark passed it", ordered)
+	}
+}

@@ -34,6 +34,10 @@ type game struct {
 	// recomputing each one's after every message.
 	next    time.Time
 	hasNext bool
+	// ordered is the game's next ordered deadline (NextOrderedDeadline):
+	// the next one that waits for the mail that arrived before it.
+	ordered    time.Time
+	hasOrdered bool
 	// stored is the deadline the game's row holds (zero: none, as in
 	// the row of a game just created).
 	stored time.Time
@@ -51,7 +55,17 @@ func (h *Host) setGame(id string, g *game) {
 }
 
 // updateNext recomputes the game's next deadline after its state changed.
-func (g *game) updateNext() { g.next, g.hasNext = engine.NextDeadline(g.state) }
+func (g *game) updateNext() {
+	g.next, g.hasNext = engine.NextDeadline(g.state)
+	g.ordered, g.hasOrdered = engine.NextOrderedDeadline(g.state)
+}
+
+// waitsForMail reports whether the game's deadline at t is applied only
+// once the mail that arrived before it is read: whether an ordered
+// deadline is due by then. A digest alone is sent on time.
+func (g *game) waitsForMail(t time.Time) bool {
+	return g.hasOrdered && !g.ordered.After(t)
+}
 
 // gather keeps what a batch leaves held for the next digest (T1): the
 // thread news since the engine's last EvDigest. The composer sends the

@@ -40,6 +40,8 @@ type harness struct {
 	authserv string
 	// recipientsPerDay is the configured sending budget, 0 for none.
 	recipientsPerDay int
+	// arrivalOrder opens the host with Config.ArrivalOrder, as serve does.
+	arrivalOrder bool
 }
 
 // harnessAuthServ is the receiving server the harness's host trusts.
@@ -97,7 +99,7 @@ func (hs *harness) open() {
 	}
 	h, err := New(context.Background(), Config{Address: "host@example.org", Referees: []string{"ref@example.org"},
 		PerSenderPerHour: hs.perHour, AuthServID: hs.authserv, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log,
-		Rand: hs.draw, RecipientsPerDay: hs.recipientsPerDay})
+		Rand: hs.draw, RecipientsPerDay: hs.recipientsPerDay, ArrivalOrder: hs.arrivalOrder})
 	if err != nil {
 		hs.t.Fatal(err)
 	}

@@ -17,27 +17,23 @@ import (
 // The host keeps it in step with its games map: every game put in or
 // taken out of the map goes through setGame.
 type schedule struct {
-	due     deadlineHeap
+	due deadlineHeap
+	// ordered holds the games' next ordered deadlines
+	// (engine.NextOrderedDeadline), for the watcher's barrier.
+	ordered deadlineHeap
 	running map[string]bool
 	waiting map[string]bool
 }
 
 func newSchedule() *schedule {
-	return &schedule{due: deadlineHeap{pos: map[string]int{}}, running: map[string]bool{}, waiting: map[string]bool{}}
+	return &schedule{due: deadlineHeap{pos: map[string]int{}}, ordered: deadlineHeap{pos: map[string]int{}},
+		running: map[string]bool{}, waiting: map[string]bool{}}
 }
 
 // set records g as the live game id; nil takes the game out.
 func (s *schedule) set(id string, g *game) {
-	if i, ok := s.due.pos[id]; ok {
-		if g != nil && g.hasNext {
-			s.due.items[i].at = g.next
-			heap.Fix(&s.due, i)
-		} else {
-			heap.Remove(&s.due, i)
-		}
-	} else if g != nil && g.hasNext {
-		heap.Push(&s.due, deadline{id: id, at: g.next})
-	}
+	s.due.place(id, g != nil && g.hasNext, func() time.Time { return g.next })
+	s.ordered.place(id, g != nil && g.hasOrdered, func() time.Time { return g.ordered })
 	setMember(s.running, id, g != nil && (g.state.Phase == engine.DayPhase || g.state.Phase == engine.NightPhase))
 	setMember(s.waiting, id, g != nil && g.state.MailWaiting())
 }
@@ -50,12 +46,12 @@ func setMember(set map[string]bool, id string, in bool) {
 	}
 }
 
-// earliest is the earliest deadline of any game.
-func (s *schedule) earliest() (time.Time, bool) {
-	if len(s.due.items) == 0 {
+// earliestOrdered is the earliest ordered deadline of any game.
+func (s *schedule) earliestOrdered() (time.Time, bool) {
+	if len(s.ordered.items) == 0 {
 		return time.Time{}, false
 	}
-	return s.due.items[0].at, true
+	return s.ordered.items[0].at, true
 }
 
 // visit calls dueAt with each game whose deadline is at or before now,
@@ -110,6 +106,21 @@ type deadline struct {
 type deadlineHeap struct {
 	items []deadline
 	pos   map[string]int
+}
+
+// place puts game id in the heap at at(), or takes it out when it has
+// no deadline (has is false; at is then not called).
+func (h *deadlineHeap) place(id string, has bool, at func() time.Time) {
+	if i, ok := h.pos[id]; ok {
+		if has {
+			h.items[i].at = at()
+			heap.Fix(h, i)
+		} else {
+			heap.Remove(h, i)
+		}
+	} else if has {
+		heap.Push(h, deadline{id: id, at: at()})
+	}
 }
 
 func (h *deadlineHeap) Len() int { return len(h.items) }

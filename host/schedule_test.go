@@ -14,7 +14,8 @@ import (
 // TestScheduleAgreesWithAWalkOfEveryGame puts games in, changes them and
 // takes them out at random, and after each step asks the schedule what the
 // clock asks of it: the earliest deadline, the games due or waiting for
-// held mail, the earliest deadline still to come, the games running. Each
+// held mail, the earliest deadline still to come, the games running, and
+// the earliest ordered deadline, which the watcher waits for. Each
 // answer must be the one a walk over every game gives.
 func TestScheduleAgreesWithAWalkOfEveryGame(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -34,20 +35,25 @@ func TestScheduleAgreesWithAWalkOfEveryGame(t *testing.T) {
 			}
 			// Few distinct times, so that ties are common.
 			g := &game{state: st, next: base.Add(time.Duration(rng.IntN(20)) * time.Minute), hasNext: rng.IntN(4) != 0}
+			// An ordered deadline is the next one or one after it
+			// (a digest is due sooner).
+			if g.hasNext && rng.IntN(4) != 0 {
+				g.ordered, g.hasOrdered = g.next.Add(time.Duration(rng.IntN(3))*time.Minute), true
+			}
 			games[id] = g
 			s.set(id, g)
 		}
 		now := base.Add(time.Duration(rng.IntN(22)) * time.Minute)
 
-		var earliest, later time.Time
-		var hasEarliest, hasLater bool
+		var ordered, later time.Time
+		var hasOrdered, hasLater bool
 		var due, tick []string
 		running, waiting := 0, 0
 		for id, g := range games {
+			if g.hasOrdered && (!hasOrdered || g.ordered.Before(ordered)) {
+				ordered, hasOrdered = g.ordered, true
+			}
 			if g.hasNext {
-				if !hasEarliest || g.next.Before(earliest) {
-					earliest, hasEarliest = g.next, true
-				}
 				if g.next.After(now) {
 					if !hasLater || g.next.Before(later) {
 						later, hasLater = g.next, true
@@ -69,8 +75,8 @@ func TestScheduleAgreesWithAWalkOfEveryGame(t *testing.T) {
 		slices.Sort(due)
 		slices.Sort(tick)
 
-		if got, ok := s.earliest(); ok != hasEarliest || !got.Equal(earliest) {
-			t.Fatalf("step %d: earliest %v %v, want %v %v", step, got, ok, earliest, hasEarliest)
+		if got, ok := s.earliestOrdered(); ok != hasOrdered || !got.Equal(ordered) {
+			t.Fatalf("step %d: earliest ordered deadline %v %v, want %v %v", step, got, ok, ordered, hasOrdered)
 		}
 		var visited []string
 		got, ok := s.visit(now, func(id string) { visited = append(visited, id) })
@@ -87,8 +93,9 @@ func TestScheduleAgreesWithAWalkOfEveryGame(t *testing.T) {
 		if len(s.running) != running || len(s.waiting) != waiting {
 			t.Fatalf("step %d: %d running, %d waiting; want %d, %d", step, len(s.running), len(s.waiting), running, waiting)
 		}
-		if len(s.due.items) != len(s.due.pos) {
-			t.Fatalf("step %d: %d deadlines, %d places", step, len(s.due.items), len(s.due.pos))
+		if len(s.due.items) != len(s.due.pos) || len(s.ordered.items) != len(s.ordered.pos) {
+			t.Fatalf("step %d: %d deadlines, %d places; %d ordered, %d places", step, len(s.due.items), len(s.due.pos),
+				len(s.ordered.items), len(s.ordered.pos))
 		}
 	}
 }
@@ -114,18 +121,30 @@ func (hs *harness) checkSchedule() {
 	if !maps.Equal(s.running, want.running) || !maps.Equal(s.waiting, want.waiting) {
 		hs.t.Fatalf("schedule: running %v, waiting %v; the games: %v, %v", s.running, s.waiting, want.running, want.waiting)
 	}
-	if len(s.due.items) != len(want.due.items) || len(s.due.pos) != len(s.due.items) {
-		hs.t.Fatalf("schedule: %d deadlines (%d places) for %d", len(s.due.items), len(s.due.pos), len(want.due.items))
+	hs.checkHeap("deadlines", &s.due, &want.due, func(g *game) (time.Time, bool) { return g.next, g.hasNext })
+	hs.checkHeap("ordered deadlines", &s.ordered, &want.ordered, func(g *game) (time.Time, bool) { return g.ordered, g.hasOrdered })
+}
+
+// checkHeap fails the test unless heap d holds, in heap order, the
+// deadline of each game that has one (of), as want does.
+func (hs *harness) checkHeap(what string, d, want *deadlineHeap, of func(*game) (time.Time, bool)) {
+	hs.t.Helper()
+	if len(d.items) != len(want.items) || len(d.pos) != len(d.items) {
+		hs.t.Fatalf("schedule: %d %s (%d places) for %d", len(d.items), what, len(d.pos), len(want.items))
 	}
-	for i, d := range s.due.items {
-		if s.due.pos[d.id] != i {
-			hs.t.Fatalf("schedule: %s at place %d, recorded at %d", d.id, i, s.due.pos[d.id])
+	for i, it := range d.items {
+		if d.pos[it.id] != i {
+			hs.t.Fatalf("schedule: %s at place %d of the %s, recorded at %d", it.id, i, what, d.pos[it.id])
 		}
-		if g := h.games[d.id]; g == nil || !g.hasNext || !g.next.Equal(d.at) {
-			hs.t.Fatalf("schedule: %s due %v; the game: %+v", d.id, d.at, g)
+		g := hs.h.games[it.id]
+		if g == nil {
+			hs.t.Fatalf("schedule: %s among the %s is no game", it.id, what)
 		}
-		if i > 0 && s.due.Less(i, (i-1)/2) {
-			hs.t.Fatalf("schedule: %s at %d comes before its parent", d.id, i)
+		if at, ok := of(g); !ok || !at.Equal(it.at) {
+			hs.t.Fatalf("schedule: %s at %v among the %s; the game: %+v", it.id, it.at, what, g)
+		}
+		if i > 0 && d.Less(i, (i-1)/2) {
+			hs.t.Fatalf("schedule: %s at %d of the %s comes before its parent", it.id, i, what)
 		}
 	}
 }

@@ -55,10 +55,11 @@ func (h *Host) RunClock(ctx context.Context) error {
 	}
 }
 
-// publishBarrier records the earliest deadline of any game for Barrier.
-// The caller holds mu, with the games as they stand between transactions.
+// publishBarrier records the earliest ordered deadline of any game for
+// Barrier. The caller holds mu, with the games as they stand between
+// transactions.
 func (h *Host) publishBarrier() {
-	next, found := h.schedule.earliest()
+	next, found := h.schedule.earliestOrdered()
 	if !found {
 		h.barrier.Store(nil)
 		return
@@ -86,7 +87,7 @@ func (h *Host) nextWake() (time.Duration, bool) {
 	next, later := h.schedule.visit(now, func(id string) {
 		g := h.games[id]
 		d := h.clock.Until(g.next)
-		if h.opts.ArrivalOrder && !h.readPast(g.next) {
+		if h.opts.ArrivalOrder && g.waitsForMail(g.next) && !h.readPast(g.next) {
 			d = max(time.Until(h.graceEnd(g)), 0)
 		}
 		consider(d)
@@ -148,7 +149,7 @@ func (h *Host) tickDue(ctx context.Context) (int, error) {
 		at, unread := now, false
 		deadline := g.next
 		if h.opts.ArrivalOrder {
-			if !h.readPast(deadline) {
+			if g.waitsForMail(deadline) && !h.readPast(deadline) {
 				if h.clock.real().Before(h.graceEnd(g)) {
 					continue
 				}

@@ -89,9 +89,10 @@ type Config struct {
 	// mail waits, and left out of the watermark.
 	Triage func(header []byte) bool
 	// Barrier, if set, returns the next moment (wall clock) by which the
-	// handler needs every earlier message: the next deadline; zero for
-	// none. Mail that arrived after it is handed over only once the mail
-	// that arrived before it has been, and the watermark has passed it.
+	// handler needs every earlier message: the next deadline that the
+	// order of mail decides; zero for none. Mail that arrived after it
+	// is handed over only once the mail that arrived before it has been,
+	// and the watermark has passed it.
 	// It is called while the handler works too, and should not wait for
 	// it: mail picked then is handed over only if Barrier returns the
 	// same once the handler is done.
