@@ -112,9 +112,9 @@ func (h *Host) graceEnd(g *game) time.Time {
 // before w (real time) has been handled, and applies the deadlines that
 // waited for it. The watcher calls it on its own goroutine, before it
 // hands over any mail that arrived after those deadlines, and also while
-// the host handles a group: until w passes the next ordered deadline (Barrier)
-// there is nothing to apply, and it returns without waiting for the
-// group. A deadline that a group in progress brings before w is applied
+// the host handles a group: until w passes the next ordered deadline
+// (Barrier) there is nothing to apply, and it returns without waiting for
+// the group. A deadline that a group in progress brings before w is applied
 // by the clock, which the group's end wakes.
 func (h *Host) Advance(ctx context.Context, w time.Time) {
 	if !h.raiseWatermark(w) {
@@ -145,10 +145,10 @@ func (h *Host) Advance(ctx context.Context, w time.Time) {
 // the mail that arrived before it has been handled. A digest is not one:
 // it goes out at its time, and were it a barrier, every game's mail would
 // wait a slack's length after each digest of any game (with a thousand
-// games taking hourly digests, one every few seconds). It is the deadline as of the
-// latest transaction's end, read without waiting for the one in progress:
-// the watcher asks while the host handles a group, and checks again
-// once the group is done.
+// games taking hourly digests, one every few seconds). It is the deadline
+// as of the latest transaction's end, read without waiting for the one in
+// progress: the watcher asks while the host handles a group, and checks
+// again once the group is done.
 func (h *Host) Barrier() time.Time {
 	if b := h.barrier.Load(); b != nil {
 		return *b

@@ -13,9 +13,9 @@ import (
 
 // TestScheduleAgreesWithAWalkOfEveryGame puts games in, changes them and
 // takes them out at random, and after each step asks the schedule what the
-// clock asks of it: the earliest deadline, the games due or waiting for
-// held mail, the earliest deadline still to come, the games running, and
-// the earliest ordered deadline, which the watcher waits for. Each
+// clock asks of it: the games due or waiting for held mail, the earliest
+// deadline still to come, the games running, and the earliest ordered
+// deadline, which the watcher's barrier is. Each
 // answer must be the one a walk over every game gives.
 func TestScheduleAgreesWithAWalkOfEveryGame(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
