@@ -183,13 +183,26 @@ type figures struct {
 	shortPosts, longPosts int
 	fanout                int64
 	// stackRate is the stack's own deliveries per second, the day load's
-	// copies handed to it with no system in between (measured in the
-	// relay's phase).
+	// copies handed to it with no system in between (measured in this
+	// system's phase, before its load).
 	stackRate float64
 	// machineBusy is the share of the machine's CPU time that was busy
 	// while the measured commands ran, stackBusy while the stack alone
 	// delivered (0: unknown; see machine.go).
 	machineBusy, stackBusy float64
+	// machineCPU is the machine's busy CPU time from the first command
+	// until the mailboxes were quiet, stackCPU from the stack alone's
+	// first copy to its last, in nanoseconds (0: unknown).
+	machineCPU, stackCPU float64
+}
+
+// machineCPUPerDelivery is the machine's busy CPU time a delivery: what
+// the stack, the system and the bench together spend on each copy.
+func (f figures) machineCPUPerDelivery() float64 {
+	if f.deliveries == 0 {
+		return 0
+	}
+	return f.machineCPU / float64(f.deliveries)
 }
 
 func (f figures) deliveriesPerSecond() float64 {
@@ -344,6 +357,11 @@ type benchEnv struct {
 	// lastDelivery is when the last of them arrived, in Unix nanoseconds.
 	toPlayers    atomic.Int64
 	lastDelivery atomic.Int64
+	// unmarked and lastUnmarked are the same for the players' messages
+	// that carry no X-Mafiamail-Kind: the stack alone's copies, told
+	// apart from a digest the host sends meanwhile.
+	unmarked     atomic.Int64
+	lastUnmarked atomic.Int64
 	// day is the day load's state; nil in the STATUS load.
 	day *dayState
 	// probes are the arrival times of the messages probeHop sent.
@@ -382,6 +400,17 @@ func newBenchEnv(kind string, games, players int, day *dayState, logTo io.Writer
 	return e, nil
 }
 
+// keepLatest sets last to at, in Unix nanoseconds, unless it is later
+// already: the stack's hooks run concurrently.
+func keepLatest(last *atomic.Int64, at time.Time) {
+	for {
+		t := last.Load()
+		if t >= at.UnixNano() || last.CompareAndSwap(t, at.UnixNano()) {
+			return
+		}
+	}
+}
+
 func (e *benchEnv) address(user string) string { return user + "@" + e.domain }
 
 // arrived sees every message in a player's (or the referee's) mailbox:
@@ -392,12 +421,10 @@ func (e *benchEnv) arrived(m delivered) {
 	e.delivered.Add(1)
 	if strings.HasPrefix(to, "players+") {
 		e.toPlayers.Add(1)
-		// The stack's hooks run concurrently: keep the latest.
-		for {
-			t := e.lastDelivery.Load()
-			if t >= at.UnixNano() || e.lastDelivery.CompareAndSwap(t, at.UnixNano()) {
-				break
-			}
+		keepLatest(&e.lastDelivery, at)
+		if kind == "" {
+			e.unmarked.Add(1)
+			keepLatest(&e.lastUnmarked, at)
 		}
 	}
 	if strings.HasPrefix(to, "players+probe-") {
@@ -632,16 +659,17 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 		return f, 0, fmt.Errorf("warm-up: %w", err)
 	}
 	if day != nil {
-		// The stack's own rate is measured on the mailbox as the
-		// systems' measured load finds it: emptied, so that neither the
-		// warm-up's copies nor the stack's own slow the deliveries down.
-		if !isHost {
-			if err := e.stack.emptyPlayers(ctx); err != nil {
-				return f, 0, err
-			}
-			if f.stackRate, f.stackBusy, err = stackRate(ctx, e, o, uint64(o.commands)); err != nil {
-				return f, 0, err
-			}
+		// The stack's own rate is measured in each system's phase, just
+		// before its load, so that each system is read against the stack
+		// as it stood then (its rate moves by a tenth from hour to hour
+		// on a shared machine), and on the mailbox as the measured load
+		// finds it: emptied, so that neither the warm-up's copies nor the
+		// stack's own slow the deliveries down.
+		if err := e.stack.emptyPlayers(ctx); err != nil {
+			return f, 0, err
+		}
+		if f.stackRate, f.stackBusy, f.stackCPU, err = stackRate(ctx, e, o, uint64(o.commands)); err != nil {
+			return f, 0, err
 		}
 		if err := e.stack.emptyPlayers(ctx); err != nil {
 			return f, 0, err
@@ -975,6 +1003,9 @@ func poll(ctx context.Context, cond func() bool) error {
 }
 
 func ms(d float64) string { return fmt.Sprintf("%.1f ms", d/float64(time.Millisecond)) }
+
+// ms2 is ms for what costs a few milliseconds or less, as a delivery does.
+func ms2(d float64) string { return fmt.Sprintf("%.2f ms", d/float64(time.Millisecond)) }
 
 func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
 

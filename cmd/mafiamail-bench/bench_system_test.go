@@ -164,20 +164,30 @@ func TestBenchDaySmoke(t *testing.T) {
 	if sr.host.digests == 0 || sr.relay.digests != 0 {
 		t.Errorf("digests: host %d, relay %d; want some from the host and none from the relay", sr.host.digests, sr.relay.digests)
 	}
-	if sr.relay.stackRate <= 0 {
-		t.Errorf("no stack rate")
+	// The stack alone is measured in each system's phase.
+	if sr.host.stackRate <= 0 || sr.relay.stackRate <= 0 {
+		t.Errorf("stack rate %v in the host's phase, %v in the relay's; want both", sr.host.stackRate, sr.relay.stackRate)
 	}
-	// The machine's busy share of each window, where /proc/stat tells it.
+	// The machine's busy share and busy time of each window, where
+	// /proc/stat tells them.
 	if _, ok := readCPUTimes(); ok {
-		for name, v := range map[string]float64{"host": sr.host.machineBusy, "relay": sr.relay.machineBusy, "stack alone": sr.relay.stackBusy} {
+		for name, v := range map[string]float64{"host": sr.host.machineBusy, "relay": sr.relay.machineBusy,
+			"stack alone (host)": sr.host.stackBusy, "stack alone (relay)": sr.relay.stackBusy} {
 			if v <= 0 || v > 1 {
 				t.Errorf("%s: machine busy %v, want within (0, 1]", name, v)
+			}
+		}
+		for name, v := range map[string]float64{"host": sr.host.machineCPUPerDelivery(), "relay": sr.relay.machineCPUPerDelivery(),
+			"stack alone (host)": sr.host.stackCPU, "stack alone (relay)": sr.relay.stackCPU} {
+			if v <= 0 {
+				t.Errorf("%s: the machine's CPU a delivery %v, want some", name, v)
 			}
 		}
 	}
 	var out bytes.Buffer
 	res.print(&out, o)
-	for _, w := range []string{"deliveries/s", "p50 vote/unvote/lock", "p50 night action", "copies/thread post", "digests", "machine busy", "stack alone", "host/stack", dayMix} {
+	for _, w := range []string{"deliveries/s", "p50 vote/unvote/lock", "p50 night action", "copies/thread post", "digests", "machine busy",
+		"machine CPU/delivery", "stack alone", "in the host's phase", "in the relay's phase", "host/stack", "relay/stack", dayMix} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("the table lacks %q:\n%s", w, out.String())
 		}

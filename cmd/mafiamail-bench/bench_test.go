@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mafiamail/mafiamail/internal/testkit/binary"
 	"github.com/mafiamail/mafiamail/mail/command"
@@ -100,5 +101,23 @@ func TestDayMix(t *testing.T) {
 		if got := float64(n[op]) * 100 / draws; got < float64(w)-1 || got > float64(w)+1 {
 			t.Errorf("%s: %.1f%%, want %d%%", dayOpNames[op], got, w)
 		}
+	}
+}
+
+// The stack alone's copies carry no X-Mafiamail-Kind: counted apart, a
+// digest the host sends while the stack alone runs neither ends its
+// window early nor late.
+func TestStackAloneCountsItsOwnCopies(t *testing.T) {
+	e := &benchEnv{}
+	t0 := time.Unix(1000, 0)
+	e.arrived(delivered{to: "players+g1-p1@example.test", at: t0.Add(2 * time.Second), kind: "digest"})
+	e.arrived(delivered{to: "players+g1-p2@example.test", at: t0})
+	e.arrived(delivered{to: "players+g1-p3@example.test", at: t0.Add(time.Second)})
+	e.arrived(delivered{to: "players+g1-p4@example.test", at: t0.Add(-time.Second)})
+	if n, last := e.unmarked.Load(), time.Unix(0, e.lastUnmarked.Load()); n != 3 || !last.Equal(t0.Add(time.Second)) {
+		t.Errorf("the stack's own copies: %d, the last at %v; want 3, the last at %v", n, last, t0.Add(time.Second))
+	}
+	if n, last := e.toPlayers.Load(), time.Unix(0, e.lastDelivery.Load()); n != 4 || !last.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("all deliveries: %d, the last at %v; want 4, the last at %v", n, last, t0.Add(2*time.Second))
 	}
 }

@@ -809,6 +809,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	// The copies of the last posts are still on their way: the deliveries
 	// are counted until the mailboxes are quiet.
 	last := quiet(ctx, e, time.Second)
+	f.machineCPU = machine.busyNanos()
 	f.cpu = child.cpu() - cpu0
 	f.deliveries = e.toPlayers.Load() - d0
 	f.deliveryWall = last.Sub(start)
@@ -934,12 +935,23 @@ func quiet(ctx context.Context, e *benchEnv, gap time.Duration) time.Time {
 // fan-out, one copy a recipient, as the host sends them), over as many
 // connections as the host's sender uses, and returns the deliveries per
 // second from the first hand-over to the last arrival, and the machine's
-// busy share meanwhile. Each copy is the player's message as the bench
-// wrote it, not the host's composed copy (which adds the tally, the
-// footer and an HTML part): the stack's rate for the copies' number and
-// recipients.
-func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (rate, busy float64, err error) {
+// busy share and busy CPU time a copy meanwhile. Each copy is the
+// player's message as the bench wrote it, not the host's composed copy
+// (which adds the tally, the footer and an HTML part): the stack's rate
+// for the copies' number and recipients.
+func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (rate, busy, cpu float64, err error) {
 	r := rand.New(rand.NewPCG(seed, 1<<32))
+	// Drawing the messages moves the players' votes in the bench's book,
+	// though no system sees these: the book is put back after, so that
+	// the system's load that follows draws what it would have.
+	type ballot struct {
+		vote   string
+		locked bool
+	}
+	book := make([]ballot, len(e.players))
+	for i, p := range e.players {
+		book[i] = ballot{p.day.vote, p.day.locked}
+	}
 	var msgs []benchMail
 	for i := range o.commands {
 		op := drawOp(r)
@@ -958,11 +970,14 @@ func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (r
 			msgs = append(msgs, benchMail{from: p.addr, to: to, raw: mailText(p.addr, to, fmt.Sprintf("stack.%d", i), m.body)})
 		}
 	}
+	for i, p := range e.players {
+		p.day.vote, p.day.locked = book[i].vote, book[i].locked
+	}
 	const conns = 4 // the host's sender's default
 	work := make(chan benchMail)
 	errs := make(chan error, conns)
 	var wg sync.WaitGroup
-	base := e.toPlayers.Load()
+	base := e.unmarked.Load()
 	machine := startMachineWindow()
 	start := time.Now()
 	for range conns {
@@ -996,15 +1011,15 @@ func stackRate(ctx context.Context, e *benchEnv, o benchOptions, seed uint64) (r
 	wg.Wait()
 	close(errs)
 	if err := errors.Join(drain(errs)...); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	want := base + int64(len(msgs))
-	if err := poll(ctx, func() bool { return e.toPlayers.Load() >= want }); err != nil {
-		return 0, 0, fmt.Errorf("stack alone: %d of %d copies arrived: %w", e.toPlayers.Load()-base, len(msgs), err)
+	if err := poll(ctx, func() bool { return e.unmarked.Load() >= want }); err != nil {
+		return 0, 0, 0, fmt.Errorf("stack alone: %d of %d copies arrived: %w", e.unmarked.Load()-base, len(msgs), err)
 	}
-	busy = machine.share()
-	last := time.Unix(0, e.lastDelivery.Load())
-	return float64(len(msgs)) / last.Sub(start).Seconds(), busy, nil
+	busy, cpu = machine.share(), machine.busyNanos()/float64(len(msgs))
+	last := time.Unix(0, e.lastUnmarked.Load())
+	return float64(len(msgs)) / last.Sub(start).Seconds(), busy, cpu, nil
 }
 
 // dayRows are the figures of the day load's per-scale table.
@@ -1032,6 +1047,7 @@ var dayRows = []benchRow{
 	{"copies/mafia post", plain, func(f figures) float64 { return f.copiesPerPost(opMafiaPost) }},
 	{"digests", func(v float64) string { return fmt.Sprintf("%.0f", v) }, func(f figures) float64 { return float64(f.digests) }},
 	{"machine busy", percent, func(f figures) float64 { return f.machineBusy }},
+	{"machine CPU/delivery", ms2, figures.machineCPUPerDelivery},
 	{"CPU/command", ms, func(f figures) float64 { return float64(f.cpuPerCommand()) }},
 	{"peak RSS", mib, func(f figures) float64 { return float64(f.peakRSS) }},
 	{"peak heap in use", mib, func(f figures) float64 { return float64(f.peakHeap) }},
@@ -1085,14 +1101,30 @@ func printDayHeader(w io.Writer, o benchOptions, how string) {
 }
 
 // printStackRate prints the stack's own delivery rate beside the host's
-// and the relay's.
+// and the relay's, each against the stack alone measured in its own phase,
+// and what a delivery cost the machine in each.
 func printStackRate(w io.Writer, runs []scaleResult, o benchOptions) {
-	stack := column(runs, false, func(f figures) float64 { return f.stackRate })
-	busy := column(runs, false, func(f figures) float64 { return f.stackBusy })
-	host := column(runs, true, figures.deliveriesPerSecond)
-	relay := column(runs, false, figures.deliveriesPerSecond)
 	fmt.Fprintf(w, "stack alone (as many copies to the same readers, each the player's own message, handed to it over 4 connections,\n"+
-		"no system in between): %s deliveries/s, the machine %s busy;\n"+
-		"host/stack %s, relay/stack %s\n", spreadOf(stack).cell(perSec, o.runs), spreadOf(busy).cell(percent, o.runs),
-		spreadOf(ratios(host, stack)).cell(plain, o.runs), spreadOf(ratios(relay, stack)).cell(plain, o.runs))
+		"no system in between), measured in each system's phase just before its load:\n")
+	type system struct {
+		name string
+		col  func(func(figures) float64) []float64
+	}
+	systems := []system{
+		{"host", func(v func(figures) float64) []float64 { return column(runs, true, v) }},
+		{"relay", func(v func(figures) float64) []float64 { return column(runs, false, v) }},
+	}
+	if o.baseline != "" {
+		systems = append(systems, system{"baseline", func(v func(figures) float64) []float64 { return baselineColumn(runs, v) }})
+	}
+	for _, sys := range systems {
+		stack := sys.col(func(f figures) float64 { return f.stackRate })
+		busy := sys.col(func(f figures) float64 { return f.stackBusy })
+		cpu := sys.col(func(f figures) float64 { return f.stackCPU })
+		fmt.Fprintf(w, "  in the %s's phase %s deliveries/s, the machine %s busy, %s of its CPU a delivery;\n"+
+			"    %s/stack %s, the machine's CPU a delivery %s of the stack alone's\n",
+			sys.name, spreadOf(stack).cell(perSec, o.runs), spreadOf(busy).cell(percent, o.runs), spreadOf(cpu).cell(ms2, o.runs),
+			sys.name, spreadOf(ratios(sys.col(figures.deliveriesPerSecond), stack)).cell(plain, o.runs),
+			spreadOf(ratios(sys.col(figures.machineCPUPerDelivery), cpu)).cell(plain, o.runs))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The day load's rate through Postfix is read against the stack alone's,
@@ -83,6 +84,20 @@ func (w machineWindow) share() float64 {
 		return 0
 	}
 	return busyShare(w.start, end)
+}
+
+// userHZ is the unit of /proc/stat's times: USER_HZ, 100 a second on
+// every Linux the bench runs on.
+const userHZ = 100
+
+// busyNanos is the machine's busy CPU time from the window's start, in
+// nanoseconds, summed over its CPUs; 0 when unknown.
+func (w machineWindow) busyNanos() float64 {
+	end, ok := readCPUTimes()
+	if !w.ok || !ok || end.busy < w.start.busy {
+		return 0
+	}
+	return float64(end.busy-w.start.busy) * float64(time.Second) / userHZ
 }
 
 // percent shows a share of 0 to 1; 0 is unknown.

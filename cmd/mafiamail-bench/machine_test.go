@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -45,6 +46,7 @@ func TestMachineWindow(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("/proc/stat is Linux's")
 	}
+	start := time.Now()
 	w := startMachineWindow()
 	if !w.ok {
 		t.Fatal("no /proc/stat")
@@ -57,8 +59,13 @@ func TestMachineWindow(t *testing.T) {
 		}
 		share = w.share()
 	}
-	t.Logf("busy share %.2f after spinning (%d)", share, sum)
+	busy, elapsed := w.busyNanos(), time.Since(start)
+	t.Logf("busy share %.2f, busy %v in %v after spinning (%d)", share, time.Duration(busy), elapsed, sum)
 	if share <= 0 || share > 1 {
 		t.Errorf("busy share %v, want within (0, 1]", share)
+	}
+	// A busy window has whole ticks of 10 ms in it, one at least.
+	if tick := float64(10 * time.Millisecond); busy < tick || math.Mod(busy, tick) != 0 {
+		t.Errorf("busy %v, want whole ticks of 10 ms", time.Duration(busy))
 	}
 }
