@@ -194,15 +194,19 @@ type figures struct {
 	// until the mailboxes were quiet, stackCPU from the stack alone's
 	// first copy to its last, in nanoseconds (0: unknown).
 	machineCPU, stackCPU float64
+	// lateDigests are the digests that came after the load's last copy
+	// or answer, counted in neither deliveries nor digests.
+	lateDigests int64
 }
 
 // machineCPUPerDelivery is the machine's busy CPU time a delivery: what
-// the stack, the system and the bench together spend on each copy.
+// the stack, the system and the bench together spend on each copy. The
+// time runs until the mailboxes were quiet, so the late digests count.
 func (f figures) machineCPUPerDelivery() float64 {
-	if f.deliveries == 0 {
-		return 0
+	if n := f.deliveries + f.lateDigests; n > 0 {
+		return f.machineCPU / float64(n)
 	}
-	return f.machineCPU / float64(f.deliveries)
+	return 0
 }
 
 func (f figures) deliveriesPerSecond() float64 {

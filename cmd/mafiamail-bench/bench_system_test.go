@@ -161,8 +161,10 @@ func TestBenchDaySmoke(t *testing.T) {
 	if sr.relay.deliveries != sr.relay.fanout {
 		t.Errorf("relay: %d deliveries, want exactly the %d copies named", sr.relay.deliveries, sr.relay.fanout)
 	}
-	if sr.host.digests == 0 || sr.relay.digests != 0 {
-		t.Errorf("digests: host %d, relay %d; want some from the host and none from the relay", sr.host.digests, sr.relay.digests)
+	// A short load may end before the games' first digests: those after
+	// its last copy are counted apart.
+	if h, r := sr.host.digests+sr.host.lateDigests, sr.relay.digests+sr.relay.lateDigests; h == 0 || r != 0 {
+		t.Errorf("digests: host %d, relay %d; want some from the host and none from the relay", h, r)
 	}
 	// The stack alone is measured in each system's phase.
 	if sr.host.stackRate <= 0 || sr.relay.stackRate <= 0 {

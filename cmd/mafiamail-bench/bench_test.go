@@ -121,3 +121,27 @@ func TestStackAloneCountsItsOwnCopies(t *testing.T) {
 		t.Errorf("all deliveries: %d, the last at %v; want 4, the last at %v", n, last, t0.Add(2*time.Second))
 	}
 }
+
+// The day load's deliveries end with its last copy or answer: a digest
+// that the games' clock sends after it is left out, one before it counts.
+func TestDigestsAfterTheLoadAreLeftOut(t *testing.T) {
+	d := newDayState(25, true)
+	reader, other := &benchPlayer{}, &benchPlayer{}
+	reader.day.digest.Store(true)
+	t0 := time.Unix(1000, 0)
+	mail := func(kind string, at time.Time) delivered {
+		return delivered{kind: kind, at: at, replyTo: func() string { return "" }, text: func() []byte { return nil }}
+	}
+	d.seen(reader, mail("thread", t0))                     // a digest during the load
+	d.seen(other, mail("thread", t0.Add(time.Second)))     // a post's copy
+	d.seen(reader, mail("confirm", t0.Add(2*time.Second))) // an answer, the load's last mail
+	d.refereeSeen(mail("thread", t0.Add(3*time.Second)))   // the referee's digest, after it
+	d.seen(reader, mail("thread", t0.Add(4*time.Second)))  // and a reader's
+	end := time.Unix(0, d.lastMail.Load())
+	if !end.Equal(t0.Add(2 * time.Second)) {
+		t.Errorf("the load's last mail at %v, want the answer's %v", end, t0.Add(2*time.Second))
+	}
+	if n, late := d.digestCopies.Load(), d.digestsAfter(end); n != 3 || late != 2 {
+		t.Errorf("%d digests, %d after the load; want 3 and 2", n, late)
+	}
+}

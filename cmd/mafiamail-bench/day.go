@@ -208,6 +208,34 @@ type dayState struct {
 	// referee among them: their digests (their votes are answered in
 	// private).
 	digestCopies atomic.Int64
+	// lastMail is when the last message other than a digest reached a
+	// player or the referee, in Unix nanoseconds; digestsAt are when the
+	// digests did (under mu). The load's deliveries are counted until
+	// its last copy or answer: the digests the games' clock sends after
+	// it are the digest interval's, not the load's.
+	lastMail  atomic.Int64
+	digestsAt []time.Time
+}
+
+// digest counts a digest that arrived at at.
+func (d *dayState) digest(at time.Time) {
+	d.digestCopies.Add(1)
+	d.mu.Lock()
+	d.digestsAt = append(d.digestsAt, at)
+	d.mu.Unlock()
+}
+
+// digestsAfter is how many digests arrived after t.
+func (d *dayState) digestsAfter(t time.Time) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var n int64
+	for _, at := range d.digestsAt {
+		if at.After(t) {
+			n++
+		}
+	}
+	return n
 }
 
 // postWait follows one post's copies.
@@ -307,11 +335,12 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 		if p.day.digest.Load() && m.kind == "thread" && !answer {
 			// A digest: the posts it gathers are not counted as copies,
 			// which are the posts' mail one by one.
-			d.digestCopies.Add(1)
-		} else {
-			d.copy(m)
+			d.digest(m.at)
+			return answer
 		}
+		d.copy(m)
 	}
+	keepLatest(&d.lastMail, m.at)
 	return answer
 }
 
@@ -323,9 +352,10 @@ func (d *dayState) seen(p *benchPlayer, m delivered) (answer bool) {
 // as thread mail too, and are no digests.)
 func (d *dayState) refereeSeen(m delivered) {
 	if d.isHost && m.kind == "thread" {
-		d.digestCopies.Add(1)
+		d.digest(m.at)
 		return
 	}
+	keepLatest(&d.lastMail, m.at)
 	d.copy(m)
 }
 
@@ -807,14 +837,20 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 		return ctx.Err()
 	}
 	// The copies of the last posts are still on their way: the deliveries
-	// are counted until the mailboxes are quiet.
-	last := quiet(ctx, e, time.Second)
+	// are counted until the last of them, or of the answers, once the
+	// mailboxes are quiet. A digest that came later is left out, and so
+	// is the time until it: the games' clock sends it when the interval
+	// is up, whether the system is busy or idle, and waiting for it
+	// would time the interval rather than the system.
+	quiet(ctx, e, time.Second)
 	f.machineCPU = machine.busyNanos()
 	f.cpu = child.cpu() - cpu0
-	f.deliveries = e.toPlayers.Load() - d0
-	f.deliveryWall = last.Sub(start)
+	end := time.Unix(0, d.lastMail.Load())
+	f.lateDigests = d.digestsAfter(end)
+	f.deliveries = e.toPlayers.Load() - d0 - f.lateDigests
+	f.deliveryWall = end.Sub(start)
 	f.postCopies, f.posts, f.shortPosts, f.longPosts = d.copies(refs)
-	f.digests = d.digestCopies.Load() - dg0
+	f.digests = d.digestCopies.Load() - dg0 - f.lateDigests
 	if f.errors > 0 {
 		return fmt.Errorf("%d of %d messages were answered with an error: %s", f.errors, f.commands, strings.Join(f.refusals, "; "))
 	}
