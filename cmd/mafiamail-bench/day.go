@@ -1129,8 +1129,9 @@ func printDayHeader(w io.Writer, o benchOptions, how string) {
 		"private confirmation for a digest reader); for a post its first copy in any reader's mailbox. A night\n"+
 		"action reaches the referee too, a whack every Mafioso. A delivery is any message reaching any\n"+
 		"player's or the referee's mailbox (copies, digests, answers), counted from the first hand-over until\n"+
-		"the mailboxes are quiet. The relay copies each thread message, mafia-list post and night action to the\n"+
-		"readers the bench names (X-Bench-Fanout: whom the host sends it to at once) and composes no digests.\n"+
+		"the load's last copy or answer (a digest the games' clock sends after it is left out). The relay copies\n"+
+		"each thread message, mafia-list post and night action to the readers the bench names (X-Bench-Fanout:\n"+
+		"whom the host sends it to at once) and composes no digests.\n"+
 		"The host (mafiamail serve) and the relay each run in a process of their own: CPU is that process's,\n"+
 		"peak RSS its VmHWM from its start (game set-up included), heaps as it reports them (live: after a GC).\n",
 		o.players, o.commands, dayMix, o.inFlight, how, newDayState(o.players, true).digests, o.digestEvery)
