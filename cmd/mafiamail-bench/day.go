@@ -950,20 +950,18 @@ func dayCommand(ctx context.Context, e *benchEnv, o benchOptions, c *smtp.Client
 }
 
 // quiet waits until no message has reached a mailbox for the given time
-// (at most a minute), and returns when the last one did.
-func quiet(ctx context.Context, e *benchEnv, gap time.Duration) time.Time {
+// (at most a minute).
+func quiet(ctx context.Context, e *benchEnv, gap time.Duration) {
 	deadline := time.Now().Add(time.Minute)
 	for ctx.Err() == nil && time.Now().Before(deadline) {
-		last := time.Unix(0, e.lastDelivery.Load())
-		if time.Since(last) >= gap {
-			return last
+		if time.Since(time.Unix(0, e.lastDelivery.Load())) >= gap {
+			return
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return time.Unix(0, e.lastDelivery.Load())
 }
 
 // stackRate hands the stack, with no system in between, the copies a run
