@@ -32,8 +32,13 @@ func newSchedule() *schedule {
 
 // set records g as the live game id; nil takes the game out.
 func (s *schedule) set(id string, g *game) {
-	s.due.place(id, g != nil && g.hasNext, func() time.Time { return g.next })
-	s.ordered.place(id, g != nil && g.hasOrdered, func() time.Time { return g.ordered })
+	var next, ordered time.Time
+	var hasNext, hasOrdered bool
+	if g != nil {
+		next, hasNext, ordered, hasOrdered = g.next, g.hasNext, g.ordered, g.hasOrdered
+	}
+	s.due.place(id, next, hasNext)
+	s.ordered.place(id, ordered, hasOrdered)
 	setMember(s.running, id, g != nil && (g.state.Phase == engine.DayPhase || g.state.Phase == engine.NightPhase))
 	setMember(s.waiting, id, g != nil && g.state.MailWaiting())
 }
@@ -108,18 +113,18 @@ type deadlineHeap struct {
 	pos   map[string]int
 }
 
-// place puts game id in the heap at at(), or takes it out when it has
-// no deadline (has is false; at is then not called).
-func (h *deadlineHeap) place(id string, has bool, at func() time.Time) {
+// place puts game id in the heap at at, or takes it out when it has no
+// deadline (has is false).
+func (h *deadlineHeap) place(id string, at time.Time, has bool) {
 	if i, ok := h.pos[id]; ok {
 		if has {
-			h.items[i].at = at()
+			h.items[i].at = at
 			heap.Fix(h, i)
 		} else {
 			heap.Remove(h, i)
 		}
 	} else if has {
-		heap.Push(h, deadline{id: id, at: at()})
+		heap.Push(h, deadline{id: id, at: at})
 	}
 }
 

@@ -141,7 +141,7 @@ func TestDigestsAfterTheLoadAreLeftOut(t *testing.T) {
 	if !end.Equal(t0.Add(2 * time.Second)) {
 		t.Errorf("the load's last mail at %v, want the answer's %v", end, t0.Add(2*time.Second))
 	}
-	if n, late := d.digestCopies.Load(), d.digestsAfter(end); n != 3 || late != 2 {
+	if n, late := d.digestCount(), d.digestsAfter(end); n != 3 || late != 2 {
 		t.Errorf("%d digests, %d after the load; want 3 and 2", n, late)
 	}
 }

@@ -204,25 +204,29 @@ type dayState struct {
 	mu    sync.Mutex
 	posts map[int64]*postWait
 	ref   atomic.Int64
-	// digestCopies counts the thread mail that reached digest readers, the
-	// referee among them: their digests (their votes are answered in
-	// private).
-	digestCopies atomic.Int64
-	// lastMail is when the last message other than a digest reached a
-	// player or the referee, in Unix nanoseconds; digestsAt are when the
-	// digests did (under mu). The load's deliveries are counted until
-	// its last copy or answer: the digests the games' clock sends after
-	// it are the digest interval's, not the load's.
-	lastMail  atomic.Int64
+	// digestsAt are when thread mail reached a digest reader, the referee
+	// among them (under mu): their digests (their votes are answered in
+	// private). lastMail is when the last message other than a digest
+	// reached a player or the referee, in Unix nanoseconds. The load's
+	// deliveries are counted until its last copy or answer: the digests
+	// the games' clock sends after it are the digest interval's, not the
+	// load's.
 	digestsAt []time.Time
+	lastMail  atomic.Int64
 }
 
 // digest counts a digest that arrived at at.
 func (d *dayState) digest(at time.Time) {
-	d.digestCopies.Add(1)
 	d.mu.Lock()
 	d.digestsAt = append(d.digestsAt, at)
 	d.mu.Unlock()
+}
+
+// digestCount is how many digests arrived so far.
+func (d *dayState) digestCount() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return int64(len(d.digestsAt))
 }
 
 // digestsAfter is how many digests arrived after t.
@@ -772,7 +776,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	// run's deliveries.
 	quiet(ctx, e, time.Second)
 	refs := d.ref.Load()
-	d0, dg0 := e.toPlayers.Load(), d.digestCopies.Load()
+	d0, dg0 := e.toPlayers.Load(), d.digestCount()
 	cpu0 := child.cpu()
 	machine := startMachineWindow()
 	start := time.Now()
@@ -850,7 +854,7 @@ func measureDay(ctx context.Context, e *benchEnv, o benchOptions, child *benchCh
 	f.deliveries = e.toPlayers.Load() - d0 - f.lateDigests
 	f.deliveryWall = end.Sub(start)
 	f.postCopies, f.posts, f.shortPosts, f.longPosts = d.copies(refs)
-	f.digests = d.digestCopies.Load() - dg0 - f.lateDigests
+	f.digests = d.digestCount() - dg0 - f.lateDigests
 	if f.errors > 0 {
 		return fmt.Errorf("%d of %d messages were answered with an error: %s", f.errors, f.commands, strings.Join(f.refusals, "; "))
 	}

@@ -32,8 +32,9 @@
 //     The order is that of arrival with respect to deadlines: mail that
 //     arrived after Config.Barrier (the next deadline that the order of
 //     mail decides) is handed over only once the mail that arrived before
-//     it has been, and the watermark has passed it. Mail that Config.Triage finds no game can use is set aside
-//     and handed over only when no other mail waits. When more mail is
+//     it has been, and the watermark has passed it. Mail that
+//     Config.Triage finds no game can use is set aside and handed over
+//     only when no other mail waits. When more mail is
 //     waiting than one batch holds, the senders (by From) take fair turns
 //     of at most ten messages (see fairQueue): a sender who has just
 //     written goes ahead of every sender working off a backlog, and those
