@@ -11,34 +11,62 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/store"
 )
 
-// readmeSkipped names the README's commands this test does not run, and why.
-var readmeSkipped = map[string]string{
-	"demo": "plays a whole game through the built-in mail servers (about 15 s classic, 35 s mafia150); TestDemo plays both setups with --setup, --seed and --out",
+// docSkipped names the documented commands this test does not run, and why.
+var docSkipped = map[string]string{
+	"demo": "plays a whole game through the built-in mail servers (about 15 s classic, 35 s mafia150); TestDemo plays both setups with --setup, --seed and --out, TestDemoInEveryLanguage each --language",
 }
 
-// TestReadmeCommands runs every mafiamail command line of README.md's code
-// blocks as it is written there, in a folder that holds what the lines
-// name: games.db, on which a host keeps the game friday open, as while
-// serve runs; mafiamail.toml, the README's own configuration on that
-// database; and a saved message, saved.eml. An absolute path is taken
-// inside that folder.
-func TestReadmeCommands(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// docFiles are the markdown files whose commands and configuration
+// TestDocCommands runs: README.md and every page of docs/.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := readmeCommands(string(readme))
-	if len(lines) < 5 {
-		t.Fatalf("found %d mafiamail command lines in README.md, want the five under the referee's guide at least: %q", len(lines), lines)
+	if len(pages) == 0 {
+		t.Fatal("no page in docs/")
 	}
-	toml := readmeTOML(string(readme))
-	if toml == "" {
-		t.Fatal("no toml configuration in README.md")
+	return append([]string{"../../README.md"}, pages...)
+}
+
+// TestDocCommands runs every mafiamail command line of the code blocks of
+// README.md and docs/*.md as it is written there, in a folder that holds
+// what the lines name: games.db, on which a host keeps the game friday
+// open, as while serve runs; mafiamail.toml, the documented configuration
+// on that database; and a saved message, saved.eml. An absolute path is
+// taken inside that folder. Every toml block of those files must be a
+// configuration that loads.
+func TestDocCommands(t *testing.T) {
+	var lines, tomls []string
+	for _, path := range docFiles(t) {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, docCommands(string(text))...)
+		for _, block := range docTOML(string(text)) {
+			if _, err := config.Parse([]byte(block), path, func(string) (string, bool) { return "secret", true }); err != nil {
+				t.Errorf("the configuration in %s does not load: %v", path, err)
+			}
+			tomls = append(tomls, block)
+		}
 	}
+	// The demo's three lines in README.md and the five games commands and
+	// parse of the referee's guide, at least: a test that finds fewer has
+	// lost its pages, not its commands.
+	if len(lines) < 9 {
+		t.Fatalf("found %d mafiamail command lines in README.md and docs/*.md, want nine at least: %q", len(lines), lines)
+	}
+	if len(tomls) == 0 {
+		t.Fatal("no toml configuration in README.md or docs/*.md")
+	}
+	toml := tomls[0]
 
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -57,7 +85,7 @@ func TestReadmeCommands(t *testing.T) {
 
 	for _, line := range lines {
 		args := strings.Fields(line)
-		if reason, ok := readmeSkipped[args[0]]; ok {
+		if reason, ok := docSkipped[args[0]]; ok {
 			t.Logf("skipped %q: %s", line, reason)
 			continue
 		}
@@ -76,10 +104,10 @@ func TestReadmeCommands(t *testing.T) {
 	}
 }
 
-// readmeCommands returns the arguments, as one line each, of every line in
+// docCommands returns the arguments, as one line each, of every line in
 // a code block of the markdown text that runs mafiamail, whether as
 // "mafiamail …" or "go run ./cmd/mafiamail …"; a shell comment is left off.
-func readmeCommands(text string) []string {
+func docCommands(text string) []string {
 	var lines []string
 	fenced := false
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -110,8 +138,9 @@ func readmeCommands(text string) []string {
 	return lines
 }
 
-// readmeTOML is the first toml block of the markdown text.
-func readmeTOML(text string) string {
+// docTOML returns the toml blocks of the markdown text.
+func docTOML(text string) []string {
+	var blocks []string
 	var b strings.Builder
 	in := false
 	for _, line := range strings.Split(text, "\n") {
@@ -120,12 +149,14 @@ func readmeTOML(text string) string {
 		case !in && s == "```toml":
 			in = true
 		case in && s == "```":
-			return b.String()
+			blocks = append(blocks, b.String())
+			b.Reset()
+			in = false
 		case in:
 			b.WriteString(s + "\n")
 		}
 	}
-	return ""
+	return blocks
 }
 
 // hostGame creates the database at path with a host of the address on it,
