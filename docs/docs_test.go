@@ -9,6 +9,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -57,6 +58,70 @@ func TestPlayersRulesInPlainWords(t *testing.T) {
 		} {
 			if !regexp.MustCompile(fmt.Sprintf(`\b%d\b`, d)).MatchString(r) {
 				t.Errorf("%s: %s lasts %d hours, which the players' rules do not say", setup.Name, what, d)
+			}
+		}
+	}
+}
+
+// TestRefereeGuideListsEverySetupKey: the table of SETUP keys in
+// referee.md has a row for every key SETUP takes and for no other, and
+// each documented default is the built-in setups' own: SETUP classic with
+// that key at its default changes nothing in classic, nor SETUP mafia150
+// in mafia150 (whose value follows "mafia150:" where it differs).
+func TestRefereeGuideListsEverySetupKey(t *testing.T) {
+	b, err := os.ReadFile("referee.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)`[^|]*\\| ([^|]*) \\|")
+	documented := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
+		documented[m[1]] = m[2]
+	}
+	keys := engine.SetupKeys()
+	if len(keys) < 20 {
+		t.Fatalf("SETUP takes %d keys, fewer than the guide's table was written for", len(keys))
+	}
+	isKey := map[string]bool{}
+	for _, k := range keys {
+		isKey[k] = true
+		if _, ok := documented[k]; !ok {
+			t.Errorf("referee.md has no row for the SETUP key %s", k)
+		}
+	}
+	// effective reads the settings whose zero stands for a default as
+	// that default, so that a setup that names it compares equal.
+	effective := func(s engine.Setup) engine.Setup {
+		s.Name = ""
+		s.HeldMailGrace = s.SendingGrace()
+		s.PostGameTalk = s.TalkAfterEnd()
+		if s.MailGrace == 0 {
+			s.MailGrace = host.DefaultMailGrace
+		}
+		return s
+	}
+	value := regexp.MustCompile("^`?([^` ]+)`?")
+	variant := regexp.MustCompile("\\(`mafia150`: `?([^`)]+)`?\\)")
+	for key, cell := range documented {
+		if !isKey[key] {
+			t.Errorf("referee.md documents %s, which SETUP does not take", key)
+			continue
+		}
+		if key == "language" {
+			continue // the host's language: the configuration's, not the setup's
+		}
+		for _, setup := range []engine.Setup{engine.Classic(), engine.Mafia150()} {
+			v := value.FindStringSubmatch(cell)[1]
+			if m := variant.FindStringSubmatch(cell); m != nil && setup.Name == "mafia150" {
+				v = m[1]
+			}
+			got, err := engine.ParseSetup(setup, setup.Name+" "+key+"="+v)
+			if err != nil {
+				t.Errorf("referee.md: SETUP %s=%s in %s: %v", key, v, setup.Name, err)
+				continue
+			}
+			if effective(got) != effective(setup) {
+				t.Errorf("referee.md gives %s=%s as the default, which changes %s", key, v, setup.Name)
 			}
 		}
 	}

@@ -232,6 +232,10 @@ var setupKeys = []string{"players", "mafia", "inspectors", "doctors", "vigilante
 	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace", "held_mail_grace", "post_game_talk",
 	"calendar", "language"}
 
+// SetupKeys returns the keys SETUP understands, as its error messages list
+// them, for the referee's guide and its test.
+func SetupKeys() []string { return append([]string(nil), setupKeys...) }
+
 // ParseSetup reads the argument of the referee's SETUP command: an optional
 // built-in name followed by key=value pairs, e.g.
 // "classic", "mafia150 digest_interval=2h" or "players=9 mafia=2 doctors=1".
