@@ -3,10 +3,12 @@ package docs_test
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
@@ -125,4 +127,77 @@ func TestRefereeGuideListsEverySetupKey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHostingGuideListsEveryConfigKey: the configuration reference of
+// hosting.md names every key a configuration file may hold, with its
+// section, and no key the configuration does not take.
+func TestHostingGuideListsEveryConfigKey(t *testing.T) {
+	b, err := os.ReadFile("hosting.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reference, ok := strings.Cut(string(b), "## Configuration reference")
+	if !ok {
+		t.Fatal("hosting.md has no configuration reference")
+	}
+	// A row's first cell names its keys: `[imap]`/`[smtp] auth` is auth in
+	// both sections, `[smtp] url`, `username` three keys of one section.
+	cell := regexp.MustCompile("(?m)^\\| ([^|]+) \\|")
+	code := regexp.MustCompile("`([^`]+)`")
+	documented := map[string]bool{}
+	for _, c := range cell.FindAllStringSubmatch(reference, -1) {
+		var sections, keys []string
+		for _, m := range code.FindAllStringSubmatch(c[1], -1) {
+			s := m[1]
+			if strings.HasPrefix(s, "[") {
+				section, key, _ := strings.Cut(strings.TrimPrefix(s, "["), "]")
+				sections = append(sections, section)
+				s = strings.TrimSpace(key)
+			}
+			if s != "" {
+				keys = append(keys, s)
+			}
+		}
+		if len(sections) == 0 {
+			sections = []string{""}
+		}
+		for _, section := range sections {
+			for _, key := range keys {
+				documented[strings.TrimPrefix(section+"."+key, ".")] = true
+			}
+		}
+	}
+	want := tomlKeys(reflect.TypeFor[config.Config](), "")
+	if len(want) < 30 {
+		t.Fatalf("found %d keys in config.Config, fewer than the reference was written for", len(want))
+	}
+	for _, k := range want {
+		if !documented[k] {
+			t.Errorf("hosting.md's configuration reference does not name %s", k)
+		}
+		delete(documented, k)
+	}
+	for k := range documented {
+		t.Errorf("hosting.md's configuration reference names %s, which the configuration does not take", k)
+	}
+}
+
+// tomlKeys lists the keys of a configuration struct as section.key,
+// with the fields of an embedded struct in their section.
+func tomlKeys(t reflect.Type, section string) []string {
+	var keys []string
+	for f := range t.Fields() {
+		tag := f.Tag.Get("toml")
+		switch {
+		case f.Anonymous && tag == "":
+			keys = append(keys, tomlKeys(f.Type, section)...)
+		case tag == "" || tag == "-":
+		case f.Type.Kind() == reflect.Struct && section == "":
+			keys = append(keys, tomlKeys(f.Type, tag)...)
+		default:
+			keys = append(keys, strings.TrimPrefix(section+"."+tag, "."))
+		}
+	}
+	return keys
 }
