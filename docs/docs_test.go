@@ -3,8 +3,10 @@ package docs_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,4 +202,87 @@ func tomlKeys(t reflect.Type, section string) []string {
 		}
 	}
 	return keys
+}
+
+// TestRelativeLinksResolve: every relative link of README.md,
+// CONTRIBUTING.md and docs/*.md names a file of the repository, and a
+// link to a heading (#anchor) names a heading of that file, as GitHub
+// makes its anchors.
+func TestRelativeLinksResolve(t *testing.T) {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := append([]string{"../README.md", "../CONTRIBUTING.md"}, pages...)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	checked := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(prose(string(b), false), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			resolved := file
+			if path != "" {
+				resolved = filepath.Join(filepath.Dir(file), path)
+			}
+			checked++
+			text, err := os.ReadFile(resolved)
+			if err != nil {
+				t.Errorf("%s links to %s, which does not exist", file, target)
+				continue
+			}
+			if anchor != "" && !slices.Contains(anchors(string(text)), anchor) {
+				t.Errorf("%s links to %s, whose file has no heading %q", file, target, anchor)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked %d relative links, fewer than the documents hold", checked)
+	}
+}
+
+// prose is markdown text without its code, where a link is not a link:
+// fenced blocks, and code spans unless keepSpans (a heading's anchor
+// keeps the text of its code spans).
+func prose(text string, keepSpans bool) string {
+	var b strings.Builder
+	span := regexp.MustCompile("`[^`]*`")
+	fenced := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		if keepSpans {
+			line = strings.ReplaceAll(line, "`", "")
+		} else {
+			line = span.ReplaceAllString(line, "")
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// anchors are the names GitHub gives the headings of markdown text: the
+// heading in lower case, without punctuation, its spaces as hyphens.
+func anchors(text string) []string {
+	var names []string
+	drop := regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+	for _, line := range strings.Split(prose(text, true), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		names = append(names, strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(h), ""), " ", "-"))
+	}
+	return names
 }
