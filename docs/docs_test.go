@@ -145,7 +145,7 @@ func TestHostingGuideListsEveryConfigKey(t *testing.T) {
 	}
 	// A row's first cell names its keys: `[imap]`/`[smtp] auth` is auth in
 	// both sections, `[smtp] url`, `username` three keys of one section.
-	cell := regexp.MustCompile("(?m)^\\| ([^|]+) \\|")
+	cell := regexp.MustCompile(`(?m)^\| ([^|]+) \|`)
 	code := regexp.MustCompile("`([^`]+)`")
 	documented := map[string]bool{}
 	for _, c := range cell.FindAllStringSubmatch(reference, -1) {
