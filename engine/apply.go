@@ -370,9 +370,13 @@ func (t *step) postGameTalk(c Command) error {
 	return nil
 }
 
-// refereeStatus is the referee's secret view (F2).
+// refereeStatus is the referee's secret view (F2): a night ends by the
+// mark the actions so far make, which only the referee may know.
 func (s *State) refereeStatus() *Status {
 	st := s.baseStatus()
+	if s.Phase == NightPhase {
+		st.Deadline = s.nightEndsAt()
+	}
 	for _, p := range s.Players {
 		st.Players = append(st.Players, s.playerLine(p))
 	}
@@ -405,13 +409,16 @@ func (s *State) playerStatus(slot int) *Status {
 	return st
 }
 
+// baseStatus is what anyone may know of the game: a night's latest end,
+// not the mark the actions so far make it end at, which tells when the
+// last of them came in (N6): that is public when the night resolves.
 func (s *State) baseStatus() *Status {
 	st := &Status{Game: s.Game, Phase: s.Phase, Day: s.Day, Round: s.Round, Paused: s.Paused, Setup: s.Setup.Summary()}
 	switch s.Phase {
 	case DayPhase:
 		st.Deadline = s.closeAt()
 	case NightPhase:
-		st.Deadline = s.nightEndsAt()
+		st.Deadline = s.Night.End
 	}
 	return st
 }

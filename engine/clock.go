@@ -110,9 +110,12 @@ func (s *State) nightMarks() []time.Time {
 }
 
 // nightEndsAt is when the night resolves: the first mark at or after the
-// moment every required action was in, or its end.
+// moment every required action was in, or its end. A night whose end
+// waits for held mail (T4) ends when the wait does, as any that came to
+// its end: a mark it passed ends it no sooner, or its wait would tell
+// that every action was in by that mark.
 func (s *State) nightEndsAt() time.Time {
-	if s.Night.AllInAt.IsZero() {
+	if s.Night.AllInAt.IsZero() || s.MailWaiting() {
 		return s.Night.End
 	}
 	for _, m := range s.nightMarks() {

@@ -181,6 +181,9 @@ func (s *State) OwesAction(slot int) bool {
 
 // NightEndsAt is when the running night resolves: the first mark after the
 // last required action came in, or its latest end while one is missing.
+// It tells when the last action came, a secret until the night resolves:
+// only the clock and the referee may read it. What a player is shown is
+// the night's latest end, ClosesAt.
 func (s *State) NightEndsAt() time.Time { return s.nightEndsAt() }
 
 func (n Night) inspected(slot int) bool {

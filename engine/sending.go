@@ -95,8 +95,11 @@ func (t *step) mailPlan(every time.Duration) error {
 
 // ClockCloseDue reports whether the round's close by the clock is due at
 // now: the deadline of a day round, the latest end of a night. Early
-// closes (every lock in, every action in) are not: the players who ended
-// the round need no more mail for it.
+// closes (every lock in, a night that ends at an earlier mark with every
+// action in) are not: the players who ended the round need no more mail
+// for it. A night that ends at its latest end ends by the clock, whether
+// or not every action came in before it: were it to wait only when one
+// is missing, the wait would tell the town so.
 func (s *State) ClockCloseDue(now time.Time) bool {
 	if s.Paused {
 		return false
@@ -105,7 +108,7 @@ func (s *State) ClockCloseDue(now time.Time) bool {
 	case DayPhase:
 		return !now.Before(s.closeAt()) && !s.earlyCloseDue()
 	case NightPhase:
-		return !now.Before(s.nightEndsAt()) && s.Night.AllInAt.IsZero()
+		return !now.Before(s.Night.End) && !s.nightEndsAt().Before(s.Night.End)
 	}
 	return false
 }
