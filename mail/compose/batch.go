@@ -572,7 +572,10 @@ func selfView(s *engine.State, r recipient, now time.Time) *templates.Self {
 			}
 		}
 	case engine.NightPhase:
-		v.Closes = moment(s, s.NightEndsAt(), now)
+		// The night's latest end, which only the referee moves: the mark
+		// it will end at once every action is in tells when the last one
+		// came, a secret until the night resolves (N6).
+		v.Closes = moment(s, s.ClosesAt(), now)
 	}
 	return v
 }

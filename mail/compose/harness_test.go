@@ -114,6 +114,11 @@ type harness struct {
 	stepBy int
 	// history is every event logged, in order.
 	history []compose.Logged
+	// cause, when set, names the message a command line came in, for
+	// its answer's In-Reply-To and Message-ID; otherwise the messages are
+	// numbered in order. Games that differ in some commands give the
+	// others the same names with it.
+	cause func(by engine.Actor, line string) string
 }
 
 func newHarness(t testing.TB, setup engine.Setup, game string, seed uint64) *harness {
@@ -243,9 +248,13 @@ func (h *harness) run(by engine.Actor, ch engine.Channel, line string, cmd engin
 	sender := by
 	r.msgs = h.batch(before, evs, &sender)
 	h.inbox++
+	cause := fmt.Sprintf("<in%d@players.example.net>", h.inbox)
+	if h.cause != nil {
+		cause = h.cause(by, line)
+	}
 	rep, rerr := h.c.Reply(compose.Answer{
 		State: h.s, Dir: h.dir, Sender: by, Channel: ch,
-		Cause:    fmt.Sprintf("<in%d@players.example.net>", h.inbox),
+		Cause:    cause,
 		Subject:  subjectFor(h.s, by, ch),
 		Received: h.now.Add(-2 * time.Minute), Now: h.now,
 		Lines: []compose.Line{{Text: line, Err: err, Events: evs}},
