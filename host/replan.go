@@ -203,13 +203,16 @@ func roundForecast(p store.SendingPlan) *compose.RoundForecast {
 		AsChosen: p.AsChosen, Planned: p.Planned, Room: p.Room}
 }
 
-// heldBefore reports whether the game's mail that its players need before
-// deadline (posts, tallies, reminders: everything but receipts) is held
-// back by the sending limit: some of it queued by the deadline is unsent
-// while the provider refuses for its limit or the budget has no room for
-// it. The caller holds h.mu.
+// heldBefore reports whether the game's mail that its town needs before
+// deadline (the thread's posts and news with their tallies, the reminders
+// to vote; see compose.Outgoing.Town) is held back by the sending limit:
+// some of it queued by the deadline is unsent while the provider refuses
+// for its limit or the budget has no room for it. Mail of the mafia list,
+// answers to private commands, a night role's reminder and the referee's
+// mail do not count: a close that waited for them would tell the town of
+// them (T4). The caller holds h.mu.
 func (h *Host) heldBefore(ctx context.Context, id string, deadline time.Time) (bool, error) {
-	n, most, err := h.st.HeldFor(ctx, id, h.clock.RealAt(deadline), store.PriorityThread)
+	n, most, err := h.st.HeldFor(ctx, id, h.clock.RealAt(deadline))
 	if err != nil || n == 0 {
 		return false, err
 	}
@@ -235,9 +238,9 @@ func (h *Host) heldBefore(ctx context.Context, id string, deadline time.Time) (b
 	return limit-used < most, nil
 }
 
-// unsentBefore counts the game's needed mail queued by deadline that has
-// not gone out yet.
+// unsentBefore counts the game's mail for the town queued by deadline
+// that has not gone out yet.
 func (h *Host) unsentBefore(ctx context.Context, id string, deadline time.Time) (int, error) {
-	n, _, err := h.st.HeldFor(ctx, id, h.clock.RealAt(deadline), store.PriorityThread)
+	n, _, err := h.st.HeldFor(ctx, id, h.clock.RealAt(deadline))
 	return n, err
 }

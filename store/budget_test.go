@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -533,4 +534,107 @@ func sharesRecipient(a, b []string) bool {
 		}
 	}
 	return false
+}
+
+// HeldFor counts a game's unsent mail for the town queued by a time, and
+// nothing else of it: the mafia list, answers and the referee's mail may
+// wait as long as they must without holding a close (T4).
+func TestHeldForCountsTheTownsMailAlone(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "held.db"))
+	mustCreateGame(t, s, "g1")
+	queued := []struct {
+		kind     string
+		priority int
+		town     bool
+		to       int
+		at       time.Time
+	}{
+		{"mafia", PriorityGame, false, 1, t0},
+		{"referee", PriorityGame, false, 1, t0},
+		{"tally", PriorityNotice, false, 1, t0},
+		{"private", PriorityNotice, false, 1, t0}, // a night role's reminder
+		{"confirm", PriorityReceipt, false, 1, t0},
+		{"thread", PriorityThread, true, 2, t0},
+		{"private", PriorityNotice, true, 1, t0}, // a reminder to vote
+		{"thread", PriorityThread, true, 3, t0.Add(time.Hour)},
+	}
+	update(t, s, func(ctx context.Context, tx *Tx) error {
+		for i, m := range queued {
+			id := fmt.Sprintf("<h%d@host>", i)
+			var to []string
+			for j := range m.to {
+				to = append(to, fmt.Sprintf("r%d.%d@example.org", i, j))
+			}
+			if _, err := tx.Enqueue(ctx, OutMessage{MessageID: id, Game: "g1", Kind: m.kind, From: "host@example.org",
+				To: to, Raw: rawMail(id, "x"), Priority: m.priority, Town: m.town}, m.at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if n, most, err := s.HeldFor(ctx, "g1", t0); err != nil || n != 2 || most != 2 {
+		t.Fatalf("held for the town by t0: %d messages, at most %d recipients (%v), want the 2 of the town, at most 2", n, most, err)
+	}
+	if n, most, err := s.HeldFor(ctx, "g1", t0.Add(time.Hour)); err != nil || n != 3 || most != 3 {
+		t.Fatalf("held for the town an hour later: %d messages, at most %d recipients (%v), want 3, at most 3", n, most, err)
+	}
+	ms, err := s.OutMessages(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		if m.Town != queued[i].town {
+			t.Errorf("%s %s read back with Town %v", m.MessageID, m.Kind, m.Town)
+		}
+		if !m.Town {
+			continue
+		}
+		if err := s.MarkSent(ctx, m.ID, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _, err := s.HeldFor(ctx, "g1", t0.Add(time.Hour)); err != nil || n != 0 {
+		t.Fatalf("with the town's mail sent, %d messages are held for it (%v)", n, err)
+	}
+}
+
+// TestTownMarkOfMailQueuedBeforeIt: a database from before the outbox
+// marked the town's mail opens with its waiting thread mail marked, so a
+// close after the upgrade still waits for it, and nothing else marked.
+func TestTownMarkOfMailQueuedBeforeIt(t *testing.T) {
+	ctx := context.Background()
+	s := migratedFrom(t, 10, func(db *sql.DB) {
+		if _, err := db.ExecContext(ctx, `INSERT INTO games (id, status, created_at, updated_at) VALUES ('g1', 'running', 0, 0)`); err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range []struct{ kind, status string }{
+			{"thread", "pending"}, {"dawn", "sending"}, {"mafia", "pending"}, {"private", "pending"}, {"thread", "sent"},
+		} {
+			id := fmt.Sprintf("<m%d@host>", i)
+			res, err := db.ExecContext(ctx, `INSERT INTO outbox
+				(message_id, game, kind, mail_from, rcpts, status, attempts, next_attempt, created_at)
+				VALUES (?, 'g1', ?, 'host@example.org', '["a@example.org"]', ?, 0, ?, ?)`,
+				id, m.kind, m.status, toNanos(t0), toNanos(t0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, _ := res.LastInsertId()
+			if _, err := db.ExecContext(ctx, `INSERT INTO outbox_raw (id, raw) VALUES (?, ?)`, row, rawMail(id, "x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	ms, err := s.OutMessages(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, true, false, false, false} {
+		if ms[i].Town != want {
+			t.Errorf("%s (%s, %s): Town %v after the migration, want %v", ms[i].MessageID, ms[i].Kind, ms[i].Status, ms[i].Town, want)
+		}
+	}
+	if n, _, err := s.HeldFor(ctx, "g1", t0); err != nil || n != 2 {
+		t.Errorf("held for the town after the migration: %d (%v), want the 2 waiting thread copies", n, err)
+	}
 }

@@ -58,6 +58,10 @@ type OutMessage struct {
 	// PriorityGame first, PriorityReceipt last. Enqueue takes 0 as
 	// PriorityGame.
 	Priority int
+	// Town marks mail the town needs before a round's close (T4): the
+	// thread's copies to players and observers, and reminders to vote. A
+	// close waits for held mail of this kind alone (HeldFor).
+	Town bool
 }
 
 // headerField returns the first value of the named field in raw's
@@ -138,9 +142,9 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 		return 0, fmt.Errorf("store: enqueue %s: priority %d out of range", id, m.Priority)
 	}
 	res, err := tx.q.ExecContext(ctx, `INSERT INTO outbox
-		(message_id, game, kind, mail_from, rcpts, status, attempts, next_attempt, created_at, cause, priority)
-		VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`,
-		id, nullString(m.Game), m.Kind, m.From, string(rcpts), toNanos(now), toNanos(now), m.Cause, m.Priority)
+		(message_id, game, kind, mail_from, rcpts, status, attempts, next_attempt, created_at, cause, priority, town)
+		VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)`,
+		id, nullString(m.Game), m.Kind, m.From, string(rcpts), toNanos(now), toNanos(now), m.Cause, m.Priority, m.Town)
 	if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) {
 		return 0, fmt.Errorf("store: enqueue %s: %w", id, ErrExists)
 	}
@@ -592,7 +596,7 @@ func (r reader) outMessages(ctx context.Context, tail string, args ...any) ([]Ou
 // outbox_raw by the message's id.
 const outCols = `id, message_id, game, kind, mail_from, rcpts,
 	(SELECT raw FROM outbox_raw WHERE outbox_raw.id = outbox.id), status, attempts, next_attempt,
-	last_error, created_at, sent_at, cause, priority`
+	last_error, created_at, sent_at, cause, priority, town`
 
 func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 	defer rows.Close()
@@ -604,7 +608,7 @@ func scanOutRows(rows *sql.Rows) ([]OutMessage, error) {
 		var next, created int64
 		var sent sql.NullInt64
 		if err := rows.Scan(&m.ID, &m.MessageID, &game, &m.Kind, &m.From, &rcpts, &m.Raw, &status,
-			&m.Attempts, &next, &m.LastError, &created, &sent, &m.Cause, &m.Priority); err != nil {
+			&m.Attempts, &next, &m.LastError, &created, &sent, &m.Cause, &m.Priority, &m.Town); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(rcpts), &m.To); err != nil {

@@ -70,14 +70,16 @@ func (r reader) WaitingRecipients(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// HeldFor counts a game's mail queued up to before, of priority up to
-// maxPriority, that has not been sent: the mail its players need before a
-// deadline, when the sending limit holds it back. Most is the largest
-// number of recipients among them.
-func (r reader) HeldFor(ctx context.Context, game string, before time.Time, maxPriority int) (n, most int, err error) {
+// HeldFor counts a game's mail for the town (OutMessage.Town) queued up
+// to before that has not been sent: the mail its town needs before a
+// deadline, when the sending limit holds it back (T4). Most is the largest
+// number of recipients among them. The game's other mail (the mafia list,
+// answers, private news, the referee's) is not counted: whether it waits
+// is no one's business but its readers'.
+func (r reader) HeldFor(ctx context.Context, game string, before time.Time) (n, most int, err error) {
 	err = r.q.QueryRowContext(ctx, `SELECT count(*), coalesce(max(json_array_length(rcpts)), 0) FROM outbox
-		WHERE game = ? AND status IN ('pending', 'sending') AND created_at <= ? AND priority <= ?`,
-		game, toNanos(before), maxPriority).Scan(&n, &most)
+		WHERE game = ? AND status IN ('pending', 'sending') AND created_at <= ? AND town = 1`,
+		game, toNanos(before)).Scan(&n, &most)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: mail of %s held back: %w", game, err)
 	}

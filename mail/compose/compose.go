@@ -110,6 +110,13 @@ type Outgoing struct {
 	// Contents lists the kinds of news the message carries, in order (see
 	// package templates), for logs.
 	Contents []string
+	// Town is set on mail the town needs before a round's close (T4): a
+	// copy of the thread to a player or an observer, or a reminder to
+	// vote, which goes to whoever has no vote, as the tally shows. Nothing
+	// about such mail is a secret. Answers, the mafia list, a night role's
+	// reminder and the referee's mail are never the town's: a close that
+	// waited for them would tell of them.
+	Town bool
 }
 
 // Directory holds what the game state does not: the tokens of the

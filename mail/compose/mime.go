@@ -131,8 +131,25 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	}
 	return Outgoing{
 		MessageID: dr.id, Game: dr.game, Kind: kind, From: c.host, To: []string{dr.d.r.addr},
-		Raw: raw, Recipient: dr.d.r.key, Date: date, Contents: contents,
+		Raw: raw, Recipient: dr.d.r.key, Date: date, Contents: contents, Town: dr.town(),
 	}, nil
+}
+
+// town reports whether a draft is mail the town needs before a round's
+// close (see Outgoing.Town).
+func (dr draft) town() bool {
+	if dr.game == "" || dr.d.r.referee {
+		return false
+	}
+	if dr.d.ch == templates.Thread {
+		return true
+	}
+	for _, sec := range dr.sections {
+		if sec.Kind == "reminder" && sec.Variant != "night" {
+			return true
+		}
+	}
+	return false
 }
 
 // headerKind is the X-Mafiamail-Kind of a message, from its main news and

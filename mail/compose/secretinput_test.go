@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
 // secretInput is one thing a player does that the town does not see: a
@@ -250,4 +252,38 @@ func withoutNames(raw []byte, id string) []byte {
 		out = bytes.ReplaceAll(out, m[1], []byte("boundary"))
 	}
 	return out
+}
+
+// TestTownMailIsMarked: of everything the classic and mafia150
+// scenarios compose, the mail for the town (Outgoing.Town), which a
+// close may wait for (T4), is exactly the thread's copies to players and
+// observers and the reminders to vote; never the referee's copies, the
+// mafia list, answers, private news or a night role's reminder.
+func TestTownMailIsMarked(t *testing.T) {
+	seen := map[string]int{}
+	for _, play := range []func(*testing.T) (*harness, *goldens){playClassic, playMafia150} {
+		h, _ := play(t)
+		for _, m := range h.all {
+			reminder := slices.Contains(m.Contents, "reminder")
+			want := m.Game != "" && m.Recipient != "ref" &&
+				(m.Kind == compose.KindThread || m.Kind == compose.KindDawn || m.Kind == compose.KindEnd ||
+					m.Kind == compose.KindPrivate && reminder && m.phase == engine.DayPhase)
+			if m.Town != want {
+				t.Errorf("%s: %s mail to %s (%v) marked for the town: %v", m.step, m.Kind, m.Recipient, m.Contents, m.Town)
+			}
+			key := m.Kind
+			if reminder {
+				key += " reminder in the " + string(m.phase)
+			}
+			if m.Town {
+				key += " for the town"
+			}
+			seen[key]++
+		}
+	}
+	for _, k := range []string{"thread for the town", "thread", "private reminder in the day for the town", "private reminder in the night", "mafia", "confirm"} {
+		if seen[k] == 0 {
+			t.Errorf("the scenarios composed no %s mail: %v", k, seen)
+		}
+	}
 }
