@@ -152,9 +152,9 @@ func read(log []engine.Event) (*game, error) {
 		case engine.EvAnnouncement:
 			cur.entries = append(cur.entries, entry{At: when(e.At), Who: "The referee", Text: e.Text, Post: true})
 		case engine.EvMailWait:
-			say(e, "The close waits for mail the sending limit held back, until %s at the latest.", when(e.Deadline))
+			say(e, "The close waits for the town's mail the sending limit held back, until %s at the latest.", when(e.Deadline))
 		case engine.EvMailFlowed:
-			say(e, "The held mail has gone out, so the round closes.")
+			say(e, "The town's held mail has gone out, so the round closes.")
 		case engine.EvMailPlan:
 			if e.Duration > 0 {
 				say(e, "To stay within the mailbox's sending limit, the thread comes in a digest every %s.", templates.SpanOf(e.Duration))

@@ -221,7 +221,7 @@ func (h *Host) waitForHeldMail(ctx context.Context, id string, at time.Time) (bo
 		return nil
 	})
 	if waited {
-		h.log.Info("a close waits for mail the sending limit holds back", "game", id, "closes_by", latest)
+		h.log.Info("a close waits for the town's mail the sending limit holds back", "game", id, "closes_by", latest)
 	}
 	return waited, err
 }
@@ -246,7 +246,7 @@ func (h *Host) mailFlowed(ctx context.Context, id string) (bool, error) {
 		return nil
 	})
 	if err == nil {
-		h.log.Info("the held mail has gone out; the round closes", "game", id)
+		h.log.Info("the town's held mail has gone out; the round closes", "game", id)
 	}
 	return err == nil, err
 }

@@ -358,7 +358,7 @@ func showSending(ctx context.Context, st *store.Store, db string, w io.Writer) e
 // mail.
 func showPlan(ctx context.Context, st *store.Store, s *engine.State, fmtT func(time.Time) string, w io.Writer) error {
 	if s.MailWaiting() {
-		fmt.Fprintf(w, "\nThe close waits for mail the sending limit holds back: it comes once that mail has gone out, %s at the latest.\n", fmtT(s.MailWaitUntil))
+		fmt.Fprintf(w, "\nThe close waits for the town's mail the sending limit holds back: it comes once that mail has gone out, %s at the latest.\n", fmtT(s.MailWaitUntil))
 	}
 	p, ok, err := st.Plan(ctx, s.Game)
 	if err != nil || !ok || (s.Phase != engine.DayPhase && s.Phase != engine.NightPhase) {
