@@ -40,11 +40,12 @@ type sentCopy struct {
 // with none of a list of secret inputs and then once more with each
 // further input: a mafia-list post, private commands and a private note,
 // every night action in turn (the Doctor's PROTECT last, so that every
-// action is in). Until the night resolves, every reader's thread copies
-// (Mafiosi and the roles that acted included) and every other reader's
-// mail must read the same, byte for byte, Message-IDs and Dates included,
-// with each input as without it: nothing the town is sent may tell when
-// or whether a secret input came.
+// action is in). Until the night resolves, each input must leave every
+// Townsperson's mail (but that of the one who sent private commands) the
+// same, byte for byte, Message-IDs and Dates included, and the thread
+// copies of the Mafiosi and the night roles the same but for their
+// Message-IDs, which count what each of them was sent: nothing the town
+// is sent may tell when or whether a secret input came.
 func TestTownSeesNoSecretInput(t *testing.T) {
 	const inputs = 16
 	worlds := make([]townWorld, inputs+1)
