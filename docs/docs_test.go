@@ -98,6 +98,9 @@ func TestRefereeGuideListsEverySetupKey(t *testing.T) {
 	effective := func(s engine.Setup) engine.Setup {
 		s.Name = ""
 		s.HeldMailGrace = s.SendingGrace()
+		if zone, on := s.WeekendWindow(); on {
+			s.WeekendZone = zone
+		}
 		s.PostGameTalk = s.TalkAfterEnd()
 		if s.MailGrace == 0 {
 			s.MailGrace = host.DefaultMailGrace

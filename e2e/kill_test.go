@@ -828,7 +828,7 @@ func (d *killDriver) act(g *killGame, s *engine.State, refToken string) error {
 	switch s.Phase {
 	case engine.DayPhase:
 		round := fmt.Sprintf("%d/%s/%v", s.Day, s.Round, s.Extra)
-		if g.announced != round && !engine.InWeekend(s.Clock) && d.rng.IntN(4) == 0 {
+		if g.announced != round && !s.InWeekend(s.Clock) && d.rng.IntN(4) == 0 {
 			// The referee lets each round close on a weekend once everyone
 			// has voted (D7), so that weekends hold no game for long.
 			g.announced = round

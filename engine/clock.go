@@ -7,8 +7,9 @@ import (
 	_ "time/tzdata" // the weekend rule must work on machines without a zone database
 )
 
-// WeekendZone is the zone of the weekend window (D7).
-const WeekendZone = "America/Chicago"
+// SeedWeekendZone is the zone of the seed's weekend window (D7): the
+// window of classic, mafia150 and every game in the default zone.
+const SeedWeekendZone = "America/Chicago"
 
 // DefaultZone is the zone a game's times are shown and read in unless its
 // setup names another (D8). It is the one place that names it.
@@ -49,10 +50,19 @@ func (s *State) GameZone() *time.Location {
 // is at hand (D8).
 func DefaultLocation() *time.Location { return mustZone(DefaultZone) }
 
-// InWeekend reports whether t lies between Friday 17:00 and Monday 07:00
-// America/Chicago (D7), across daylight-saving changes.
-func InWeekend(t time.Time) bool {
-	c := t.In(mustZone(WeekendZone))
+// InWeekend reports whether t lies in the seed's weekend window, between
+// Friday 17:00 and Monday 07:00 America/Chicago (D7), across
+// daylight-saving changes. A game's own window is State.InWeekend.
+func InWeekend(t time.Time) bool { return inWeekend(t, mustZone(SeedWeekendZone)) }
+
+// WeekendEnd is the Monday 07:00 America/Chicago that ends the seed's
+// weekend t is in.
+func WeekendEnd(t time.Time) time.Time { return weekendEnd(t, mustZone(SeedWeekendZone)) }
+
+// inWeekend reports whether t lies between Friday 17:00 and Monday 07:00
+// in zone.
+func inWeekend(t time.Time, zone *time.Location) bool {
+	c := t.In(zone)
 	switch c.Weekday() {
 	case time.Friday:
 		return c.Hour() >= 17
@@ -64,15 +74,44 @@ func InWeekend(t time.Time) bool {
 	return false
 }
 
-// WeekendEnd is the Monday 07:00 America/Chicago that ends the weekend t is in.
-func WeekendEnd(t time.Time) time.Time {
-	c := t.In(mustZone(WeekendZone))
+// weekendEnd is the Monday 07:00 in zone that ends the weekend t is in.
+func weekendEnd(t time.Time, zone *time.Location) time.Time {
+	c := t.In(zone)
 	days := (int(time.Monday) - int(c.Weekday()) + 7) % 7
 	if c.Weekday() == time.Monday {
 		days = 0
 	}
 	d := c.AddDate(0, 0, days)
 	return time.Date(d.Year(), d.Month(), d.Day(), 7, 0, 0, 0, d.Location()).UTC()
+}
+
+// WeekendZone is the zone of the game's weekend window (D7), and false
+// when the setup turned the rule off (weekend=off).
+func (s *State) WeekendZone() (*time.Location, bool) {
+	name, on := s.Setup.WeekendWindow()
+	if !on {
+		return nil, false
+	}
+	if z, err := loadZone(name); err == nil {
+		return z, true
+	}
+	return mustZone(SeedWeekendZone), true
+}
+
+// InWeekend reports whether t lies in the game's weekend window (D7):
+// never in a game that plays through weekends.
+func (s *State) InWeekend(t time.Time) bool {
+	z, on := s.WeekendZone()
+	return on && inWeekend(t, z)
+}
+
+// weekendEnd is the end of the game's weekend t is in (D7).
+func (s *State) weekendEnd(t time.Time) time.Time {
+	z, on := s.WeekendZone()
+	if !on {
+		return t
+	}
+	return weekendEnd(t, z)
 }
 
 // dayDeadline is the deadline of a day round of length d starting at from.
@@ -83,10 +122,10 @@ func dayDeadline(from time.Time, d time.Duration) time.Time {
 }
 
 // weekendAllows reports whether a day round may close at t: outside the
-// weekend always; inside only if the referee announced a weekend close for
+// game's weekend window always; inside only if the referee announced a weekend close for
 // this round and every living player has a non-null vote (D7).
 func (s *State) weekendAllows(t time.Time) bool {
-	return !InWeekend(t) || (s.WeekendClose && s.allVotedNonNull())
+	return !s.InWeekend(t) || (s.WeekendClose && s.allVotedNonNull())
 }
 
 func (s *State) allVotedNonNull() bool {
@@ -144,7 +183,7 @@ func (s *State) closeAt() time.Time {
 	if s.weekendAllows(s.Deadline) {
 		return s.Deadline
 	}
-	return WeekendEnd(s.Deadline)
+	return s.weekendEnd(s.Deadline)
 }
 
 // NextDeadline is when Tick next has something to do: a round to close, a
@@ -180,9 +219,9 @@ func nextDeadline(s *State, digests bool) (t time.Time, ok bool) {
 	switch s.Phase {
 	case DayPhase:
 		consider(s.closeAt())
-		if s.earlyCloseDue() && InWeekend(s.Clock) {
+		if s.earlyCloseDue() && s.InWeekend(s.Clock) {
 			// An early close held by the weekend happens when it ends.
-			consider(WeekendEnd(s.Clock))
+			consider(s.weekendEnd(s.Clock))
 		}
 		if r := s.Setup.ReminderBefore; r > 0 && !s.Reminded {
 			consider(s.closeAt().Add(-r))

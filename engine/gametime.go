@@ -14,7 +14,7 @@ import (
 // writer meant it.
 var zoneWords = map[string]string{
 	"ET": DefaultZone, "EST": DefaultZone, "EDT": DefaultZone,
-	"CT": WeekendZone, "CST": WeekendZone, "CDT": WeekendZone,
+	"CT": SeedWeekendZone, "CST": SeedWeekendZone, "CDT": SeedWeekendZone,
 	"UTC": "UTC", "GMT": "UTC", "Z": "UTC",
 }
 

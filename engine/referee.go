@@ -199,7 +199,10 @@ func (t *step) refereePlay(c Command) error {
 		if s.Phase != DayPhase {
 			return refuse(WrongPhase, "nights ignore the weekend")
 		}
-		if InWeekend(t.now) {
+		if _, on := s.WeekendZone(); !on {
+			return refuse(NotAllowed, "this game plays through weekends (weekend=off): its rounds close on a weekend anyway")
+		}
+		if s.InWeekend(t.now) {
 			return refuse(NotAllowed, "a weekend close must be announced before the weekend begins")
 		}
 		t.emit(Event{Type: EvWeekendClose, To: toAll})

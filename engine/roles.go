@@ -82,6 +82,13 @@ type Setup struct {
 	DigestInterval time.Duration `json:"digest_interval"`
 	// Zone is the game time zone in which times are shown (D8).
 	Zone string `json:"zone"`
+	// WeekendZone is the zone of the weekend window the referee named
+	// (weekend_zone=), or "" for the window D7 gives the setup: the seed's
+	// (America/Chicago) in the default zone, the game's own zone otherwise.
+	WeekendZone string `json:"weekend_zone,omitempty"`
+	// NoWeekend: the weekend rule is off (weekend=off), and day rounds
+	// close on weekends like any other day (D7).
+	NoWeekend bool `json:"no_weekend,omitempty"`
 	// MailGrace is how long, in real time, a deadline waits for mail that
 	// reached the host's mailbox before it while the mailbox cannot be read
 	// (D8); zero leaves it to the host (15 minutes unless configured). The
@@ -117,6 +124,38 @@ func (s Setup) TalkAfterEnd() time.Duration {
 		return 0
 	}
 	return s.PostGameTalk
+}
+
+// WeekendWindow is the zone of the weekend window in force (D7): the one
+// weekend_zone= named; else the seed's, America/Chicago, for a game in the
+// default zone (classic, mafia150 and every setup that names no zone, as
+// the seed's own game showed New York times and held Chicago weekends);
+// else the game's own zone. on is false when weekend=off turned the rule
+// off.
+func (s Setup) WeekendWindow() (zone string, on bool) {
+	switch {
+	case s.NoWeekend:
+		return "", false
+	case s.WeekendZone != "":
+		return s.WeekendZone, true
+	case s.Zone == "" || s.Zone == DefaultZone:
+		return SeedWeekendZone, true
+	}
+	return s.Zone, true
+}
+
+// ZonePlace is how a zone is named in a sentence: the place of a zone
+// database name ("Chicago" for America/Chicago, "Buenos Aires" for
+// America/Argentina/Buenos_Aires), or the name itself (UTC).
+func ZonePlace(zone string) string {
+	place := zone[strings.LastIndexByte(zone, '/')+1:]
+	return strings.ReplaceAll(place, "_", " ")
+}
+
+// PlaceTime is a zone's local time in words, "Chicago time", worded by
+// word, which gives a language's wording of an English format.
+func PlaceTime(zone string, word func(format string) string) string {
+	return fmt.Sprintf(word(lang.Key("%s time")), ZonePlace(zone))
 }
 
 // Townspeople is the number of plain Townspeople: everyone without another role.
@@ -222,6 +261,11 @@ func (s Setup) Validate() error {
 	if _, err := loadZone(s.Zone); err != nil {
 		return phrase.Errorf("unknown time zone %q", s.Zone)
 	}
+	if s.WeekendZone != "" {
+		if _, err := loadZone(s.WeekendZone); err != nil {
+			return phrase.Errorf("unknown time zone %q for weekend_zone (write a place of the zone database, such as Europe/Berlin, or UTC)", s.WeekendZone)
+		}
+	}
 	return nil
 }
 
@@ -229,8 +273,8 @@ func (s Setup) Validate() error {
 var setupKeys = []string{"players", "mafia", "inspectors", "doctors", "vigilantes",
 	"inspector_result", "inspector_knows_mafioso", "vigilante_shots", "doctor_saves",
 	"day_length", "runoff_length", "extra_length", "tie_extension", "night_step",
-	"night_length", "reminder_before", "digest_interval", "zone", "mail_grace", "held_mail_grace", "post_game_talk",
-	"calendar", "language"}
+	"night_length", "reminder_before", "digest_interval", "zone", "weekend_zone", "weekend", "mail_grace",
+	"held_mail_grace", "post_game_talk", "calendar", "language"}
 
 // SetupKeys returns the keys SETUP understands, as its error messages list
 // them, for the referee's guide and its test.
@@ -317,6 +361,17 @@ func ParseSetup(current Setup, args string) (Setup, error) {
 			durv(&s.DigestInterval)
 		case "zone":
 			s.Zone = val
+		case "weekend_zone":
+			s.WeekendZone = val
+		case "weekend":
+			switch strings.ToLower(val) {
+			case "on":
+				s.NoWeekend = false
+			case "off":
+				s.NoWeekend = true
+			default:
+				err = phrase.Errorf("weekend is on or off")
+			}
 		case "mail_grace":
 			durv(&s.MailGrace)
 		case "held_mail_grace":
@@ -445,6 +500,14 @@ func (s Setup) SummaryIn(count func(n int, one, other string) string, word func(
 		parts = append(parts, count(rc.Count, f[0], f[1]))
 	}
 	out := fmt.Sprintf(word(lang.Key("%d players: %s")), s.Players, strings.Join(parts, ", "))
+	// D7: the window in force, unless it is the seed's in a game shown in
+	// the seed's zone, as the players' rules state it.
+	switch zone, on := s.WeekendWindow(); {
+	case !on:
+		out = fmt.Sprintf(word(lang.Key("%s; day rounds close on weekends too")), out)
+	case zone != SeedWeekendZone || (s.Zone != "" && s.Zone != DefaultZone):
+		out = fmt.Sprintf(word(lang.Key("%s; no day round closes from Friday 17:00 to Monday 07:00 %s")), out, PlaceTime(zone, word))
+	}
 	if s.Language != "" {
 		out = fmt.Sprintf(word(lang.Key("%s; in %s")), out, word(lang.Get(s.Language).EnglishName()))
 	}

@@ -232,7 +232,7 @@ func TestD6_RoundLengths(t *testing.T) {
 }
 
 func chicago(y int, m time.Month, d, h int) time.Time {
-	return time.Date(y, m, d, h, 0, 0, 0, mustZone(WeekendZone))
+	return time.Date(y, m, d, h, 0, 0, 0, mustZone(SeedWeekendZone))
 }
 
 func TestD7_Weekend(t *testing.T) {
@@ -259,7 +259,7 @@ func TestD7_Weekend(t *testing.T) {
 			}
 			s := &State{Deadline: dayDeadline(c.start, 36*time.Hour)}
 			if got := s.closeAt(); !got.Equal(c.wantClose) {
-				t.Errorf("deadline %v, want %v", got.In(mustZone(WeekendZone)), c.wantClose)
+				t.Errorf("deadline %v, want %v", got.In(mustZone(SeedWeekendZone)), c.wantClose)
 			}
 		})
 	}

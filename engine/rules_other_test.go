@@ -49,6 +49,8 @@ func TestS1_Setups(t *testing.T) {
 		{"colour=red", "unknown setup key"},
 		{"players=x", "bad value"},
 		{"mafia=3 doctors=2", "night order"},
+		{"weekend=maybe", "bad value for weekend"},
+		{"zone=Europe/Berlin weekend_zone=Mars/Olympus", "weekend_zone"},
 		{"doctors=1", "at least one Mafioso"}, // a custom setup has only the roles it names
 	}
 	for _, b := range bad {

@@ -507,7 +507,7 @@ func TestD8_ParseGameTimeForms(t *testing.T) {
 		"2026-12-07 18:00 utc":           at(time.UTC, 18, 0),
 		"2026-12-07 18:00 GMT":           at(time.UTC, 18, 0),
 		"2026-12-07 18:00 EST":           at(ny, 18, 0),
-		"2026-12-07 18:00 CT":            at(mustZone(WeekendZone), 18, 0),
+		"2026-12-07 18:00 CT":            at(mustZone(SeedWeekendZone), 18, 0),
 		"2026-12-07 18:00 Europe/Berlin": at(berlin, 18, 0),
 		"2026-12-07T18:00 Europe/Berlin": at(berlin, 18, 0),
 		"2026-12-07T18:00-05:00":         at(time.UTC, 23, 0),

@@ -125,7 +125,9 @@ func (s *State) tallyNotes() []*phrase.Error {
 		add(phrase.Errorf("The runoff closed tied and was extended once, with every lock reset; it closes early only once a vote breaks the tie, and if it is tied again at the deadline, no one is eliminated today."))
 	}
 	if s.Deadline != s.closeAt() {
-		add(phrase.Errorf("The deadline falls in the weekend, when no day round closes (Friday 17:00 to Monday 07:00 Chicago time), so the round is held to Monday 07:00 Chicago time."))
+		zone, _ := s.Setup.WeekendWindow()
+		local := phrase.Errorf("%s time", ZonePlace(zone))
+		add(phrase.Errorf("The deadline falls in the weekend, when no day round closes (Friday 17:00 to Monday 07:00 %s), so the round is held to Monday 07:00 %s.", local, local))
 	}
 	if s.WeekendClose {
 		add(phrase.Errorf("The referee announced that this round may close on the weekend if every living player has voted."))

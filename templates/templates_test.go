@@ -328,9 +328,19 @@ func TestMomentSaysWhyAndForWhom(t *testing.T) {
 	}
 	monday := time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC) // 08:00 EST
 	saturday := time.Date(2026, 12, 5, 23, 0, 0, 0, time.UTC)
-	m := Moment{T: monday, Zone: z, Held: saturday}
-	if got := m.Why(); !strings.Contains(got, "Sat 5 Dec 2026 18:00 EST") || !strings.Contains(got, "Friday 17:00 and Monday 07:00") {
+	m := Moment{T: monday, Zone: z, Held: saturday, Weekend: "Chicago"}
+	if got := m.Why(); !strings.Contains(got, "Sat 5 Dec 2026 18:00 EST") || !strings.Contains(got, "Friday 17:00 and Monday 07:00 Chicago time") {
 		t.Errorf("Why = %q", got)
+	}
+	// D7: a game in its own zone is held by its own weekend, and says so
+	// in its zone, in its reader's language.
+	m = Moment{T: time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC), Zone: berlin, Held: time.Date(2026, 12, 4, 19, 51, 0, 0, time.UTC), Weekend: "Berlin"}
+	if got := m.Why(); !strings.Contains(got, "Fri 4 Dec 2026 20:51 CET") || !strings.Contains(got, "Monday 07:00 Berlin time") || strings.Contains(got, "Chicago") {
+		t.Errorf("Why in Berlin = %q", got)
+	}
+	m.Lang = "de"
+	if got := m.Why(); !strings.Contains(got, "Montag 07:00 Uhr Ortszeit Berlin") || !strings.Contains(got, "20:51 MEZ") && !strings.Contains(got, "20:51 CET") {
+		t.Errorf("Why in Berlin, in German = %q", got)
 	}
 	if (Moment{T: monday, Zone: z}).Why() != "" || (Moment{T: monday, Zone: z, Held: monday}).Why() != "" {
 		t.Error("a close nothing moved says why it moved")

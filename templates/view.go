@@ -505,6 +505,9 @@ type Moment struct {
 	// Held is the deadline as it was set, when the weekend rule (D7) moved
 	// the close to T.
 	Held time.Time
+	// Weekend is the place whose weekend held it, as a sentence names it
+	// ("Chicago", "Berlin"): the game's window (D7).
+	Weekend string
 	// Own is the reader's own zone (ZONE), when they chose one: the time
 	// is shown in it too, beside the game's.
 	Own *time.Location
@@ -533,7 +536,9 @@ func (m Moment) Why() string {
 		return ""
 	}
 	held := Moment{T: m.Held, Zone: m.Zone, Lang: m.Lang}
-	return lang.Get(m.Lang).Sprintf("That is later than the deadline, %s, because no day round closes between Friday 17:00 and Monday 07:00 Chicago time.", held.String())
+	l := lang.Get(m.Lang)
+	return l.Sprintf("That is later than the deadline, %s, because no day round closes between Friday 17:00 and Monday 07:00 %s.",
+		held.String(), l.Sprintf("%s time", m.Weekend))
 }
 
 // IsZero reports whether no time is set.

@@ -346,7 +346,7 @@ func (b *bot) referee(ctx context.Context, channel string, errs chan<- error) {
 		}
 		if s, ok := b.table(); ok && s.Phase == engine.DayPhase {
 			key := fmt.Sprintf("%d/%s/%v", s.Day, s.Round, s.Extra)
-			if key != announced && !engine.InWeekend(s.Clock) && !s.WeekendClose {
+			if key != announced && !s.InWeekend(s.Clock) && !s.WeekendClose {
 				announced = key
 				if err := b.send(channel, "WEEKEND CLOSE"); err != nil && ctx.Err() == nil {
 					errs <- err

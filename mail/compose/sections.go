@@ -417,6 +417,9 @@ func closesMoment(s *engine.State, now time.Time) templates.Moment {
 	m := moment(s, roundCloses(s), now)
 	if s.Phase == engine.DayPhase && !s.Deadline.IsZero() && !s.Deadline.Equal(m.T) && m.T.After(s.Deadline) && !s.Paused {
 		m.Held = s.Deadline
+		if zone, on := s.Setup.WeekendWindow(); on {
+			m.Weekend = engine.ZonePlace(zone)
+		}
 	}
 	return m
 }
@@ -659,6 +662,12 @@ func setupLines(st engine.Setup, l *lang.Language) []string {
 	}
 	if st.Zone != "" {
 		lines = append(lines, l.Sprintf("Times are shown in %s time.", st.Zone))
+	}
+	// D7: the weekend window in force.
+	if zone, on := st.WeekendWindow(); on {
+		lines = append(lines, l.Sprintf("No day round closes from Friday 17:00 to Monday 07:00 %s.", engine.PlaceTime(zone, l.Phrase)))
+	} else {
+		lines = append(lines, l.Phrase("Day rounds close on weekends too."))
 	}
 	return lines
 }
