@@ -22,6 +22,7 @@ const (
 	NoShotsLeft    Reason = "no_shots_left"
 	ConsecutiveVig Reason = "consecutive_shot"
 	AlreadyShot    Reason = "already_shot"
+	SameShot       Reason = "same_shot"
 	NotInGame      Reason = "not_in_game"
 	Suspended      Reason = "suspended"
 	BadArgument    Reason = "bad_argument"

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mafiamail/mafiamail/lang"
@@ -75,6 +76,12 @@ func (t *step) nightAction(c Command) error {
 		}
 		if r := target(false); r != nil {
 			return r
+		}
+		// N8: two Vigilantes may not shoot the same player in one night.
+		for _, sh := range s.Night.Shots {
+			if sh.By != p.Slot && sh.Target == e.Target {
+				return refuse(SameShot, "another Vigilante already shoots %s tonight, and two Vigilantes may not shoot the same player in one night; shoot someone else or PASS", s.name(e.Target))
+			}
 		}
 	case CmdPass:
 		// N5: a PASS replaces tonight's SHOOT, as a SHOOT replaces a PASS.
@@ -151,14 +158,14 @@ func (s *State) owingAction() []int {
 		}
 	}
 	for _, slot := range s.livingWith(Doctor) {
-		if n.Protect == 0 && s.Player(slot).Saves != 0 {
+		if n.Protection(slot) == 0 && s.Player(slot).Saves != 0 {
 			out = append(out, slot)
 		}
 	}
 	for _, slot := range s.livingWith(Vigilante) {
 		v := s.Player(slot)
 		mayShoot := v.Shots > 0 && !(v.LastShotNight > 0 && v.LastShotNight == s.Day-1)
-		if mayShoot && n.Shot == 0 && !n.Passed {
+		if mayShoot && n.ShotOf(slot) == 0 && !n.Passed(slot) {
 			out = append(out, slot)
 		}
 	}
@@ -204,63 +211,8 @@ func (t *step) resolveNight() {
 	s := t.s
 	t.digest()
 	n := s.Night
-	var doctor *Player
-	if ds := s.livingWith(Doctor); len(ds) > 0 {
-		doctor = s.Player(ds[0])
-	}
-	saves := 0
-	if doctor != nil {
-		saves = doctor.Saves
-	}
-	canSave := func(need int) bool { return saves == Unlimited || saves >= need }
-	useSave := func() {
-		if saves != Unlimited {
-			saves--
-		}
-	}
-	protected := func(slot int) bool { return doctor != nil && n.Protect == slot && slot != 0 }
-
-	whack, shot := n.Whack, n.Shot
-	if p := s.Player(whack); p == nil || !p.Alive {
-		whack = 0
-	}
-	if p := s.Player(shot); p == nil || !p.Alive {
-		shot = 0
-	}
-	var deaths []Death
-	blocked := 0
-	die := func(slot int, c Cause) { deaths = append(deaths, Death{Slot: slot, Name: s.name(slot), Cause: c}) }
-	if whack != 0 && whack == shot {
-		// Same target: a protection blocks both but takes two saves; with
-		// one save left, the player dies and the save is not spent.
-		if protected(whack) && canSave(2) {
-			blocked = 2
-		} else {
-			die(whack, ByMafiaAndVig)
-		}
-	} else {
-		doctorAlive := doctor != nil
-		if whack != 0 {
-			if protected(whack) && canSave(1) {
-				blocked++
-				useSave()
-			} else {
-				die(whack, ByMafia)
-				if doctor != nil && whack == doctor.Slot {
-					doctorAlive = false
-				}
-			}
-		}
-		if shot != 0 {
-			if doctorAlive && protected(shot) && canSave(1) {
-				blocked++
-				useSave()
-			} else {
-				die(shot, ByVigilante)
-			}
-		}
-	}
-	t.emit(Event{Type: EvDawn, To: toAll, Day: s.Day, Deaths: deaths, Blocked: blocked})
+	out := s.nightOutcome()
+	t.emit(Event{Type: EvDawn, To: toAll, Day: s.Day, Deaths: out.deaths, Blocked: out.blocked})
 	for _, i := range n.Inspects {
 		insp := s.Player(i.By)
 		if !insp.Alive {
@@ -278,6 +230,114 @@ func (t *step) resolveNight() {
 		return
 	}
 	t.startDay(s.Day + 1)
+}
+
+// nightOutcome is how the night resolves (N8): who dies, of what, how many
+// kills were blocked, and the saves each Doctor spent on them. It depends on
+// the state alone, so that the fold of the dawn charges the same saves the
+// dawn announced.
+type nightOutcome struct {
+	deaths  []Death
+	blocked int
+	used    map[int]int // saves spent, by the Doctor's slot
+}
+
+func (s *State) nightOutcome() nightOutcome {
+	n := s.Night
+	alive := func(slot int) bool {
+		p := s.Player(slot)
+		return p != nil && p.Alive
+	}
+	// The kills in the order of N8: the whack, then each Vigilante's shot
+	// in the order the Vigilantes signed up. A kill aimed at a player who
+	// was removed before the night resolved (a modkill) hits no one.
+	var kills []int
+	whack := n.Whack
+	if !alive(whack) {
+		whack = 0
+	}
+	if whack != 0 {
+		kills = append(kills, whack)
+	}
+	shots := slices.Clone(n.Shots)
+	slices.SortFunc(shots, func(a, b Pair) int { return a.By - b.By })
+	shot := map[int]bool{}
+	for _, sh := range shots {
+		if alive(sh.Target) {
+			kills = append(kills, sh.Target)
+			shot[sh.Target] = true
+		}
+	}
+	// The protections that count: those of Doctors alive as the night
+	// resolves (N4), in the order the Doctors signed up, each with the
+	// saves its Doctor has left.
+	var protects []Pair
+	saves := map[int]int{}
+	for _, pr := range n.Protects {
+		if d := s.Player(pr.By); d != nil && d.Alive && d.Role == Doctor && pr.Target != 0 {
+			protects = append(protects, pr)
+			saves[pr.By] = d.Saves
+		}
+	}
+	slices.SortFunc(protects, func(a, b Pair) int { return a.By - b.By })
+
+	dead := map[int]bool{}
+	var order []int
+	blockers := map[int][]int{} // target -> the Doctors whose saves blocked a kill on it
+	blocks := map[int]int{}     // kills each Doctor blocked tonight
+	for _, target := range kills {
+		if dead[target] {
+			continue
+		}
+		// One protection of the target blocks the kill: one whose Doctor
+		// the kills before did not kill and who has a save left; of those,
+		// a Doctor who has blocked no kill tonight before one who has (two
+		// Doctors on one player block a kill each), then the first to
+		// sign up.
+		by := 0
+		for _, pr := range protects {
+			if pr.Target != target || dead[pr.By] || saves[pr.By] == 0 {
+				continue
+			}
+			if by == 0 || blocks[pr.By] < blocks[by] {
+				by = pr.By
+			}
+		}
+		if by != 0 {
+			if saves[by] != Unlimited {
+				saves[by]--
+			}
+			blocks[by]++
+			blockers[target] = append(blockers[target], by)
+		} else {
+			dead[target] = true
+			order = append(order, target)
+		}
+	}
+	out := nightOutcome{used: map[int]int{}}
+	for _, target := range order {
+		cause := ByVigilante
+		switch {
+		case target == whack && shot[target]:
+			cause = ByMafiaAndVig
+		case target == whack:
+			cause = ByMafia
+		}
+		out.deaths = append(out.deaths, Death{Slot: target, Name: s.name(target), Cause: cause})
+	}
+	// A save that blocked a kill on a player who died that night anyway
+	// (the Mafia and a Vigilante named them, and there was one save for
+	// two kills) blocked nothing: it is not spent, and no block is told.
+	for target, docs := range blockers {
+		if dead[target] {
+			continue
+		}
+		out.blocked += len(docs)
+		for _, d := range docs {
+			out.used[d]++
+		}
+	}
+	return out
 }
 
 // inspectionResult is the answer the setup gives for a player (S1).
@@ -305,17 +365,39 @@ func (s *State) nightActionLines() []string {
 	for _, i := range n.Inspects {
 		out = append(out, fmt.Sprintf("%s: INSPECT %s", s.name(i.By), s.name(i.Target)))
 	}
-	if n.Protect != 0 {
-		out = append(out, fmt.Sprintf("Doctor: PROTECT %s", s.name(n.Protect)))
+	// With one Doctor and one Vigilante, their lines name the role alone,
+	// as the seat is in the status above; with several, each its actor.
+	for _, pr := range sortedPairs(n.Protects) {
+		if s.Setup.Doctors > 1 {
+			out = append(out, fmt.Sprintf("%s (Doctor): PROTECT %s", s.name(pr.By), s.name(pr.Target)))
+		} else {
+			out = append(out, fmt.Sprintf("Doctor: PROTECT %s", s.name(pr.Target)))
+		}
 	}
-	if n.Shot != 0 {
-		out = append(out, fmt.Sprintf("Vigilante: SHOOT %s", s.name(n.Shot)))
-	} else if n.Passed {
-		out = append(out, "Vigilante: PASS")
+	for _, sh := range sortedPairs(n.Shots) {
+		if s.Setup.Vigilantes > 1 {
+			out = append(out, fmt.Sprintf("%s (Vigilante): SHOOT %s", s.name(sh.By), s.name(sh.Target)))
+		} else {
+			out = append(out, fmt.Sprintf("Vigilante: SHOOT %s", s.name(sh.Target)))
+		}
+	}
+	for _, v := range slices.Sorted(slices.Values(n.Passes)) {
+		if s.Setup.Vigilantes > 1 {
+			out = append(out, fmt.Sprintf("%s (Vigilante): PASS", s.name(v)))
+		} else {
+			out = append(out, "Vigilante: PASS")
+		}
 	}
 	for _, slot := range s.owingAction() {
 		out = append(out, fmt.Sprintf("%s (%s) has not acted yet", s.name(slot), s.Player(slot).Role))
 	}
+	return out
+}
+
+// sortedPairs is pairs in the order their actors signed up.
+func sortedPairs(pairs []Pair) []Pair {
+	out := slices.Clone(pairs)
+	slices.SortFunc(out, func(a, b Pair) int { return a.By - b.By })
 	return out
 }
 
@@ -341,13 +423,13 @@ func (s *State) ownActionLines(slot int) []string {
 			}
 		}
 	case Doctor:
-		if n.Protect != 0 {
-			out = append(out, "You protect "+s.name(n.Protect))
+		if t := n.Protection(slot); t != 0 {
+			out = append(out, "You protect "+s.name(t))
 		}
 	case Vigilante:
-		if n.Shot != 0 {
-			out = append(out, "You shoot "+s.name(n.Shot))
-		} else if n.Passed {
+		if t := n.ShotOf(slot); t != 0 {
+			out = append(out, "You shoot "+s.name(t))
+		} else if n.Passed(slot) {
 			out = append(out, "You pass tonight")
 		}
 	}

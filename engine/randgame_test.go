@@ -2,9 +2,12 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,7 +44,7 @@ func TestRandomGames(t *testing.T) {
 			t.Errorf("random play should narrow runoffs (D12), extend ties and forfeit days: %+v", all)
 		}
 	})
-	for _, setup := range []Setup{Classic(), Mafia150()} {
+	for _, setup := range randomSetups(t) {
 		t.Run(setup.Name, func(t *testing.T) {
 			t.Parallel()
 			n := randomGames
@@ -75,8 +78,37 @@ func TestRandomGames(t *testing.T) {
 			if setup.Vigilantes > 0 && (seen.DayShots == 0 || seen.Cleared == 0) {
 				t.Errorf("random play should have day shots that clear votes (N5, D14): %+v", seen)
 			}
+			// With several Doctors and Vigilantes, the mix must reach the
+			// paths of N8 that one of each never takes.
+			if setup.Doctors > 1 && seen.DoubleBlocks == 0 {
+				t.Errorf("random play should block two kills in one night (N8): %+v", seen)
+			}
+			if setup.Vigilantes > 1 && seen.SameShots == 0 {
+				t.Errorf("random play should have two Vigilantes aim at one player (N8): %+v", seen)
+			}
 		})
 	}
+}
+
+// randomSetups are the setups random games are played in: the built-in
+// ones, and custom ones with several Doctors and Vigilantes (S1, N8), one
+// in a zone of its own that keeps its weekend there and one that plays
+// through weekends (D7).
+func randomSetups(t testing.TB) []Setup {
+	out := []Setup{Classic(), Mafia150()}
+	for name, args := range map[string]string{
+		"ward":  "players=14 mafia=4 inspectors=1 doctors=2 vigilantes=2 inspector_result=role doctor_saves=2 zone=Europe/Berlin",
+		"crowd": "players=18 mafia=5 inspectors=2 doctors=3 vigilantes=3 vigilante_shots=3 weekend=off",
+	} {
+		s, err := ParseSetup(Classic(), args)
+		if err != nil {
+			t.Fatalf("setup %s: %v", name, err)
+		}
+		s.Name = name
+		out = append(out, s)
+	}
+	slices.SortStableFunc(out[2:], func(a, b Setup) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // randomPlayer drives one random game.
@@ -101,9 +133,14 @@ type randomPlayer struct {
 // show it reached them.
 type mixCounts struct {
 	Narrowed, TieExtended, Forfeited, DayShots, Cleared int
+	// DoubleBlocks counts dawns with two kills blocked, SameShots the
+	// SHOOTs refused because another Vigilante shoots that player.
+	DoubleBlocks, SameShots int
 }
 
 func (m *mixCounts) add(o mixCounts) {
+	m.DoubleBlocks += o.DoubleBlocks
+	m.SameShots += o.SameShots
 	m.Narrowed += o.Narrowed
 	m.TieExtended += o.TieExtended
 	m.Forfeited += o.Forfeited
@@ -208,6 +245,9 @@ func (rp *randomPlayer) step(c Command, mustOK bool) {
 	if mustOK && err != nil {
 		rp.fail("%s: %v", c.Verb, err)
 	}
+	if r := (*Refusal)(nil); errors.As(err, &r) && r.Reason == SameShot {
+		rp.seen.SameShots++
+	}
 	if err == nil && actor > 0 && !wasAlive {
 		// Only thread posts (held for the referee, C1) and private notes
 		// and info requests are taken from the dead.
@@ -241,6 +281,21 @@ func (rp *randomPlayer) check(evs []Event, actor int) {
 			}
 		}
 		rp.follow(e)
+	}
+	for _, p := range rp.s.Players {
+		if p.Shots < 0 || p.Saves < Unlimited {
+			rp.fail("%s has %d shots and %d saves left", p.Name, p.Shots, p.Saves)
+		}
+	}
+	if rp.s.Phase == NightPhase {
+		// N8: two Vigilantes never stand on one player.
+		aimed := map[int]bool{}
+		for _, sh := range rp.s.Night.Shots {
+			if aimed[sh.Target] {
+				rp.fail("two Vigilantes shoot %s tonight", rp.s.name(sh.Target))
+			}
+			aimed[sh.Target] = true
+		}
 	}
 	if rp.s.Phase == DayPhase || rp.s.Phase == NightPhase {
 		if w, ok := rp.s.winner(); ok {
@@ -288,6 +343,10 @@ func (rp *randomPlayer) follow(e Event) {
 		}
 	case EvDayShot:
 		rp.seen.DayShots++
+	case EvDawn:
+		if e.Blocked >= 2 {
+			rp.seen.DoubleBlocks++
+		}
 	case EvVoted, EvUnvoted:
 		delete(rp.cleared, e.Slot)
 	case EvVoteCleared:
@@ -464,10 +523,29 @@ func (rp *randomPlayer) randomCommand() Command {
 		case Inspector:
 			return Command{Verb: CmdInspect, By: by, Channel: ch, Target: name()}
 		case Doctor:
+			// Now and then on the Mafia's target, so that protections
+			// meet kills, two of them at once (N8).
+			if w := s.Night.Whack; w != 0 && r.IntN(3) == 0 {
+				return Command{Verb: CmdProtect, By: by, Channel: ch, Target: s.name(w)}
+			}
 			return Command{Verb: CmdProtect, By: by, Channel: ch, Target: name()}
 		default:
 			if r.IntN(2) == 0 {
 				return Command{Verb: CmdPass, By: by, Channel: ch}
+			}
+			// Now and then on a player the Mafia or another Vigilante
+			// named: the same target twice, or refused (N8).
+			if r.IntN(4) == 0 {
+				aimed := []int{}
+				if s.Night.Whack != 0 {
+					aimed = append(aimed, s.Night.Whack)
+				}
+				for _, sh := range s.Night.Shots {
+					aimed = append(aimed, sh.Target)
+				}
+				if len(aimed) > 0 {
+					return Command{Verb: CmdShoot, By: by, Channel: ch, Target: s.name(pick(aimed))}
+				}
 			}
 			return Command{Verb: CmdShoot, By: by, Channel: ch, Target: name()}
 		}
@@ -487,7 +565,7 @@ func (rp *randomPlayer) randomCommand() Command {
 		return Command{Verb: CmdUnlock, By: by, Channel: Thread}
 	case 6:
 		if v := s.livingWith(Vigilante); len(v) > 0 && r.IntN(4) == 0 {
-			return Command{Verb: CmdShoot, By: PlayerActor(v[0]), Channel: Private, Target: name()}
+			return Command{Verb: CmdShoot, By: PlayerActor(pick(v)), Channel: Private, Target: name()}
 		}
 		return Command{Verb: CmdVote, By: by, Channel: Thread, Voter: s.name(by.Slot), Target: name()}
 	}

@@ -224,11 +224,6 @@ func (s Setup) Validate() error {
 		return phrase.Errorf("a game needs at least one Mafioso (a custom setup has only the roles it names: add mafia=N)")
 	case s.Inspectors < 0 || s.Doctors < 0 || s.Vigilantes < 0:
 		return phrase.Errorf("role counts cannot be negative")
-	case s.Doctors > 1 || s.Vigilantes > 1:
-		// docs/rules.md, N8: the night order is defined for one protection
-		// and one shot; with two Doctors or two Vigilantes, which save
-		// blocks which shot would be the host's guess, not a rule.
-		return phrase.Errorf("a game has at most one Doctor and one Vigilante: the night order of the rules (which protection blocks which kill or shot) is defined for one of each")
 	case s.Townspeople() < 0:
 		return phrase.Errorf("%d Mafia and special roles do not fit in %d players",
 			s.Players-s.Townspeople(), s.Players)

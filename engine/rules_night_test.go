@@ -165,8 +165,8 @@ func TestN5_Vigilante(t *testing.T) {
 	g.refused(BadTarget, "Erin", Private, CmdShoot, "Erin")
 	g.ok("Erin", Private, CmdShoot, "Grace")
 	g.ok("Erin", Private, CmdShoot, "Frank") // the latest stands: never two in one night
-	if g.s.Night.Shot != g.slot("Frank") || g.p("Erin").Shots != 2 {
-		t.Fatalf("the latest SHOOT stands and is charged at dawn: shot %d, %d left", g.s.Night.Shot, g.p("Erin").Shots)
+	if g.s.Night.ShotOf(g.slot("Erin")) != g.slot("Frank") || g.p("Erin").Shots != 2 {
+		t.Fatalf("the latest SHOOT stands and is charged at dawn: shot %d, %d left", g.s.Night.ShotOf(g.slot("Erin")), g.p("Erin").Shots)
 	}
 	g.ok("Dave", Private, CmdProtect, "Frank") // blocked, but the shot is spent
 	g.ok("Alice", Private, CmdKill, "Heidi")

@@ -48,7 +48,6 @@ func TestS1_Setups(t *testing.T) {
 		{"day_length=10m", "at least an hour"},
 		{"colour=red", "unknown setup key"},
 		{"players=x", "bad value"},
-		{"mafia=3 doctors=2", "night order"},
 		{"weekend=maybe", "bad value for weekend"},
 		{"zone=Europe/Berlin weekend_zone=Mars/Olympus", "weekend_zone"},
 		{"doctors=1", "at least one Mafioso"}, // a custom setup has only the roles it names

@@ -168,8 +168,7 @@ func TestS1_CustomSetups(t *testing.T) {
 		for args, want := range map[string]string{
 			"players=5 mafia=3":                                     "outnumber the other 2",
 			"players=5 mafia=1 inspectors=1":                        "would know the whole Mafia",
-			"players=9 mafia=2 doctors=2":                           "at most one Doctor",
-			"players=9 mafia=2 vigilantes=2":                        "at most one Doctor and one Vigilante",
+			"players=5 mafia=1 doctors=3 vigilantes=2":              "do not fit in 5 players",
 			"players=5 mafia=2 inspectors=2 doctors=1 vigilantes=1": "do not fit in 5 players",
 		} {
 			_, err := ParseSetup(Classic(), args)
@@ -464,11 +463,11 @@ func TestN5_PassReplacesShoot(t *testing.T) {
 	g.toNight()
 	g.ok("Erin", Private, CmdPass, "")
 	g.ok("Erin", Private, CmdShoot, "Frank") // a SHOOT replaces a PASS
-	if g.s.Night.Shot != g.slot("Frank") {
+	if g.s.Night.ShotOf(g.slot("Erin")) != g.slot("Frank") {
 		t.Fatal("the SHOOT after a PASS must stand")
 	}
 	g.ok("Erin", Private, CmdPass, "") // and a PASS replaces a SHOOT
-	if g.s.Night.Shot != 0 || !g.s.Night.Passed || g.s.OwesAction(g.slot("Erin")) {
+	if g.s.Night.ShotOf(g.slot("Erin")) != 0 || !g.s.Night.Passed(g.slot("Erin")) || g.s.OwesAction(g.slot("Erin")) {
 		t.Fatalf("the PASS must stand: %+v", g.s.Night)
 	}
 	g.ok("Alice", Private, CmdKill, "Grace")

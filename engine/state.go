@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -87,20 +88,63 @@ type Night struct {
 	NoKill  bool      `json:"no_kill"`
 	// Inspects holds each Inspector's guess: pairs of (inspector, target).
 	Inspects []Pair `json:"inspects"`
-	Protect  int    `json:"protect"`
-	// Shot is the Vigilante's latest SHOOT tonight (ShotBy who sent it), or
-	// 0; Passed their latest PASS. The latest stands until the night
-	// resolves, when the shot is charged (N5).
-	Shot     int  `json:"shot"`
-	ShotBy   int  `json:"shot_by,omitempty"`
-	Passed   bool `json:"passed"`
-	Reminded bool `json:"reminded"`
+	// Protects holds each Doctor's protection tonight: pairs of (doctor,
+	// target), the latest of each standing (N4).
+	Protects []Pair `json:"protects"`
+	// Shots holds each Vigilante's latest SHOOT tonight: pairs of
+	// (vigilante, target); Passes the Vigilantes whose latest was PASS.
+	// The latest of each stands until the night resolves, when the shot is
+	// charged (N5).
+	Shots    []Pair `json:"shots"`
+	Passes   []int  `json:"passes"`
+	Reminded bool   `json:"reminded"`
 }
 
 // Pair is an actor and the player they named.
 type Pair struct {
 	By     int `json:"by"`
 	Target int `json:"target"`
+}
+
+// Protection is the player the Doctor in slot protects tonight, or 0.
+func (n Night) Protection(doctor int) int { return targetOf(n.Protects, doctor) }
+
+// ShotOf is the player the Vigilante in slot shoots tonight, or 0.
+func (n Night) ShotOf(vigilante int) int { return targetOf(n.Shots, vigilante) }
+
+// Passed reports whether the Vigilante in slot passes tonight.
+func (n Night) Passed(vigilante int) bool { return slices.Contains(n.Passes, vigilante) }
+
+func targetOf(pairs []Pair, by int) int {
+	for _, p := range pairs {
+		if p.By == by {
+			return p.Target
+		}
+	}
+	return 0
+}
+
+// setPair makes target the one that by names, in place of any before.
+func setPair(pairs []Pair, by, target int) []Pair {
+	for i := range pairs {
+		if pairs[i].By == by {
+			pairs[i].Target = target
+			return pairs
+		}
+	}
+	return append(pairs, Pair{By: by, Target: target})
+}
+
+// dropPair takes back what by named; nil when nothing is left, as a
+// replayed log has it.
+func dropPair(pairs []Pair, by int) []Pair {
+	var out []Pair
+	for _, p := range pairs {
+		if p.By != by {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // State is a game: the fold of its events. Use Apply and Tick to change it.
@@ -237,6 +281,9 @@ func (s *State) Clone() *State {
 	c.Candidates = append([]int(nil), s.Candidates...)
 	c.Asked = append([]int(nil), s.Asked...)
 	c.Night.Inspects = append([]Pair(nil), s.Night.Inspects...)
+	c.Night.Protects = append([]Pair(nil), s.Night.Protects...)
+	c.Night.Shots = append([]Pair(nil), s.Night.Shots...)
+	c.Night.Passes = append([]int(nil), s.Night.Passes...)
 	c.Held = append([]HeldPost(nil), s.Held...)
 	return &c
 }
@@ -492,25 +539,7 @@ func (s *State) fold(e Event) error {
 			v.LastShotDay = s.Day
 		}
 	case EvDawn:
-		// N5: the night's standing shot is charged as the night resolves,
-		// blocked or not.
-		// A shot at a player removed before the night resolved hit no one
-		// and is not charged.
-		if v, tgt := s.Player(s.Night.ShotBy), s.Player(s.Night.Shot); v != nil && tgt != nil && tgt.Alive {
-			v.Shots--
-			v.LastShotNight = s.Day
-		}
-		for i := range s.Players {
-			if doc := &s.Players[i]; doc.Role == Doctor {
-				doc.LastProtected = s.Night.Protect
-				if doc.Saves != Unlimited {
-					doc.Saves -= e.Blocked
-				}
-			}
-		}
-		for _, d := range e.Deaths {
-			s.kill(d.Slot, d.Cause)
-		}
+		s.foldDawn(e)
 	case EvGameEnded:
 		s.Phase = EndedPhase
 		s.EndedAt = e.At
@@ -611,20 +640,58 @@ func (s *State) foldAction(e Event) {
 	case CmdNoKill:
 		n.Whack, n.WhackBy, n.NoKill = 0, e.By, true
 	case CmdInspect:
-		for i := range n.Inspects {
-			if n.Inspects[i].By == e.By {
-				n.Inspects[i].Target = e.Target
-				return
-			}
-		}
-		n.Inspects = append(n.Inspects, Pair{By: e.By, Target: e.Target})
+		n.Inspects = setPair(n.Inspects, e.By, e.Target)
 	case CmdProtect:
-		n.Protect = e.Target
+		n.Protects = setPair(n.Protects, e.By, e.Target)
 	case CmdShoot:
-		// The latest SHOOT or PASS stands until the night resolves (N5).
-		n.Shot, n.ShotBy, n.Passed = e.Target, e.By, false
+		// The latest SHOOT or PASS of each Vigilante stands until the
+		// night resolves (N5).
+		n.Shots = setPair(n.Shots, e.By, e.Target)
+		n.Passes = removeInt(n.Passes, e.By)
 	case CmdPass:
-		n.Shot, n.ShotBy, n.Passed = 0, 0, true
+		n.Shots = dropPair(n.Shots, e.By)
+		if !slices.Contains(n.Passes, e.By) {
+			n.Passes = append(n.Passes, e.By)
+		}
+	}
+}
+
+// foldDawn resolves the night into the state (N5, N8): each standing shot
+// is charged, each Doctor's saves are spent and the dead die.
+func (s *State) foldDawn(e Event) {
+	n := s.Night
+	// N5: a standing shot is charged as the night resolves, blocked or
+	// not; a shot at a player removed before the night resolved hit no
+	// one and is not charged.
+	for _, sh := range n.Shots {
+		if v, tgt := s.Player(sh.By), s.Player(sh.Target); v != nil && tgt != nil && tgt.Alive {
+			v.Shots--
+			v.LastShotNight = s.Day
+		}
+	}
+	// The dawn says how many kills were blocked, not whose protection
+	// blocked them, which would name the Doctors in public: the saves are
+	// the night's own resolution, which depends on the state alone. A log
+	// whose dawn counts otherwise was resolved by an older rule for one
+	// Doctor, whose saves it charged with every block.
+	out := s.nightOutcome()
+	for i := range s.Players {
+		doc := &s.Players[i]
+		if doc.Role != Doctor {
+			continue
+		}
+		doc.LastProtected = n.Protection(doc.Slot)
+		if doc.Saves == Unlimited {
+			continue
+		}
+		if out.blocked == e.Blocked {
+			doc.Saves -= out.used[doc.Slot]
+		} else {
+			doc.Saves -= e.Blocked
+		}
+	}
+	for _, d := range e.Deaths {
+		s.kill(d.Slot, d.Cause)
 	}
 }
 

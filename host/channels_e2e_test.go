@@ -319,7 +319,7 @@ func TestWrongPlaceWrongTime(t *testing.T) {
 	g.await(user(m), "the answer to KILL in the private channel", func(l letter) bool {
 		return l.Kind == "confirm" && strings.Contains(l.Text, "✓ KILL "+name(t2))
 	})
-	waitFor(t, "both night actions", func() bool { return g.state().Night.Protect == t2 && g.state().Night.Whack == t2 })
+	waitFor(t, "both night actions", func() bool { return g.state().Night.Protection(d) == t2 && g.state().Night.Whack == t2 })
 	g.advance(g.state().NightEndsAt().Sub(g.clock()))
 	waitFor(t, "Day 2", func() bool { return g.state().Phase == engine.DayPhase && g.state().Day == 2 })
 

@@ -128,7 +128,7 @@ func TestGameInThreeLanguages(t *testing.T) {
 	g.send(doctor, privates[doctor], verbs[doctor][3]+" "+name(doctor))
 	waitFor(t, "both night actions", func() bool {
 		n := g.state().Night
-		return n.Whack == slotOf(prey) && n.Protect == slotOf(doctor)
+		return n.Whack == slotOf(prey) && n.Protection(slotOf(doctor)) == slotOf(doctor)
 	})
 	g.advance(g.state().NightEndsAt().Sub(g.clock()))
 	waitFor(t, "Day 2", func() bool { return g.state().Phase == engine.DayPhase && g.state().Day == 2 })

@@ -19,7 +19,7 @@ func Build(log []engine.Event) History {
 		if e.Type == engine.EvDayStarted {
 			started = true
 		}
-		if !b.h.Revealed && !e.To.Public && !seatNews(e) {
+		if !b.h.Revealed && !e.To.Public && !seatNews(e) && e.Type != engine.EvGameCreated {
 			continue // a secret until the end: never in a story told before it
 		}
 		b.read(e)
@@ -46,8 +46,10 @@ type builder struct {
 	// day is the day under way, night the night under way (nil by day).
 	day   *Day
 	night *Night
-	// shots holds tonight's standing shot of each Vigilante, by seat.
-	shots map[string]string
+	// shots holds tonight's standing shot of each Vigilante, and protects
+	// each Doctor's protection, by the actor's name.
+	shots    map[string]string
+	protects map[string]string
 }
 
 func (b *builder) name(slot int) string { return b.names[slot] }
@@ -74,8 +76,15 @@ func (b *builder) startDay(n int) {
 
 func (b *builder) read(e engine.Event) {
 	switch e.Type {
-	case engine.EvGameCreated:
-		b.h.Game = e.Game
+	case engine.EvGameCreated, engine.EvSetupChanged:
+		// The game's name and its setup are public, though the event that
+		// creates the game goes to its referee alone.
+		if e.Game != "" {
+			b.h.Game = e.Game
+		}
+		if e.Setup != nil {
+			b.h.Doctors = e.Setup.Doctors
+		}
 	case engine.EvPlayerJoined:
 		b.names[e.Slot] = e.Name
 		b.h.Players = append(b.h.Players, Player{Name: e.Name})
@@ -114,6 +123,7 @@ func (b *builder) read(e engine.Event) {
 		b.day.Night = &Night{Number: e.Day}
 		b.night = b.day.Night
 		b.shots = map[string]string{}
+		b.protects = map[string]string{}
 	case engine.EvActionTaken:
 		b.action(e)
 	case engine.EvDayShot:
@@ -212,7 +222,7 @@ func (b *builder) action(e engine.Event) {
 	case engine.CmdNoKill:
 		n.Kill, n.NoKill = "", true
 	case engine.CmdProtect:
-		n.Protected = b.name(e.Target)
+		b.protects[e.Name] = b.name(e.Target)
 	case engine.CmdShoot:
 		b.shots[e.Name] = b.name(e.Target)
 	case engine.CmdPass:
@@ -220,17 +230,21 @@ func (b *builder) action(e engine.Event) {
 	}
 }
 
-// settleShots writes tonight's standing shots, in the order of the seats.
+// settleShots writes tonight's standing protections and shots, in the
+// order of the seats.
 func (b *builder) settleShots() {
 	if b.night == nil {
 		return
 	}
 	for _, p := range b.h.Players {
+		if t, ok := b.protects[p.Name]; ok {
+			b.night.Protections = append(b.night.Protections, Protection{By: p.Name, Target: t})
+		}
 		if t, ok := b.shots[p.Name]; ok {
 			b.night.Shots = append(b.night.Shots, Shot{By: p.Name, Target: t})
 		}
 	}
-	b.shots = nil
+	b.shots, b.protects = nil, nil
 }
 
 // endNight closes a night that ended without a dawn being read (a night

@@ -90,7 +90,7 @@ func TestBuildFinishedGame(t *testing.T) {
 		t.Errorf("day 1 deaths = %+v", d1.Deaths)
 	}
 	n := d1.Night
-	want := &Night{Number: 1, Kill: "Alice", Protected: "Alice", Saved: 1,
+	want := &Night{Number: 1, Kill: "Alice", Protections: []Protection{{By: "Alice", Target: "Alice"}}, Saved: 1,
 		Inspections: []Inspection{{By: "Bob", Target: "Erin", Result: "Erin is not Mafia"}},
 		Shots:       []Shot{{By: "Carol", Target: ""}}}
 	if !reflect.DeepEqual(n, want) {
@@ -124,7 +124,7 @@ func TestBuildInProgressKeepsSecrets(t *testing.T) {
 	if n == nil {
 		t.Fatal("night 1 is missing: that it happened is public")
 	}
-	if n.Kill != "" || n.Protected != "" || n.Saved != 1 || len(n.Inspections) != 0 || len(n.Shots) != 0 {
+	if n.Kill != "" || len(n.Protections) != 0 || n.Saved != 1 || len(n.Inspections) != 0 || len(n.Shots) != 0 {
 		t.Errorf("night 1 tells secrets: %+v", n)
 	}
 	if len(h.Days[1].Shots) != 0 {
@@ -150,5 +150,43 @@ func TestBuildBeforeTheStartNamesNoSeat(t *testing.T) {
 	log := sampleLog()[:6] // the game and its five sign-ups
 	if h := Build(log); len(h.Players) != 0 {
 		t.Errorf("players before the start: %+v", h.Players)
+	}
+}
+
+// With two Doctors, each one's protection of the night is told, in the
+// order of the seats, and the setup's count of Doctors, which is public,
+// is known while the game runs (N8).
+func TestBuildTwoDoctors(t *testing.T) {
+	pub := engine.Audience{Public: true}
+	ref := func(slot int) engine.Audience { return engine.Audience{Slot: slot, Referee: true} }
+	setup := engine.Mafia150()
+	setup.Players, setup.Mafia, setup.Inspectors, setup.Doctors, setup.Vigilantes = 5, 1, 0, 2, 2
+	var log []engine.Event
+	add := func(e engine.Event) { e.V, e.At = engine.EventVersion, t0; log = append(log, e) }
+	add(engine.Event{Type: engine.EvGameCreated, To: engine.Audience{Referee: true}, Game: "g2", Setup: &setup})
+	for i, n := range []string{"Alice", "Bob", "Carol", "Dave", "Erin"} {
+		add(engine.Event{Type: engine.EvPlayerJoined, To: ref(i + 1), Slot: i + 1, Name: n})
+	}
+	add(engine.Event{Type: engine.EvDayStarted, To: pub, Day: 1, Round: engine.Opening})
+	add(engine.Event{Type: engine.EvNightStarted, To: pub, Day: 1})
+	// Dave protects before Bob does; the seats tell them Bob first.
+	add(engine.Event{Type: engine.EvActionTaken, To: ref(4), By: 4, Name: "Dave", Verb: engine.CmdProtect, Target: 1, Day: 1})
+	add(engine.Event{Type: engine.EvActionTaken, To: ref(2), By: 2, Name: "Bob", Verb: engine.CmdProtect, Target: 3, Day: 1})
+	add(engine.Event{Type: engine.EvActionTaken, To: ref(2), By: 2, Name: "Bob", Verb: engine.CmdProtect, Target: 1, Day: 1})
+	add(engine.Event{Type: engine.EvActionTaken, To: ref(5), By: 5, Name: "Erin", Verb: engine.CmdShoot, Target: 1, Day: 1})
+	add(engine.Event{Type: engine.EvActionTaken, To: ref(3), By: 3, Name: "Carol", Verb: engine.CmdShoot, Target: 4, Day: 1})
+	add(engine.Event{Type: engine.EvDawn, To: pub, Day: 1, Blocked: 2})
+	if h := Build(log); h.Doctors != 2 || h.Days[0].Night.Protections != nil {
+		t.Fatalf("in progress: %d Doctors, protections %+v", h.Doctors, h.Days[0].Night.Protections)
+	}
+	log = append(log, engine.Event{V: engine.EventVersion, Type: engine.EvGameEnded, At: t0, To: pub, Winner: engine.Town,
+		Names: []string{"Alice", "Bob", "Carol", "Dave", "Erin"},
+		Roles: []engine.Role{engine.Mafia, engine.Doctor, engine.Vigilante, engine.Doctor, engine.Vigilante}})
+	n := Build(log).Days[0].Night
+	if want := []Protection{{By: "Bob", Target: "Alice"}, {By: "Dave", Target: "Alice"}}; !reflect.DeepEqual(n.Protections, want) {
+		t.Errorf("protections %+v, want %+v", n.Protections, want)
+	}
+	if want := []Shot{{By: "Carol", Target: "Dave"}, {By: "Erin", Target: "Alice"}}; !reflect.DeepEqual(n.Shots, want) || n.Saved != 2 {
+		t.Errorf("shots %+v saved %d", n.Shots, n.Saved)
 	}
 }

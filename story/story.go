@@ -24,6 +24,8 @@ type History struct {
 	Winner   engine.Side
 	Players  []Player
 	Days     []Day
+	// Doctors is how many Doctors the setup has, which is public.
+	Doctors int
 }
 
 // Player is one seat, by its name at the end.
@@ -110,13 +112,19 @@ type Night struct {
 	// chose no kill.
 	Kill   string
 	NoKill bool
-	// Protected is the Doctor's standing protection, "" for none.
-	Protected   string
+	// Protections are each Doctor's standing protection, in the order of
+	// the seats.
+	Protections []Protection
 	Inspections []Inspection
 	Shots       []Shot
-	// Saved counts the attacks the Doctor's protection blocked.
+	// Saved counts the attacks the Doctors' protections blocked.
 	Saved  int
 	Deaths []Death
+}
+
+// Protection is a Doctor's protection.
+type Protection struct {
+	By, Target string
 }
 
 // Inspection is one Inspector's question and its answer.

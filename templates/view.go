@@ -284,11 +284,15 @@ type RoleInfo struct {
 	ExactRole bool
 	Shots     int
 	Saves     int // -1: unlimited
-	Setup     string
-	DayLength Span
-	Runoff    Span
-	Night     Span
-	NightStep Span
+	// Doctors and Vigilantes are the setup's counts: a Doctor or a
+	// Vigilante among several is told how they act together (N8).
+	Doctors    int
+	Vigilantes int
+	Setup      string
+	DayLength  Span
+	Runoff     Span
+	Night      Span
+	NightStep  Span
 	// Substitute: the reader takes over a seat in a running game (S4).
 	Substitute bool
 	Commands   []Command

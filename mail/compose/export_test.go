@@ -13,3 +13,6 @@ func LayOutAlone(c *Composer) *Composer {
 	a.alone = true
 	return &a
 }
+
+// NightLines is nightLines, for the tests of package compose_test.
+var NightLines = nightLines

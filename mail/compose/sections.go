@@ -223,7 +223,7 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvDawn:
 		sec.Kind = "dawn"
 		for _, dth := range e.Deaths {
-			sec.Deaths = append(sec.Deaths, templates.Death{Name: dth.Name, Cause: l.Phrase(causeAtDawn(dth.Cause))})
+			sec.Deaths = append(sec.Deaths, templates.Death{Name: dth.Name, Cause: l.Phrase(causeAtDawn(dth.Cause, s.Setup.Vigilantes > 1))})
 			if r.slot > 0 && dth.Slot == r.slot {
 				sec.Self = true
 			}
@@ -434,13 +434,20 @@ func roundCloses(s *engine.State) time.Time {
 }
 
 // causeAtDawn says how a player died in the night, without a role (N9).
-func causeAtDawn(c engine.Cause) string {
-	switch c {
-	case engine.ByMafia:
+// In a game with several Vigilantes a shot is "a Vigilante's": the dawn
+// does not say whose, and two deaths "by the Vigilante" would read as two
+// shots of one.
+func causeAtDawn(c engine.Cause, severalVigilantes bool) string {
+	switch {
+	case c == engine.ByMafia:
 		return lang.Key("was killed by the Mafia")
-	case engine.ByVigilante:
+	case c == engine.ByVigilante && severalVigilantes:
+		return lang.Key("was shot by a Vigilante")
+	case c == engine.ByVigilante:
 		return lang.Key("was shot by the Vigilante")
-	case engine.ByMafiaAndVig:
+	case c == engine.ByMafiaAndVig && severalVigilantes:
+		return lang.Key("was killed by the Mafia and shot by a Vigilante")
+	case c == engine.ByMafiaAndVig:
 		return lang.Key("was killed by the Mafia and shot by the Vigilante")
 	}
 	return lang.Key("died")
@@ -471,18 +478,20 @@ func CauseWords(c engine.Cause) string {
 func (c *Composer) roleInfo(e engine.Event, s *engine.State, l *lang.Language) *templates.RoleInfo {
 	st := s.Setup
 	ri := &templates.RoleInfo{
-		Marker:    engine.SecretMarkerIn(l.Tag, s.Game),
-		Role:      string(e.Role),
-		Side:      string(engine.SideOf(e.Role)),
-		ExactRole: st.InspectorResult == engine.ExactRole,
-		Saves:     st.DoctorSaves,
-		Shots:     st.VigilanteShots,
-		Setup:     st.SummaryIn(l.Count, l.Phrase),
-		DayLength: templates.SpanOf(st.DayLength),
-		Runoff:    templates.SpanOf(st.RunoffLength),
-		Night:     templates.SpanOf(st.NightLength),
-		NightStep: templates.SpanOf(st.NightStep),
-		Commands:  templates.RoleCommands(string(e.Role)),
+		Marker:     engine.SecretMarkerIn(l.Tag, s.Game),
+		Role:       string(e.Role),
+		Side:       string(engine.SideOf(e.Role)),
+		ExactRole:  st.InspectorResult == engine.ExactRole,
+		Saves:      st.DoctorSaves,
+		Shots:      st.VigilanteShots,
+		Doctors:    st.Doctors,
+		Vigilantes: st.Vigilantes,
+		Setup:      st.SummaryIn(l.Count, l.Phrase),
+		DayLength:  templates.SpanOf(st.DayLength),
+		Runoff:     templates.SpanOf(st.RunoffLength),
+		Night:      templates.SpanOf(st.NightLength),
+		NightStep:  templates.SpanOf(st.NightStep),
+		Commands:   templates.RoleCommands(string(e.Role)),
 	}
 	if p := s.Player(e.Slot); p != nil {
 		if p.Role == engine.Doctor {

@@ -55,7 +55,7 @@ func StoryView(h story.History, zone engine.Setup, l *lang.Language) *templates.
 			dv.Deaths = append(dv.Deaths, templates.StoryDeath{Name: dth.Name, Cause: l.Phrase(CauseWords(dth.Cause)), At: moment(s, dth.At, dth.At)})
 		}
 		if n := d.Night; n != nil {
-			nv := &templates.StoryNight{Title: l.Sprintf("Night %d", n.Number), Lines: nightLines(l, *n, h.Revealed)}
+			nv := &templates.StoryNight{Title: l.Sprintf("Night %d", n.Number), Lines: nightLines(l, *n, h.Revealed, h.Doctors)}
 			for _, dth := range n.Deaths {
 				nv.Deaths = append(nv.Deaths, templates.StoryDeath{Name: dth.Name, Cause: l.Phrase(CauseWords(dth.Cause)), At: moment(s, dth.At, dth.At)})
 			}
@@ -144,7 +144,7 @@ func moveWords(l *lang.Language, m story.Move) string {
 
 // nightLines say a night's actions, once the game is over; before, only
 // what the dawn told everyone.
-func nightLines(l *lang.Language, n story.Night, revealed bool) []string {
+func nightLines(l *lang.Language, n story.Night, revealed bool, doctors int) []string {
 	var out []string
 	if revealed {
 		switch {
@@ -155,8 +155,12 @@ func nightLines(l *lang.Language, n story.Night, revealed bool) []string {
 		default:
 			out = append(out, l.Phrase("The Mafia named no one."))
 		}
-		if n.Protected != "" {
-			out = append(out, l.Sprintf("The Doctor protected %s.", n.Protected))
+		for _, pr := range n.Protections {
+			if doctors > 1 {
+				out = append(out, l.Sprintf("%s, the Doctor, protected %s.", pr.By, pr.Target))
+			} else {
+				out = append(out, l.Sprintf("The Doctor protected %s.", pr.Target))
+			}
 		}
 		for _, i := range n.Inspections {
 			out = append(out, l.Sprintf("%s, the Inspector, asked about %s: %s.", i.By, i.Target, resultWords(l, i.Result, i.Target)))
@@ -170,6 +174,10 @@ func nightLines(l *lang.Language, n story.Night, revealed bool) []string {
 		}
 	}
 	switch {
+	case n.Saved == 1 && doctors > 1:
+		out = append(out, l.Phrase("A Doctor's protection saved a life."))
+	case n.Saved > 1 && doctors > 1:
+		out = append(out, l.Sprintf("The Doctors' protections blocked %d attacks.", n.Saved))
 	case n.Saved == 1:
 		out = append(out, l.Phrase("The Doctor's protection saved a life."))
 	case n.Saved > 1:
