@@ -230,8 +230,8 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 func (s *Service) Watcher() *watcher.Watcher { return s.watch }
 
 // Embedded is the configuration `serve --embedded` makes for the embedded
-// mail servers srv: the host is host@DOMAIN and the referee
-// referee@DOMAIN, both logging in with password, and the database is db.
+// mail servers srv: the host is host@DOMAIN, logging in with password, the
+// referee referee@DOMAIN, and the database is db.
 func Embedded(srv *mailserver.Server, password, db string) config.Config {
 	c := config.Defaults()
 	c.Address = "host@" + srv.Domain()

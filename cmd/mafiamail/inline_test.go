@@ -33,6 +33,8 @@ type inlineRun struct {
 	smtp string
 	host *hostrun.Runtime
 	sent int
+	// referee is the referee's password, made for the run.
+	referee string
 }
 
 // inlineLetter is one mail a client read.
@@ -50,7 +52,7 @@ type inlineLetter struct {
 
 func startInline(t *testing.T, speed float64) *inlineRun {
 	t.Helper()
-	cfg, srv, err := embeddedConfig(filepath.Join(t.TempDir(), "host.db"), speed)
+	cfg, srv, pw, err := embeddedConfig(filepath.Join(t.TempDir(), "host.db"), speed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,15 @@ func startInline(t *testing.T, speed float64) *inlineRun {
 	log := testlog.New(t, slog.LevelWarn)
 	clock := host.Clock{Anchor: time.Now(), Start: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Speed: speed}
 	rt := hostrun.Start(t, cfg, service.Config{Clock: clock, Log: log})
-	return &inlineRun{t: t, imap: srv.IMAPAddr(), smtp: srv.SMTPAddr(), host: rt}
+	return &inlineRun{t: t, imap: srv.IMAPAddr(), smtp: srv.SMTPAddr(), host: rt, referee: pw.referee}
+}
+
+// password is user's password on the embedded servers.
+func (r *inlineRun) password(user string) string {
+	if user == "referee" {
+		return r.referee
+	}
+	return embeddedPassword
 }
 
 func inlineAddr(user string) string { return user + "@example.org" }
@@ -85,7 +95,7 @@ func (r *inlineRun) send(user, to, subject, inReplyTo, body, format string) {
 		r.t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Auth(sasl.NewPlainClient("", user, embeddedPassword)); err != nil {
+	if err := c.Auth(sasl.NewPlainClient("", user, r.password(user))); err != nil {
 		r.t.Fatalf("log in as %s: %v", user, err)
 	}
 	if err := c.SendMail(inlineAddr(user), []string{to}, strings.NewReader(raw)); err != nil {
@@ -102,7 +112,7 @@ func (r *inlineRun) inbox(user string) []inlineLetter {
 		r.t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Login(user, embeddedPassword).Wait(); err != nil {
+	if err := c.Login(user, r.password(user)).Wait(); err != nil {
 		r.t.Fatalf("login %s: %v", user, err)
 	}
 	sel, err := c.Select("INBOX", &imap.SelectOptions{ReadOnly: true}).Wait()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +27,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var cfg *config.Config
 	if *embedded {
-		c, srv, err := embeddedConfig(*dbPath, *speed)
+		c, srv, pw, err := embeddedConfig(*dbPath, *speed)
 		if err != nil {
 			return err
 		}
@@ -38,7 +40,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 Every address @%s is a mailbox; log in with the local part as user name and
 the password %q, to read and to send: the host takes only mail sent by the
 mailbox in its From. The referee is %s: send "NEW GAME name" to %s.
-`, srv.IMAPAddr(), srv.SMTPAddr(), srv.Domain(), embeddedPassword, cfg.Referees[0], cfg.Address)
+The referee's mailbox has a password of its own, made for this run: %s
+The host's mailbox (%s), which holds every command players send, has one
+too, for the host alone: %s
+This is for demos and play on this machine, not for hosting over a network.
+`, srv.IMAPAddr(), srv.SMTPAddr(), srv.Domain(), embeddedPassword, cfg.Referees[0], cfg.Address,
+			pw.referee, cfg.Address, pw.host)
 	} else {
 		c, err := config.Load(*cfgPath)
 		if err != nil {
@@ -50,19 +57,47 @@ mailbox in its From. The referee is %s: send "NEW GAME name" to %s.
 	return service.Serve(ctx, cfg, cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level))
 }
 
+// embeddedPassword is the players' password on the embedded servers:
+// simple, so that anyone at the table can set up a mail client.
 const embeddedPassword = "mafia"
 
-// embeddedConfig starts the embedded servers and makes a configuration for them.
-func embeddedConfig(db string, speed float64) (*config.Config, *mailserver.Server, error) {
-	srv, err := mailserver.Start(mailserver.Config{Domain: "example.org", AutoCreateUsers: true, AuthResults: true,
-		AutoCreatePassword: embeddedPassword, Users: map[string]string{"host": embeddedPassword, "referee": embeddedPassword}})
+// embeddedPasswords are the passwords of the two mailboxes the players
+// must not open: the host's, whose INBOX holds every player's night
+// actions, and the referee's. Each run makes new ones.
+type embeddedPasswords struct {
+	host, referee string
+}
+
+// newEmbeddedPasswords makes the passwords of a run from crypto/rand.
+func newEmbeddedPasswords() (embeddedPasswords, error) {
+	var pw embeddedPasswords
+	for _, p := range []*string{&pw.host, &pw.referee} {
+		b := make([]byte, 12)
+		if _, err := rand.Read(b); err != nil {
+			return pw, fmt.Errorf("make a password for the embedded servers: %w", err)
+		}
+		*p = base64.RawURLEncoding.EncodeToString(b)
+	}
+	return pw, nil
+}
+
+// embeddedConfig starts the embedded servers and makes a configuration for
+// them: every mailbox takes the players' password but the host's and the
+// referee's, which take the passwords returned.
+func embeddedConfig(db string, speed float64) (*config.Config, *mailserver.Server, embeddedPasswords, error) {
+	pw, err := newEmbeddedPasswords()
 	if err != nil {
-		return nil, nil, fmt.Errorf("start embedded mail servers: %w", err)
+		return nil, nil, pw, err
+	}
+	srv, err := mailserver.Start(mailserver.Config{Domain: "example.org", AutoCreateUsers: true, AuthResults: true,
+		AutoCreatePassword: embeddedPassword, Users: map[string]string{"host": pw.host, "referee": pw.referee}})
+	if err != nil {
+		return nil, nil, pw, fmt.Errorf("start embedded mail servers: %w", err)
 	}
 	if db == "" {
 		db = config.Defaults().Database
 	}
-	c := service.Embedded(srv, embeddedPassword, db)
+	c := service.Embedded(srv, pw.host, db)
 	c.Speed = speed
-	return &c, srv, nil
+	return &c, srv, pw, nil
 }

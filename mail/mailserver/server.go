@@ -528,7 +528,8 @@ func (s *Server) localUser(addr string, create bool) (*user, error) {
 }
 
 // loginName is the user a login names: "alice" as given, or the local
-// part of "alice@<local domain>"; false for an address of another domain.
+// part of "alice@<local domain>", either without its +tag; false for an
+// address of another domain.
 func (s *Server) loginName(username string) (string, bool) {
 	name := strings.ToLower(username)
 	if local, domain, ok := splitAddress(name); ok {
@@ -537,7 +538,11 @@ func (s *Server) loginName(username string) (string, bool) {
 		}
 		name = local
 	}
-	return name, true
+	// A +tag names the mailbox mail to it goes to, as delivery reads it:
+	// "host+x" is the host's mailbox, with the host's password, never a
+	// mailbox of its own made with the password of users made on demand.
+	name, _, _ = strings.Cut(name, "+")
+	return name, name != ""
 }
 
 // authenticate checks a user name ("alice" or "alice@<local domain>") and
