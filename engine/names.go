@@ -89,8 +89,12 @@ func caseClass(r rune) rune {
 }
 
 // resolve finds the player a name means among the given slots (D1): an exact
-// match after normalising, else a unique prefix. An unknown or ambiguous name
-// is refused with the candidates.
+// match after normalising, else a unique prefix. A name that is exactly a
+// dead player's (one not among the slots) means that player, and is refused
+// as dead even when it starts a living player's name: "Bob" with Bob dead
+// and Bobby alive is Bob, never Bobby; the refusal names Bobby as the one
+// probably meant, for the sender to choose in a line of their own. An
+// unknown or ambiguous name is refused with the candidates.
 func (s *State) resolve(name string, among []int) (int, *Refusal) {
 	want := NormalizeName(name)
 	if want == "" {
@@ -105,6 +109,9 @@ func (s *State) resolve(name string, among []int) (int, *Refusal) {
 		if strings.HasPrefix(n, want) {
 			prefixed = append(prefixed, slot)
 		}
+	}
+	if r := s.deadNamed(want, among, among, phrase.Errorf("the living players are")); r != nil {
+		return 0, r
 	}
 	switch len(prefixed) {
 	case 1:
@@ -125,33 +132,57 @@ func (s *State) resolve(name string, among []int) (int, *Refusal) {
 	}
 }
 
+// deadNamed is the refusal of a name that is exactly a dead player's (one
+// not among the slots), or nil: it says who died and who can be chosen,
+// and its candidates are the choices whose names start with the name, the
+// players the sender may have meant.
+func (s *State) deadNamed(want string, among, choices []int, choose *phrase.Error) *Refusal {
+	for i := range s.Players {
+		p := &s.Players[i]
+		if p.Alive || slices.Contains(among, p.Slot) || NormalizeName(p.Name) != want {
+			continue
+		}
+		r := s.deadRefusal(p, choices, choose)
+		for _, slot := range choices {
+			if strings.HasPrefix(NormalizeName(s.Player(slot).Name), want) {
+				r.Candidates = append(r.Candidates, s.Player(slot).Name)
+			}
+		}
+		return r
+	}
+	return nil
+}
+
 // deadTarget is the refusal of a name that means a player who is no longer
 // among the choices because they are dead: it says so, how they died, and
 // who can be chosen instead. Deaths and their causes are public (N9, D10).
 func (s *State) deadTarget(want string, among, choices []int, choose *phrase.Error) *Refusal {
+	if r := s.deadNamed(want, among, choices, choose); r != nil {
+		return r
+	}
 	var dead []*Player
 	for i := range s.Players {
 		p := &s.Players[i]
 		if p.Alive || slices.Contains(among, p.Slot) {
 			continue
 		}
-		n := NormalizeName(p.Name)
-		if n == want {
-			dead = []*Player{p}
-			break
-		}
-		if strings.HasPrefix(n, want) {
+		if strings.HasPrefix(NormalizeName(p.Name), want) {
 			dead = append(dead, p)
 		}
 	}
 	if len(dead) != 1 {
 		return nil
 	}
+	return s.deadRefusal(dead[0], choices, choose)
+}
+
+// deadRefusal says that p is dead, how they died, and who can be chosen.
+func (s *State) deadRefusal(p *Player, choices []int, choose *phrase.Error) *Refusal {
 	var names []string
 	for _, slot := range choices {
 		names = append(names, s.Player(slot).Name)
 	}
-	return refuse(Dead, "%s is dead (%s); %s %s", dead[0].Name, CauseText(dead[0].Cause), choose, joinAnd(names))
+	return refuse(Dead, "%s is dead (%s); %s %s", p.Name, CauseText(p.Cause), choose, joinAnd(names))
 }
 
 // CauseText is how a player died, in the words of the public announcement.

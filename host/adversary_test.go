@@ -462,3 +462,55 @@ func TestRawMailIsDroppedAfterTheGame(t *testing.T) {
 		t.Errorf("the refused message lost its outcome: %+v", refused)
 	}
 }
+
+// A vote for a player who is dead is refused, even when the name starts a
+// living player's: "VOTE Bob" with Bob removed and Bobby alive says who
+// died and who is alive, and offers the line "VOTE Bobby" to send; no vote
+// lands on Bobby. So does "Carol >> Bob".
+func TestVoteForTheDeadDoesNotSlideToTheLiving(t *testing.T) {
+	hs := newHarness(t)
+	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
+	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
+	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false")
+	for _, p := range []string{"Alice", "Bob", "Bobby", "Carol", "Dave"} {
+		hs.send(addr(p), "host+g1@example.org", "JOIN "+p)
+	}
+	hs.send("ref@example.org", ref, "START")
+	hs.send("ref@example.org", ref, "MODKILL Bob")
+	if s := hs.game("g1"); s.Phase != engine.DayPhase || s.Player(slotByName(s, "Bob")).Alive {
+		t.Fatalf("phase %s, Bob alive %v: the game did not start, or Bob was not removed", s.Phase, s.Player(slotByName(s, "Bob")).Alive)
+	}
+	carol := "host+g1-t-" + hs.token("g1", addr("Carol")) + "@example.org"
+	for _, line := range []string{"VOTE Bob", "Carol >> Bob"} {
+		before := len(hs.outbox())
+		hs.send(addr("Carol"), carol, line)
+		s := hs.game("g1")
+		if v := s.Player(slotByName(s, "Carol")).Vote; v != 0 {
+			t.Fatalf("%q put Carol's vote on %s", line, s.Player(v).Name)
+		}
+		answers := hs.mailTo(addr("Carol"), before)
+		if len(answers) != 1 {
+			t.Fatalf("%q: %d mails to Carol, want one answer", line, len(answers))
+		}
+		text := strings.Join(strings.Fields(parseLetter(answers[0].Raw).Text), " ")
+		want := strings.Replace(line, "Bob", "Bobby", 1)
+		for _, says := range []string{"Bob is dead (removed by the referee); the living players are Alice, Bobby, Carol and Dave.",
+			"If you meant Bobby, send this line: " + want} {
+			if !strings.Contains(text, says) {
+				t.Errorf("the answer to %q does not say %q:\n%s", line, says, text)
+			}
+		}
+		if strings.Contains(text, "You vote") {
+			t.Errorf("the answer to %q tells of a vote:\n%s", line, text)
+		}
+	}
+}
+
+func slotByName(s *engine.State, name string) int {
+	for _, p := range s.Players {
+		if p.Name == name {
+			return p.Slot
+		}
+	}
+	return 0
+}

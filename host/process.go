@@ -512,6 +512,7 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 				if err != nil {
 					return err
 				}
+				l.Instead = instead(c, l.Err)
 				reply.Lines = append(reply.Lines, l)
 				continue
 			}
@@ -532,7 +533,7 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 			}
 			g.observers[op.Address] = op.Token
 		}
-		reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs})
+		reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs, Instead: instead(c, err)})
 	}
 	h.answerMisplaced(r, reply, who)
 	// What is not a command is discussion: relayed in the thread and the
@@ -541,6 +542,21 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 		h.discuss(w, g, id, actor, ch, text, reply, env)
 	}
 	return nil
+}
+
+// instead are the lines to send in place of a command refused for naming
+// a dead player whose name starts a living one's (D1): the same line with
+// each living name the sender may have meant.
+func instead(c command.Command, err error) []compose.Instead {
+	var r *engine.Refusal
+	if !errors.As(err, &r) || r.Reason != engine.Dead || c.Target == "" {
+		return nil
+	}
+	var out []compose.Instead
+	for _, name := range r.Candidates {
+		out = append(out, compose.Instead{Meant: name, Line: c.WithTarget(name)})
+	}
+	return out
 }
 
 // engineCommand is a command line as the engine takes it.

@@ -458,3 +458,32 @@ func TestHelpRulesIsTheEngines(t *testing.T) {
 		t.Fatalf("HELP RULES is %q in the grammar, %q in the engine", HelpRules, engine.HelpRules)
 	}
 }
+
+// WithTarget writes the line a player sends to name another player: the
+// line as they wrote it, the name alone changed (D1: "VOTE Bob" with Bob
+// dead offers "VOTE Bobby").
+func TestWithTarget(t *testing.T) {
+	for _, c := range []struct {
+		set        Set
+		line, want string
+	}{
+		{Thread, "VOTE Bob", "VOTE Bobby"},
+		{Thread, "vote for bob, he lied about Bob", "vote for Bobby, he lied about Bob"},
+		{Thread, "Carol >> Bob", "Carol >> Bobby"},
+		{Thread, "bob >> bob", "bob >> Bobby"},
+		{Thread, "vote bo", "vote Bobby"},
+		{Thread, "STIMME FÜR Bob", "STIMME FÜR Bobby"},
+		{Private, "INSPECT Bob", "INSPECT Bobby"},
+		{Mafia, "kill bob", "kill Bobby"},
+		{Referee, "MODKILL Bob", "MODKILL Bobby"},
+		{Referee, "REPLACE Bob WITH sub@example.org", "REPLACE Bobby WITH sub@example.org"},
+	} {
+		cmd, ok, err := ParseLine(c.line, c.set)
+		if !ok || err != nil {
+			t.Fatalf("%q: ok %v, %v", c.line, ok, err)
+		}
+		if got := cmd.WithTarget("Bobby"); got != c.want {
+			t.Errorf("%q with Bobby: %q, want %q", c.line, got, c.want)
+		}
+	}
+}

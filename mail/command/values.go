@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang/phrase"
@@ -95,4 +96,30 @@ func (v Verb) Engine() (verb engine.Verb, ok bool) {
 func FromEngine(v engine.Verb) (verb Verb, ok bool) {
 	verb, ok = grammarVerbs[v]
 	return verb, ok
+}
+
+// WithTarget is the command's line as written with name as its target
+// instead of the one written: what to send to mean another player ("VOTE
+// Bob" with Bob dead is "VOTE Bobby"). The target is looked for after the
+// verb (after ">>" in "Voter >> Target"); a line that does not hold it as
+// written, in a language's words or with odd spaces, is given as the
+// English verb and the name.
+func (c Command) WithTarget(name string) string {
+	raw := strings.TrimSpace(c.Raw)
+	from := 0
+	if i := strings.Index(raw, ">>"); c.Voter != "" && i >= 0 {
+		from = i + len(">>")
+	} else if i := strings.IndexFunc(raw, unicode.IsSpace); i >= 0 {
+		from = i
+	}
+	if c.Target != "" {
+		if i := strings.Index(raw[from:], c.Target); i >= 0 {
+			i += from
+			return raw[:i] + name + raw[i+len(c.Target):]
+		}
+	}
+	if c.Voter != "" {
+		return c.Voter + " >> " + name
+	}
+	return string(c.Verb) + " " + name
 }

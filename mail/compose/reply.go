@@ -63,6 +63,15 @@ type Line struct {
 	// Pending: the line is neither applied nor refused, but held until the
 	// sender proves the address by replying (Answer.Confirm).
 	Pending bool
+	// Instead, for a refused line, are the lines the sender may have
+	// meant, each to send as it stands ("VOTE Bobby" for "VOTE Bob" with
+	// Bob dead), with Meant the name or words each one means.
+	Instead []Instead
+}
+
+// Instead is a line to send in place of a refused one, and what it means.
+type Instead struct {
+	Meant, Line string
 }
 
 // Reply composes the answer to a message with commands. Its sender's own
@@ -124,7 +133,7 @@ func (c *Composer) replyDraft(rp Answer) (draft, error) {
 			rl.Pending = true
 			view.Pending++
 		case ln.Err != nil:
-			rl.Error = refusalText(ln.Err, l)
+			rl.Error = refusalText(ln.Err, ln.Instead, l)
 			view.Refused++
 		default:
 			view.Accepted++
@@ -223,20 +232,30 @@ func where(ch engine.Channel, game string, l *lang.Language) string {
 }
 
 // refusalText is a refusal as the sender reads it, with the names they may
-// have meant.
-func refusalText(err error, l *lang.Language) string {
+// have meant, or, where the host can write them, the lines to send for
+// each.
+func refusalText(err error, instead []Instead, l *lang.Language) string {
 	var r *engine.Refusal
 	if errors.As(err, &r) {
 		msg := r.Message
 		if r.Phrase != nil {
 			msg = r.Phrase.Sprint(l.Phrase)
 		}
-		if len(r.Candidates) > 0 {
+		if len(r.Candidates) > 0 && len(instead) == 0 {
 			msg = l.Sprintf("%s (did you mean %s?)", msg, templates.ListOrIn(l.Tag, r.Candidates))
 		}
-		return sentence(msg)
+		return withInstead(sentence(msg), instead, l)
 	}
-	return sentence(l.Error(err))
+	return withInstead(sentence(l.Error(err)), instead, l)
+}
+
+// withInstead adds to a refusal the lines the sender may have meant, each
+// last in its sentence with no full stop after it, to be copied as it is.
+func withInstead(msg string, instead []Instead, l *lang.Language) string {
+	for _, in := range instead {
+		msg += " " + strings.TrimSuffix(sentence(l.Sprintf("if you meant %s, send this line: %s", in.Meant, in.Line)), ".")
+	}
+	return msg
 }
 
 // sentence capitalises the first letter and ends with a full stop.
