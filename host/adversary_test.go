@@ -514,3 +514,56 @@ func slotByName(s *engine.State, name string) int {
 	}
 	return 0
 }
+
+// A verb written with a letter that only looks like a Latin one is no
+// command, and is not relayed either: no reader sees "VОTE Erin" in the
+// post of someone who cast no vote. The author is told privately which
+// character it is and what to send. A verb with an invisible character in
+// it is the command it shows, counted and taken out of the post.
+func TestLookalikeVerbIsNeitherCountedNorShown(t *testing.T) {
+	hs := newHarness(t)
+	hs.setUp()
+	before := len(hs.outbox())
+	hs.send(addr("Alice"), hs.thread("Alice"), "V\u041eTE Erin\r\nErin has been quiet all day.")
+	s := hs.game("g1")
+	if v := s.Player(slotByName(s, "Alice")).Vote; v != 0 {
+		t.Fatalf("the look-alike vote was counted for %s", s.Player(v).Name)
+	}
+	posted := false
+	for _, m := range hs.mailTo(addr("Carol"), before) {
+		text := parseLetter(m.Raw).Text
+		if strings.Contains(text, "quiet all day") {
+			posted = true
+		}
+		if strings.Contains(text, "TE Erin") {
+			t.Errorf("Carol's copy shows the look-alike vote:\n%s", text)
+		}
+	}
+	if !posted {
+		t.Errorf("Alice's words were not relayed")
+	}
+	answer := ""
+	for _, m := range hs.mailTo(addr("Alice"), before) {
+		if m.Kind == "error" || m.Kind == "confirm" {
+			answer = strings.Join(strings.Fields(parseLetter(m.Raw).Text), " ")
+		}
+	}
+	for _, says := range []string{`"О" in this line is a Cyrillic letter that only looks like the Latin letter "O"`,
+		"neither done nor passed on", "Send this line instead: VOTE Erin"} {
+		if !strings.Contains(answer, says) {
+			t.Errorf("Alice's answer does not say %q:\n%s", says, answer)
+		}
+	}
+
+	before = len(hs.outbox())
+	hs.send(addr("Bob"), hs.thread("Bob"), "VO\u200bTE Dave\r\nDave dodged my question.")
+	s = hs.game("g1")
+	if v := s.Player(slotByName(s, "Bob")).Vote; v != slotByName(s, "Dave") {
+		t.Errorf("the vote with an invisible character went to seat %d, not Dave", v)
+	}
+	for _, m := range hs.mailTo(addr("Carol"), before) {
+		if text := parseLetter(m.Raw).Text; strings.Contains(text, "TE Dave") {
+			t.Errorf("Carol's copy shows the vote line as a post:\n%s", text)
+		}
+	}
+}

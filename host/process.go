@@ -200,7 +200,11 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 		if le.Phrase != nil {
 			err = le.Phrase
 		}
-		reply.Lines = append(reply.Lines, compose.Line{Text: le.Text, Err: err})
+		line := compose.Line{Text: le.Text, Err: err}
+		if le.Send != "" {
+			line.Instead = []compose.Instead{{Line: le.Send}}
+		}
+		reply.Lines = append(reply.Lines, line)
 	}
 	var err error
 	switch r.Route.Kind {

@@ -165,6 +165,9 @@ type LineError struct {
 	// Phrase is Message as its format and arguments, for the answer to
 	// word in its reader's language.
 	Phrase *phrase.Error `json:"phrase,omitempty"`
+	// Send, when set, is the line to send instead: the command the line
+	// only looks like (see lookalike).
+	Send string `json:"send,omitempty"`
 }
 
 // Misplaced is a line that is a command of the game's grammar, but of
@@ -214,6 +217,14 @@ func Parse(text string, set Set) Result {
 			if m, found := misplaced(line, set); found {
 				m.Line = i + 1
 				res.Misplaced = append(res.Misplaced, m)
+				continue
+			}
+			if l, found := findLookalike(line, set); found {
+				// Neither applied nor relayed: readers would take it
+				// for the command it looks like.
+				le := lineError(i+1, line, l.Error())
+				le.Send = l.Send
+				res.Errors = append(res.Errors, le)
 				continue
 			}
 			disc = append(disc, strings.TrimRight(line, " \t"))

@@ -18,6 +18,10 @@ func FuzzCommandLine(f *testing.F) {
 		"Erschießen Bob", "Voter pour : Bob", "VÉRIFIER Dana", "Aide !", "Inscris-moi : Jean",
 		"Fuseau horaire Europe/Paris", "¡Ayuda!", "Voto por María José, miente", "No matar a nadie.",
 		"Proteger a Ana, ¿lo hizo el médico?", "Idioma: español, por favor", "LANGUAGE de",
+		// Look-alikes: refused with the line to send; invisible characters:
+		// read as if they were not there.
+		"V\u041eTE Frank", "V0TE Frank", "\uff36\uff2f\uff34\uff25 Frank", "ST\u0406MME FÜR Frank", "N\u041e KILL",
+		"VO\u200bTE Dave", "VO\u00adTE Dave", "\u202eVOTE Dave", "L\u043eck in your votes",
 	} {
 		f.Add(s)
 	}
@@ -36,6 +40,20 @@ func FuzzCommandLine(f *testing.F) {
 			res := Parse(line, set)
 			if res.Lines() > strings.Count(line, "\n")+strings.Count(line, "\r")+1 {
 				t.Fatalf("%s %q: more command lines than lines", set, line)
+			}
+			// A look-alike's line to send reads as a command, here or at
+			// another address, and is never relayed.
+			for _, e := range res.Errors {
+				if e.Send == "" {
+					continue
+				}
+				_, ok, _ := ParseLine(e.Send, set)
+				if _, mis := misplaced(e.Send, set); !ok && !mis {
+					t.Fatalf("%s %q: the line to send, %q, is no command", set, line, e.Send)
+				}
+				if strings.Contains(res.Discussion, e.Text) {
+					t.Fatalf("%s %q: the look-alike %q is relayed", set, line, e.Text)
+				}
 			}
 			// A misplaced line belongs to other sets, never to this one.
 			for _, m := range res.Misplaced {

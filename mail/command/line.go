@@ -383,8 +383,17 @@ func clean(s string) string {
 	})
 }
 
+// zeroWidth reports whether r shows nothing: a zero-width space or
+// joiner, a direction mark or override, a soft hyphen, a variation
+// selector, a tag (Unicode's format characters and default-ignorable code
+// points). A line reads as it would without them: "VO\u200bTE Dave" is a
+// vote, as its reader sees it.
 func zeroWidth(r rune) bool {
-	return r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff'
+	if r < 0xad {
+		return false
+	}
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }
 
 func oddSpace(r rune) bool {

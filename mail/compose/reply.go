@@ -65,11 +65,13 @@ type Line struct {
 	Pending bool
 	// Instead, for a refused line, are the lines the sender may have
 	// meant, each to send as it stands ("VOTE Bobby" for "VOTE Bob" with
-	// Bob dead), with Meant the name or words each one means.
+	// Bob dead), with Meant the name each one means, if it is one of
+	// several.
 	Instead []Instead
 }
 
-// Instead is a line to send in place of a refused one, and what it means.
+// Instead is a line to send in place of a refused one, and what it means
+// (empty: the line itself, written as it reads).
 type Instead struct {
 	Meant, Line string
 }
@@ -253,7 +255,11 @@ func refusalText(err error, instead []Instead, l *lang.Language) string {
 // last in its sentence with no full stop after it, to be copied as it is.
 func withInstead(msg string, instead []Instead, l *lang.Language) string {
 	for _, in := range instead {
-		msg += " " + strings.TrimSuffix(sentence(l.Sprintf("if you meant %s, send this line: %s", in.Meant, in.Line)), ".")
+		s := l.Sprintf("send this line instead: %s", in.Line)
+		if in.Meant != "" {
+			s = l.Sprintf("if you meant %s, send this line: %s", in.Meant, in.Line)
+		}
+		msg += " " + strings.TrimSuffix(sentence(s), ".")
 	}
 	return msg
 }
