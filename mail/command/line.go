@@ -383,17 +383,48 @@ func clean(s string) string {
 	})
 }
 
-// zeroWidth reports whether r shows nothing: a zero-width space or
-// joiner, a direction mark or override, a soft hyphen, a variation
-// selector, a tag (Unicode's format characters and default-ignorable code
-// points). A line reads as it would without them: "VO\u200bTE Dave" is a
-// vote, as its reader sees it.
 func zeroWidth(r rune) bool {
+	return r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff'
+}
+
+// invisible reports whether r shows nothing: a zero-width space or joiner,
+// a direction mark or override, a soft hyphen, a variation selector, a tag
+// (Unicode's format characters and default-ignorable code points). A verb
+// reads as it would without them: "VO\u00adTE Dave" is a vote, as its
+// reader sees it. In a name they stay, for the engine to refuse (D1).
+func invisible(r rune) bool {
 	if r < 0xad {
 		return false
 	}
 	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) ||
 		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
+}
+
+// withoutInvisible drops the invisible characters of the first n words of
+// line (and before them), and leaves the rest as it is.
+func withoutInvisible(line string, n int) string {
+	var b strings.Builder
+	words, inWord := 0, false
+	for i, r := range line {
+		if unicode.IsSpace(r) {
+			if inWord {
+				words++
+				inWord = false
+			}
+			if words == n {
+				b.WriteString(line[i:])
+				return b.String()
+			}
+			b.WriteRune(r)
+			continue
+		}
+		if invisible(r) {
+			continue
+		}
+		inWord = true
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func oddSpace(r rune) bool {

@@ -86,6 +86,31 @@ var argVerbs = map[string]bool{
 // ParseLine reads one line. It returns ok=false for discussion, and a non-nil
 // error for a line that starts with a verb of set but cannot be read.
 func ParseLine(line string, set Set) (cmd Command, ok bool, err error) {
+	cmd, ok, err = parseAnyLanguage(line, set)
+	if ok || strings.IndexFunc(line, invisible) < 0 {
+		return cmd, ok, err
+	}
+	// Invisible characters in the verb change nothing its reader sees:
+	// the line is read without them, word by word, so that one in a name
+	// after the verb stays for the engine to refuse.
+	prev := line
+	for n := 1; n <= maxPhraseWords; n++ {
+		folded := withoutInvisible(line, n)
+		if folded == prev {
+			continue
+		}
+		prev = folded
+		if cmd, ok, err = parseAnyLanguage(folded, set); ok {
+			cmd.Raw = strings.TrimSpace(line)
+			return cmd, ok, err
+		}
+	}
+	return Command{}, false, nil
+}
+
+// parseAnyLanguage reads one line by the English verbs, then by the
+// languages' own.
+func parseAnyLanguage(line string, set Set) (cmd Command, ok bool, err error) {
 	cmd, ok, err = parseEnglish(line, set)
 	if ok || inSet[set] == nil {
 		return cmd, ok, err

@@ -20,8 +20,8 @@ import (
 // applied (a guess at what a player meant must not change the game where
 // it could be wrong) and never relayed: it is refused, and the answer names
 // the character and the line to send. Invisible characters are another
-// matter: they change nothing a reader sees, so clean drops them and the
-// line is read as what it shows ("VO\u200bTE Dave" is a vote).
+// matter: they change nothing a reader sees, so a verb is read without
+// them ("VO\u200bTE Dave" is a vote; see ParseLine).
 
 // lookalike is a line that reads as a command once characters that only
 // look like Latin letters are read as those letters.
@@ -95,10 +95,9 @@ const maxPhraseWords = 3
 // another set, reads as one once the characters of its first words that
 // only look like Latin letters (Cyrillic and Greek letters, digits,
 // full-width and other compatibility forms; Unicode's confusables, UTS
-// #39) are read as those letters. Invisible characters are already gone
-// (see clean).
+// #39) are read as those letters, and its invisible characters dropped.
 func findLookalike(line string, set Set) (lookalike, bool) {
-	s := clean(strings.TrimSpace(line))
+	s := clean(withoutInvisible(strings.TrimSpace(line), maxPhraseWords))
 	fields := strings.Fields(s)
 	if len(fields) > maxPhraseWords {
 		fields = fields[:maxPhraseWords]

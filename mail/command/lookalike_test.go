@@ -68,4 +68,13 @@ func TestLookalikeCommandsAreRefusedAndInvisibleOnesRead(t *testing.T) {
 			}
 		}
 	}
+	// Invisible characters go from the verb only: in a name they stay, for
+	// the engine to refuse the name (a direction override turns a name
+	// around on screen).
+	for _, line := range []string{"JOIN Ali\u202ece", "JO\u00adIN Ali\u202ece"} {
+		res := Parse(line, Signup)
+		if len(res.Commands) != 1 || res.Commands[0].Verb != Join || res.Commands[0].Name != "Ali\u202ece" {
+			t.Errorf("%q: %+v, want JOIN with the name as written", line, res.Commands)
+		}
+	}
 }
