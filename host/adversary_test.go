@@ -471,8 +471,10 @@ func TestVoteForTheDeadDoesNotSlideToTheLiving(t *testing.T) {
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
-	hs.send("ref@example.org", ref, "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false")
-	for _, p := range []string{"Alice", "Bob", "Bobby", "Carol", "Dave"} {
+	// Two Mafiosi among seven: whatever Bob's role, his removal does not
+	// end the game.
+	hs.send("ref@example.org", ref, "SETUP players=7 mafia=2 inspectors=1 inspector_knows_mafioso=false")
+	for _, p := range []string{"Alice", "Bob", "Bobby", "Carol", "Dave", "Erin", "Frank"} {
 		hs.send(addr(p), "host+g1@example.org", "JOIN "+p)
 	}
 	hs.send("ref@example.org", ref, "START")
@@ -494,7 +496,7 @@ func TestVoteForTheDeadDoesNotSlideToTheLiving(t *testing.T) {
 		}
 		text := strings.Join(strings.Fields(parseLetter(answers[0].Raw).Text), " ")
 		want := strings.Replace(line, "Bob", "Bobby", 1)
-		for _, says := range []string{"Bob is dead (removed by the referee); the living players are Alice, Bobby, Carol and Dave.",
+		for _, says := range []string{"Bob is dead (removed by the referee); the living players are Alice, Bobby, Carol, Dave, Erin and Frank.",
 			"If you meant Bobby, send this line: " + want} {
 			if !strings.Contains(text, says) {
 				t.Errorf("the answer to %q does not say %q:\n%s", line, says, text)
