@@ -93,7 +93,7 @@ func (h *Host) confirm(ctx context.Context, w *work, r inbound.Report, reply *co
 	// as it is.
 	held := r
 	held.Unproven, held.Quiet = false, false
-	held.Discussion, held.Own, held.Misplaced, held.Errors, held.InReplyTo = "", "", nil, nil, nil
+	held.Discussion, held.Own, held.Misplaced, held.Errors, held.InReplyTo, held.Inline = "", "", nil, nil, nil, nil
 	if c.Verb == store.ConfirmNewGame {
 		held.Route = inbound.Route{Kind: inbound.RouteHost, Address: h.opts.Address}
 		held.Commands = []command.Command{{Verb: command.NewGame, Name: c.Name, Raw: "NEW GAME " + c.Name}}

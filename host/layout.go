@@ -223,7 +223,8 @@ func (b *beside) enqueue(ctx context.Context, tx *store.Tx) error {
 func enqueue(ctx context.Context, tx *store.Tx, msgs []compose.Outgoing, cause string, real time.Time) error {
 	for _, m := range msgs {
 		om := store.OutMessage{MessageID: m.MessageID, Game: m.Game, Kind: m.Kind, From: m.From, To: m.To,
-			Raw: m.Raw, Cause: cause, Priority: priorityOf(m), Town: m.Town}
+			Raw: m.Raw, Cause: cause, Priority: priorityOf(m), Town: m.Town,
+			Public: m.Public, PublicIn: m.PublicIn}
 		if _, err := tx.Enqueue(ctx, om, real); err != nil {
 			return fmt.Errorf("enqueue %s: %w", m.MessageID, err)
 		}

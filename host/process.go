@@ -496,6 +496,18 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 		}
 	}
 	text := strings.TrimSpace(r.Discussion)
+	if r.Inline != nil && (ch == engine.Thread || ch == engine.MafiaCh) {
+		rec, err := h.answered(ctx, w, r, id, ch)
+		if err != nil {
+			return err
+		}
+		var errs []command.LineError
+		text, errs = r.InlineDiscussion(rec)
+		text = strings.TrimSpace(text)
+		for _, le := range errs {
+			reply.Lines = append(reply.Lines, compose.Line{Text: le.Text, Err: le.Phrase})
+		}
+	}
 	postFirst := text != "" && !announced && h.endsGame(g.state, r.Commands, actor, ch, env)
 	if postFirst {
 		// The message's own discussion is relayed before the end mail that

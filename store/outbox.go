@@ -62,6 +62,11 @@ type OutMessage struct {
 	// thread's copies to players and observers, and reminders to vote. A
 	// close waits for held mail of this kind alone (HeldFor).
 	Town bool
+	// Public, for a copy of thread or mafia-list mail, is what every
+	// reader of the mail was sent (see compose.Outgoing.Public), and
+	// PublicIn that conversation, "thread" or "mafia"; both empty for
+	// other mail. Enqueue keeps them; SentTo reads them back.
+	Public, PublicIn string
 }
 
 // headerField returns the first value of the named field in raw's
@@ -159,6 +164,12 @@ func (tx *Tx) Enqueue(ctx context.Context, m OutMessage, now time.Time) (int64, 
 	// migrations/0009_outbox_raw.sql.
 	if _, err := tx.q.ExecContext(ctx, `INSERT INTO outbox_raw (id, raw) VALUES (?, ?)`, rowID, m.Raw); err != nil {
 		return 0, fmt.Errorf("store: enqueue %s: bytes: %w", id, err)
+	}
+	if m.PublicIn != "" {
+		if _, err := tx.q.ExecContext(ctx, `INSERT INTO outbox_public (id, channel, public) VALUES (?, ?, ?)`,
+			rowID, m.PublicIn, m.Public); err != nil {
+			return 0, fmt.Errorf("store: enqueue %s: public lines: %w", id, err)
+		}
 	}
 	tx.enqueued = true
 	return rowID, nil
@@ -635,4 +646,53 @@ func (r reader) LastQueued(ctx context.Context, game string) ([]byte, error) {
 		return nil, fmt.Errorf("store: last message of %s: %w", game, err)
 	}
 	return raw, nil
+}
+
+// Answered is a message the host sent, as a reply to it finds it.
+type Answered struct {
+	MessageID, Game, Kind string
+	Raw                   []byte
+	// Public is what every reader of the message was sent, and PublicIn
+	// the conversation it went out in (see OutMessage.Public); both empty
+	// for mail other than the thread's and the mafia list's.
+	Public, PublicIn string
+}
+
+// SentTo finds the message of the outbox that a reply from address
+// answers: the first of ids (a reply's In-Reply-To, then its References)
+// that names a message the host sent to that address, whatever became of
+// it since. A Message-ID of a copy sent to someone else finds nothing:
+// a reply quotes the mail its author got.
+func (r reader) SentTo(ctx context.Context, ids []string, address string) (Answered, bool, error) {
+	for _, id := range ids {
+		id = canonicalMessageID(id)
+		if id == "" {
+			continue
+		}
+		var s Answered
+		var game sql.NullString
+		var rcpts string
+		var public, channel sql.NullString
+		err := r.q.QueryRowContext(ctx, `SELECT o.message_id, o.game, o.kind, o.rcpts,
+			(SELECT raw FROM outbox_raw WHERE outbox_raw.id = o.id), p.public, p.channel
+			FROM outbox o LEFT JOIN outbox_public p ON p.id = o.id WHERE o.message_id = ?`, id).Scan(
+			&s.MessageID, &game, &s.Kind, &rcpts, &s.Raw, &public, &channel)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return Answered{}, false, fmt.Errorf("store: sent message %s: %w", id, err)
+		}
+		var to []string
+		if err := json.Unmarshal([]byte(rcpts), &to); err != nil {
+			return Answered{}, false, fmt.Errorf("store: recipients of %s: %w", id, err)
+		}
+		for _, a := range to {
+			if strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(address)) {
+				s.Game, s.Public, s.PublicIn = game.String, public.String, channel.String
+				return s, true, nil
+			}
+		}
+	}
+	return Answered{}, false, nil
 }

@@ -82,7 +82,8 @@ func (r *inlineRun) send(user, to, subject, inReplyTo, body, format string) {
 	fmt.Fprintf(&h, "From: %s <%s>\r\nTo: %s\r\nSubject: %s\r\nMessage-ID: <%s.%d@clients.example.org>\r\nDate: %s\r\n",
 		user, inlineAddr(user), to, subject, user, r.sent, time.Now().Format(time.RFC1123Z))
 	if inReplyTo != "" {
-		fmt.Fprintf(&h, "In-Reply-To: %s\r\nReferences: %s\r\n", inReplyTo, inReplyTo)
+		// As clients write them: the Message-ID between angle brackets.
+		fmt.Fprintf(&h, "In-Reply-To: <%s>\r\nReferences: <%s>\r\n", inReplyTo, inReplyTo)
 	}
 	ct := "text/plain; charset=utf-8"
 	if format != "" {
@@ -269,11 +270,12 @@ func answerBelow(t *testing.T, quote []string, after string, answer string, keep
 }
 
 // TestInlineRepliesKeepTheirContext plays on the embedded servers: a
-// player answers a thread mail inline with mutt's quoting, another answers
-// a digest inline with Thunderbird's, each with a quoted line that would be
-// a command if it were the author's. The relayed posts show the answered
-// lines, marked as quotes under the author's words, and no command is
-// taken from the quotes.
+// player answers a digest inline with mutt's quoting, another answers the
+// next digest inline with Thunderbird's. The relayed posts show the
+// answered lines, marked as quotes under the author's words, as the host
+// sent them; the host's headings ("▸ Bob writes") are left out. A vote
+// line the first one slipped into his quote, which the digest never held,
+// is neither taken as a command nor relayed, and he is told why.
 func TestInlineRepliesKeepTheirContext(t *testing.T) {
 	r := startInline(t, 720) // an hour of game time in five seconds
 	const game = "inl"
@@ -295,7 +297,8 @@ func TestInlineRepliesKeepTheirContext(t *testing.T) {
 		t.Errorf("the digest's text part is format=%q", digest1.textFormat)
 	}
 
-	// Dave answers it inline, mutt-style, and his quote holds a vote line.
+	// Dave answers it inline, mutt-style, and his quote holds a vote line
+	// the digest did not.
 	quote := muttQuote(digest1)
 	for i, q := range quote {
 		if strings.Contains(q, "Alice jumped on Erin") {
@@ -309,8 +312,18 @@ func TestInlineRepliesKeepTheirContext(t *testing.T) {
 		return l.kind == "thread" && strings.Contains(l.text, "Alice gave one")
 	})
 	text := unflowed(digest2)
-	if !strings.Contains(text, "▸ Dave writes\n> > ▸ Bob writes\n> > VOTE Erin\n> > I agree with Carol. Alice jumped on Erin with no reason.\n> No reason? Alice gave one.") {
+	if !strings.Contains(text, "▸ Dave writes\n> > I agree with Carol. Alice jumped on Erin with no reason.\n> No reason? Alice gave one.") {
 		t.Errorf("Dave's relayed post does not show the line it answers, quoted under his words:\n%s", text)
+	}
+	if strings.Contains(text, "VOTE Erin") {
+		t.Errorf("the vote line Dave made up in his quote is relayed:\n%s", text)
+	}
+	told := r.await("dave", "the answer about the quoted vote line", func(l inlineLetter) bool {
+		return l.game == game && strings.Contains(unflowed(l), "which does not hold it")
+	})
+	if s := strings.Join(strings.Fields(unflowed(told)), " "); !strings.Contains(s, "✗ VOTE Erin") ||
+		!strings.Contains(s, "quoted lines are never done") {
+		t.Errorf("Dave's answer does not say what became of the quoted vote line:\n%s", unflowed(told))
 	}
 	if !strings.Contains(digest2.html, "Alice jumped on Erin with no reason.") || strings.Count(digest2.html, "<blockquote") < 2 {
 		t.Errorf("the HTML does not nest the answered line in Dave's post:\n%s", digest2.html)
@@ -336,7 +349,7 @@ func TestInlineRepliesKeepTheirContext(t *testing.T) {
 		return l.kind == "thread" && strings.Contains(l.text, "it was thin")
 	})
 	text = unflowed(digest3)
-	if !strings.Contains(text, "▸ Erin writes\n> > VOTE Erin\n> > I agree with Carol. Alice jumped on Erin with no reason.\n> > No reason? Alice gave one.\n> She gave one, and it was thin.") {
+	if !strings.Contains(text, "▸ Erin writes\n> > I agree with Carol. Alice jumped on Erin with no reason.\n> > No reason? Alice gave one.\n> She gave one, and it was thin.") {
 		t.Errorf("Erin's relayed post does not show the lines it answers:\n%s", text)
 	}
 	s := r.waitGame(game, "Erin's vote", func(s *engine.State) bool {
@@ -387,8 +400,8 @@ func (r *inlineRun) openInline(game, setup string, players []string) (refereeCha
 
 // TestInlineReplyToAThreadMail: in a game without digests, a player
 // answers a thread mail inline with mutt's quoting, below a quoted command
-// line; the thread shows the answered lines quoted in the relayed post, and
-// the quoted command is not taken.
+// line the mail never held; the thread shows the answered lines quoted in
+// the relayed post, and the made-up command is neither taken nor shown.
 func TestInlineReplyToAThreadMail(t *testing.T) {
 	r := startInline(t, 1)
 	const game = "thr"
@@ -411,7 +424,7 @@ func TestInlineReplyToAThreadMail(t *testing.T) {
 	r.send("bob", post.replyTo, "Re: "+post.subject, post.id, body, "")
 	answer := r.await("carol", "Bob's answer", func(l inlineLetter) bool { return l.kind == "thread" && strings.Contains(l.text, "Erin gave one") })
 	text := unflowed(answer)
-	if !strings.HasPrefix(text, "Bob writes\n> > I agree with Carol.\n> > Erin jumped on Bob with no reason.\n> > VOTE Erin\n> No reason? Erin gave one.") {
+	if !strings.HasPrefix(text, "Bob writes\n> > I agree with Carol.\n> > Erin jumped on Bob with no reason.\n> No reason? Erin gave one.") {
 		t.Errorf("Bob's post does not show what it answers:\n%s", text)
 	}
 	if !strings.Contains(answer.html, "Erin jumped on Bob with no reason.") || strings.Count(answer.html, "<blockquote") < 2 {

@@ -359,6 +359,7 @@ func (c *Composer) groupDraft(g *group, dir Directory, headline string, sh *shar
 		dr.self = selfView(s, g.d.r, now)
 		dr.tally = sh.runningTally(s, now, c.langFor(s, g.d.r))
 	}
+	dr.public = c.groupPublic(g.items, g.d.ch, c.langFor(s, g.d.r).Tag, sh, s, now)
 	cal, err := c.roundCalendar(items, g.d)
 	if err != nil {
 		return draft{}, err
@@ -474,6 +475,9 @@ type shared struct {
 	layouts *templates.Cache
 	tallies map[tallyAt]*engine.Tally
 	flow    *flowMemo
+	// public keeps the text of the batch's mail laid out for an outsider,
+	// by publicNews.key.
+	public map[string]string
 }
 
 // cache is where the batch's copies keep the layout they share; nil for
@@ -491,7 +495,8 @@ type tallyAt struct {
 }
 
 func newShared() *shared {
-	return &shared{layouts: templates.NewCache(), tallies: map[tallyAt]*engine.Tally{}, flow: newFlowMemo()}
+	return &shared{layouts: templates.NewCache(), tallies: map[tallyAt]*engine.Tally{}, flow: newFlowMemo(),
+		public: map[string]string{}}
 }
 
 // flowMemo is where the batch's copies keep how their lines break; nil

@@ -117,6 +117,14 @@ type Outgoing struct {
 	// reminder and the referee's mail are never the town's: a close that
 	// waited for them would tell of them.
 	Town bool
+	// Public, for a copy of thread or mafia-list mail, is what every
+	// reader of the mail was sent: the lines of its text that the same mail
+	// laid out for no one in particular holds too, less the host's headings
+	// (its first line, each "▸" line) and its footer, each left blank. A
+	// reply's quotes of the mail are relayed as context only where they
+	// are these lines (docs/adversaries.md). PublicIn is the conversation
+	// they belong to, "thread" or "mafia"; both are empty for other mail.
+	Public, PublicIn string
 }
 
 // Directory holds what the game state does not: the tokens of the
@@ -230,6 +238,8 @@ func (c *Composer) Language() string {
 // else the game's; mail about no game is in the host's.
 func (c *Composer) langFor(s *engine.State, r recipient) *lang.Language {
 	switch {
+	case r.tag != "":
+		return lang.Get(r.tag)
 	case s == nil:
 		return lang.Get(c.Language())
 	case r.slot > 0:

@@ -89,6 +89,7 @@ func (c *Composer) digestDrafts(dg Digest, date time.Time) ([]draft, error) {
 		return nil, err
 	}
 	var out []draft
+	memo := map[string]string{}
 	for _, d := range deliveries(engine.Event{To: engine.Audience{Public: true}}, s, dg.Dir) {
 		if dg.byChoice && !readsDigests(s, d.r) {
 			continue // has had each post as it came (MAIL EACH)
@@ -111,8 +112,9 @@ func (c *Composer) digestDrafts(dg Digest, date time.Time) ([]draft, error) {
 		out = append(out, draft{
 			game: s.Game, d: d, state: s, now: dg.Now, sections: secs, main: intro,
 			self: selfView(s, d.r, dg.Now), tally: runningTally(s, dg.Now, c.langFor(s, d.r)),
-			id:   c.opaqueID(idKey(dg.Dir, s.Game), s.Game, namePart(s, d.r, first, last), contents, d.r.key, "t", digestKind),
-			date: date,
+			id:     c.opaqueID(idKey(dg.Dir, s.Game), s.Game, namePart(s, d.r, first, last), contents, d.r.key, "t", digestKind),
+			date:   date,
+			public: c.digestPublic(dg, posts, votes, contents, since, c.langFor(s, d.r).Tag, memo),
 		})
 	}
 	return out, nil
@@ -176,4 +178,25 @@ func ownReceipt(s *engine.State, evs []Logged, r recipient) string {
 		return ""
 	}
 	return l.Sprintf("Your messages since the last digest, all done: %s.", templates.ListIn(l.Tag, done))
+}
+
+// digestPublic is the public news of a digest (see publiclines.go): the digest
+// as an outsider has it, without the answers to the reader's own commands
+// that the sending plan folds into it.
+func (c *Composer) digestPublic(dg Digest, posts, votes int, contents string, since time.Time, tag string, memo map[string]string) *publicNews {
+	s := dg.State
+	d := delivery{r: outsider(tag), ch: templates.Thread}
+	return &publicNews{key: tag + "/digest/" + contents, memo: memo, build: func() ([]*templates.Section, *templates.Section, *templates.Tally, error) {
+		intro := &templates.Section{Kind: digestKind, Count: posts, Total: votes,
+			At: moment(s, since, dg.Now), When: moment(s, dg.Now, dg.Now)}
+		secs := []*templates.Section{intro}
+		for _, l := range dg.Events {
+			sec, err := c.section(l.Event, s, d)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("compose: digest: event %d: %w", l.Seq, err)
+			}
+			secs = append(secs, sec)
+		}
+		return secs, intro, runningTally(s, dg.Now, c.langFor(s, d.r)), nil
+	}}
 }

@@ -178,6 +178,9 @@ func (h *harness) batch(before *engine.State, evs []engine.Event, sender *engine
 		if !bytes.Equal(msgs[i].Raw, alone[i].Raw) {
 			h.t.Fatalf("%s: the copy for %s differs from the one laid out alone:\n%s\n---\n%s", h.step, msgs[i].Recipient, msgs[i].Raw, alone[i].Raw)
 		}
+		if msgs[i].Public != alone[i].Public {
+			h.t.Fatalf("%s: the public lines of the copy for %s differ from those laid out alone:\n%s\n---\n%s", h.step, msgs[i].Recipient, msgs[i].Public, alone[i].Public)
+		}
 	}
 	h.record(msgs)
 	return msgs

@@ -49,6 +49,9 @@ type draft struct {
 	// its lines break (nil: nothing is kept).
 	cache *templates.Cache
 	flow  *flowMemo
+	// public, for thread and mafia-list mail, finds the copy's public
+	// lines (Outgoing.Public); nil for other mail.
+	public *publicNews
 }
 
 // dateHeader is the draft's Date: date, or now when date is not set.
@@ -118,6 +121,13 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	if err != nil {
 		return Outgoing{}, fmt.Errorf("compose: encode %s: %w", dr.id, err)
 	}
+	var public, publicIn string
+	if dr.public != nil {
+		publicIn = string(dr.d.ch)
+		if public, err = c.publicText(dr, rendered.Text); err != nil {
+			return Outgoing{}, fmt.Errorf("compose: %s for %s, as every reader has it: %w", dr.main.Kind, dr.d.r.key, err)
+		}
+	}
 	var contents []string
 	for _, sec := range dr.sections {
 		contents = append(contents, sec.Kind)
@@ -132,6 +142,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	return Outgoing{
 		MessageID: dr.id, Game: dr.game, Kind: kind, From: c.host, To: []string{dr.d.r.addr},
 		Raw: raw, Recipient: dr.d.r.key, Date: date, Contents: contents, Town: dr.town(),
+		Public: public, PublicIn: publicIn,
 	}, nil
 }
 

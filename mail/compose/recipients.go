@@ -20,6 +20,10 @@ type recipient struct {
 	slot     int
 	referee  bool
 	observer bool
+	// tag, when set, is the language the reader's mail is written in,
+	// whatever the game's: an outsider's (see publiclines.go) is the reader's
+	// whose copy it stands beside.
+	tag string
 }
 
 func (r recipient) reader() templates.Reader {

@@ -184,6 +184,12 @@ type Report struct {
 	// are neither applied nor relayed, and the sender is told where they go.
 	Misplaced  []command.Misplaced `json:"misplaced,omitempty"`
 	Discussion string              `json:"discussion,omitempty"`
+	// Inline, for a message to the thread or the mafia list that answers
+	// between quoted lines, are its answers, each with the lines it
+	// quotes. Discussion then holds the answers alone: the quoted lines
+	// are relayed only once checked against the mail answered (see
+	// InlineDiscussion).
+	Inline []InlineAnswer `json:"inline_reply,omitempty"`
 	// Own is the author's own text (quotes and signature removed), and
 	// InReplyTo the Message-IDs the message answers (In-Reply-To, then
 	// References): what the host needs to point a message sent to the
@@ -362,8 +368,15 @@ func (r *Report) readCommands(m *message.Parsed, set command.Set) command.Result
 	r.Own = parts.New
 	r.Commands, r.Errors, r.Misplaced, r.Discussion = res.Commands, res.Errors, res.Misplaced, res.Discussion
 	if set == command.Thread || set == command.Mafia {
-		if d, ok := discussionInContext(m.Text, parts, set); ok {
-			r.Discussion = d
+		if answers, ok := inlineAnswers(m.Text, parts, set); ok {
+			r.Inline = answers
+			var own []string
+			for _, a := range answers {
+				if a.Discussion != "" {
+					own = append(own, a.Discussion)
+				}
+			}
+			r.Discussion = strings.Join(own, "\n\n")
 		}
 	}
 	r.Body = &Body{
@@ -492,21 +505,32 @@ func (r Report) JSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// discussionInContext is the discussion of an inline reply (the author
-// writes between quoted lines) with, above each answer, the few quoted
-// lines it answers, marked "> ", so that readers of the relayed post see
-// what is answered. Commands are still read from the author's own lines
-// alone (readCommands); the quoted lines here are only shown. ok is false
-// for a message that is no inline reply.
-func discussionInContext(text string, parts reply.Parts, set command.Set) (string, bool) {
+// InlineAnswer is one answer of an inline reply (the author writes between
+// quoted lines): the lines it quotes and the author's words below them.
+type InlineAnswer struct {
+	// Quoted are the quoted lines just above the answer, in full and
+	// without their quote marks (reply.InlinePart.Quoted), and Context
+	// the same cut to reminders.
+	Quoted  []string `json:"quoted,omitempty"`
+	Context []string `json:"-"`
+	// Discussion is the author's own lines of the answer, its commands
+	// taken out.
+	Discussion string `json:"discussion,omitempty"`
+}
+
+// inlineAnswers reads an inline reply's answers, each with the lines it
+// quotes. Commands are still read from the author's own lines alone
+// (readCommands); the quoted lines are only shown, and only once checked
+// (InlineDiscussion). ok is false for a message that is no inline reply.
+func inlineAnswers(text string, parts reply.Parts, set command.Set) ([]InlineAnswer, bool) {
 	if parts.Unsure != "" {
 		// What the reader could not place is neither relayed nor shown as
 		// context.
-		return "", false
+		return nil, false
 	}
 	answers := reply.InlineParts(text)
 	if answers == nil {
-		return "", false
+		return nil, false
 	}
 	// The answers must be exactly the author's text as Split read it:
 	// where the two readings differ, the post goes without context rather
@@ -516,21 +540,64 @@ func discussionInContext(text string, parts reply.Parts, set command.Set) (strin
 		own[i] = a.Text
 	}
 	if strings.Join(strings.Fields(strings.Join(own, " ")), " ") != strings.Join(strings.Fields(parts.New), " ") {
-		return "", false
+		return nil, false
 	}
+	out := make([]InlineAnswer, len(answers))
+	for i, a := range answers {
+		out[i] = InlineAnswer{Quoted: a.Quoted, Context: a.Context,
+			Discussion: strings.TrimSpace(command.Parse(a.Text, set).Discussion)}
+	}
+	return out, true
+}
+
+// InlineDiscussion is what an inline reply relays: each answer below the
+// lines it quotes, those checked against rec, the host's record of the
+// mail the reply answers (nil when the host found none it sent the author:
+// then no quoted line is relayed). A quoted line every reader of that mail
+// was sent is relayed as a quote ("> "), the one layout that shows words
+// as someone else's; a line of the mail that is not (a heading, the
+// author's own state or receipt) is left out; any other quoted line is the
+// author's own, whatever its quote marks say, and is relayed as the
+// author's words, without them. Such a line that reads as a command is no
+// command (quoted lines never are) and is not relayed either: errs says
+// so, for the author's answer.
+func (r Report) InlineDiscussion(rec *reply.Record) (discussion string, errs []command.LineError) {
 	var blocks []string
-	for _, a := range answers {
-		d := strings.TrimSpace(command.Parse(a.Text, set).Discussion)
-		if d == "" {
+	for _, a := range r.Inline {
+		var lines []string
+		authors := a.Discussion != ""
+		for i, k := range rec.Check(a.Quoted) {
+			q := strings.TrimSpace(a.Quoted[i])
+			switch k {
+			case reply.Public:
+				c := q
+				if i < len(a.Context) {
+					c = a.Context[i]
+				}
+				lines = append(lines, "> "+c)
+			case reply.Authors:
+				res := command.Parse(q, r.CommandSet)
+				if res.Lines() > 0 {
+					p := phrase.Errorf("this line is marked as a quote (\">\") of the mail you answered, which does not hold it; " +
+						"quoted lines are never done, and this one reads as a command, so it was not passed on either: " +
+						"to do it, write it on a line of its own, without \">\"")
+					errs = append(errs, command.LineError{Text: q, Message: p.Error(), Phrase: p})
+					continue
+				}
+				if d := strings.TrimSpace(res.Discussion); d != "" {
+					lines = append(lines, d)
+					authors = true
+				}
+			}
+		}
+		if !authors {
 			// Commands alone: nothing is posted, nor what they answer.
 			continue
 		}
-		var b strings.Builder
-		for _, c := range a.Context {
-			b.WriteString("> " + c + "\n")
+		if a.Discussion != "" {
+			lines = append(lines, a.Discussion)
 		}
-		b.WriteString(d)
-		blocks = append(blocks, b.String())
+		blocks = append(blocks, strings.Join(lines, "\n"))
 	}
-	return strings.Join(blocks, "\n\n"), true
+	return strings.Join(blocks, "\n\n"), errs
 }

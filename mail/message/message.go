@@ -99,6 +99,38 @@ func Parse(raw []byte) (*Parsed, error) {
 	return m, nil
 }
 
+// Texts reads every text version of a message: the plain text and the
+// HTML (as text) of an alternative, in the order they come, each as Parse
+// would read it alone. A reply quotes whichever its author's client
+// showed, so what the reply quotes is looked for in all of them.
+func Texts(raw []byte) ([]string, error) {
+	raw = skipMboxLine(raw)
+	ent, entErr := gomessage.Read(bytes.NewReader(raw))
+	if ent == nil {
+		return nil, fmt.Errorf("%w: header: %v", ErrMalformed, entErr)
+	}
+	p := &walker{msg: &Parsed{}}
+	root, err := p.walk(ent, entErr, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: body: %v", ErrMalformed, err)
+	}
+	var out []string
+	var visit func(n *node)
+	visit = func(n *node) {
+		switch n.typ {
+		case "text/plain":
+			out = append(out, strings.TrimRight(n.text, "\n"))
+		case "text/html":
+			out = append(out, strings.TrimRight(HTMLToText(n.text), "\n"))
+		}
+		for _, c := range n.children {
+			visit(c)
+		}
+	}
+	visit(root)
+	return out, nil
+}
+
 // ParseHeader reads only the header of raw, for a message too large to be
 // read whole. It never reads the body.
 func ParseHeader(raw []byte) (*Parsed, error) {

@@ -19,6 +19,9 @@ type InlinePart struct {
 	// quote marks, nearest last; at most MaxContextLines, each shortened to
 	// a reminder. Empty for a run that follows no quote.
 	Context []string
+	// Quoted are the same lines in full, as written but for their quote
+	// marks: what is checked against the mail answered (see Record).
+	Quoted []string
 	// Text is the author's lines, as written.
 	Text string
 }
@@ -115,7 +118,10 @@ scan:
 			above := runs[k-1].lines
 			below := k+1 < len(runs) && hasWords(runs[k+1].lines)
 			if below || wordLines(above) <= maxTrimmedQuote {
-				a.Context = contextOf(above)
+				a.Quoted = contextOf(above)
+				for _, q := range a.Quoted {
+					a.Context = append(a.Context, shorten(q))
+				}
 			}
 		}
 		withContext = withContext || len(a.Context) > 0
@@ -165,7 +171,7 @@ func contextOf(quoted []string) []string {
 		if findAttribution(newText([]string{t}), 0).n > 0 {
 			continue
 		}
-		picked = append(picked, shorten(strings.TrimSpace(t)))
+		picked = append(picked, strings.TrimSpace(t))
 	}
 	return last(picked)
 }

@@ -71,6 +71,19 @@ VOTE Bob
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := InlineParts(c.text)
+			// Quoted is Context in full: the lines as the reply has them,
+			// to be checked against the mail answered.
+			for i := range got {
+				if len(got[i].Quoted) != len(got[i].Context) {
+					t.Errorf("part %d: quoted %q, context %q", i, got[i].Quoted, got[i].Context)
+				}
+				for k, q := range got[i].Quoted {
+					if k < len(got[i].Context) && shorten(q) != got[i].Context[k] {
+						t.Errorf("part %d: quoted line %q is not context %q in full", i, q, got[i].Context[k])
+					}
+				}
+				got[i].Quoted = nil
+			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("InlineParts:\n got  %q\n want %q", got, c.want)
 			}
