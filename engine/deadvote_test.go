@@ -82,7 +82,7 @@ func TestD1_ExactDeadNameIsTheDead(t *testing.T) {
 	} {
 		deadFred(g.refused(Dead, c.who, c.ch, c.verb, "Fred"), string(c.verb)+" Fred")
 	}
-	if n := g.s.Night; n.Whack != 0 || len(n.Inspects) != 0 || n.Protect != 0 || n.Shot != 0 {
+	if n := g.s.Night; n.Whack != 0 || len(n.Inspects) != 0 || len(n.Protects) != 0 || len(n.Shots) != 0 {
 		t.Errorf("a night action on the dead Fred was taken: %+v", n)
 	}
 }
