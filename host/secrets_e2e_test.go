@@ -115,14 +115,14 @@ func TestNightSecretsStayOutOfTheTownsMail(t *testing.T) {
 		{"the INSPECT", insp, private(insp), "INSPECT " + name(m2),
 			func(s *engine.State) bool { return len(s.Night.Inspects) == 1 }, 0},
 		{"the Vigilante's SHOOT", vig, private(vig), "SHOOT " + name(m1),
-			func(s *engine.State) bool { return s.Night.Shot == m1 }, 0},
+			func(s *engine.State) bool { return s.Night.ShotOf(vig) == m1 }, 0},
 		{"the Vigilante's PASS", vig, private(vig), "PASS",
-			func(s *engine.State) bool { return s.Night.Passed && s.Night.Shot == 0 }, 0},
+			func(s *engine.State) bool { return s.Night.Passed(vig) && s.Night.ShotOf(vig) == 0 }, 0},
 		{"a mafia-list post", m2, "host+g1-m-" + s.Player(m2).Token + "@example.org", "Quiet tonight. Let them talk.",
 			nil, m1},
 		{"the Doctor's STATUS", doc, private(doc), "STATUS", nil, doc},
 		{"the Doctor's PROTECT, the last action", doc, private(doc), "PROTECT " + name(reader),
-			func(s *engine.State) bool { return s.Night.Protect == reader }, 0},
+			func(s *engine.State) bool { return s.Night.Protection(doc) == reader }, 0},
 	} {
 		learnt := 0
 		if step.whoLearns > 0 {
