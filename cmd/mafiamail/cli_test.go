@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 )
 
@@ -182,4 +183,84 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestParseWithDatabaseAlone: parse --db FILE finds the host's address in
+// the message's recipients, from the game address whose game the database
+// holds, and reads the message as the host would, its token known; where
+// no recipient is a game's address, it says so and what to give.
+func TestParseWithDatabaseAlone(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "games.db")
+	_, h, send := testHost(t, db, host.Config{Address: "mafia@example.org", Referees: []string{"ref@example.org"}})
+	send("ref@example.org", "mafia@example.org", "NEW GAME club")
+	send("alice@example.org", "mafia+club@example.org", "JOIN Alice")
+	s, ok := h.Game("club")
+	if !ok || len(s.Players) != 1 {
+		t.Fatal("no game with Alice in it")
+	}
+	token := s.Players[0].Token
+	parse := func(msg string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run([]string{"parse", "--db", db}, strings.NewReader(msg), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	for _, tc := range []struct{ name, header, kind string }{
+		{"a thread address in To", "To: Alice <mafia+club-t-" + token + "@example.org>\r\n", `"kind": "thread"`},
+		{"a sign-up address in Delivered-To, after a list's To", "To: friends@lists.example.net\r\nDelivered-To: mafia+club@example.org\r\n", `"kind": "signup"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := parse("From: Alice <alice@example.org>\r\n" + tc.header +
+				"Subject: vote\r\nMessage-ID: <1@example.org>\r\n\r\nVOTE Bob\r\n")
+			if code != 0 {
+				t.Fatalf("parse --db alone: exit %d: %s", code, errOut)
+			}
+			if !strings.Contains(errOut, "the host's address is mafia@example.org") {
+				t.Errorf("parse does not say which address it took: %q", errOut)
+			}
+			for _, want := range []string{tc.kind, `"game": "club"`} {
+				if !strings.Contains(out, want) {
+					t.Errorf("parse output lacks %s:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "unknown-address") {
+				t.Errorf("the token the database holds is unknown to parse:\n%s", out)
+			}
+		})
+	}
+	t.Run("no game's address", func(t *testing.T) {
+		code, out, errOut := parse("From: Alice <alice@example.org>\r\nTo: mafia+other-t-abcdefghijklmnop@example.org, bob@example.org\r\n" +
+			"Subject: vote\r\n\r\nVOTE Bob\r\n")
+		if code != 2 || out != "" {
+			t.Fatalf("exit %d, output %q; want 2 and nothing", code, out)
+		}
+		for _, want := range []string{"no recipient of the message (To, Cc, Delivered-To, X-Original-To) is the address of a game in " + db, "--address", "--config"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("the refusal %q lacks %q", errOut, want)
+			}
+		}
+	})
+}
+
+// TestHelpForEveryCommand: -h and --help print the command's usage and
+// exit 0, for every command and every games command.
+func TestHelpForEveryCommand(t *testing.T) {
+	lines := [][]string{{"--help"}, {"-h"}, {"help"}}
+	for _, cmd := range [][]string{{"demo"}, {"init"}, {"serve"}, {"check"}, {"parse"}, {"version"}, {"games"},
+		{"games", "list"}, {"games", "show"}, {"games", "export"}, {"games", "archive"}, {"games", "backup"}} {
+		for _, help := range []string{"--help", "-h"} {
+			lines = append(lines, append(append([]string(nil), cmd...), help))
+		}
+	}
+	for _, line := range lines {
+		t.Run(strings.Join(line, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run(line, strings.NewReader(""), &out, &errOut); code != 0 {
+				t.Fatalf("exit %d, want 0\n%s%s", code, out.String(), errOut.String())
+			}
+			said := out.String() + errOut.String()
+			if !strings.Contains(said, "Usage") || strings.Contains(said, "help requested") {
+				t.Errorf("no usage, or an error, for %v:\n%s", line, said)
+			}
+		})
+	}
 }

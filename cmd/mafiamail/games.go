@@ -21,19 +21,32 @@ import (
 	"github.com/mafiamail/mafiamail/store"
 )
 
+const gamesUsage = `Usage:
+  mafiamail games list    [--db FILE]
+  mafiamail games show    [--db FILE] GAME
+  mafiamail games export  [--db FILE] GAME --out DIR
+  mafiamail games archive [--db FILE] GAME --out DIR
+  mafiamail games backup  [--db FILE] DEST
+The database is mafiamail.db unless --db names another. Each command only
+reads it (backup copies it whole), so it may run while serve does.
+`
+
 // cmdGames looks after games on a database, read-only, so it works while
 // serve runs; backup too, through VACUUM INTO.
-func cmdGames(ctx context.Context, args []string, stdout io.Writer) error {
+func cmdGames(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return cli.Usagef("games list|show|export|archive|backup")
 	}
 	switch args[0] {
 	case "list", "show", "export", "archive", "backup":
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, gamesUsage)
+		return nil
 	default:
 		// Before the database is opened: a mistyped command is told as such.
 		return cli.Usagef("unknown games command %q: list, show, export, archive or backup", args[0])
 	}
-	fs := cli.Flags("games "+args[0], os.Stderr)
+	fs := cli.Flags("games "+args[0], stderr)
 	db := fs.String("db", "mafiamail.db", "the host's database")
 	out := fs.String("out", "", "export, archive: the folder to write to")
 	if err := parseFlags(fs, args[1:]); err != nil {

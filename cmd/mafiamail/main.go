@@ -65,9 +65,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "check":
 		err = cmdCheck(ctx, args[1:], stdout, stderr)
 	case "parse":
-		err = cmdParse(ctx, args[1:], stdin, stdout)
+		err = cmdParse(ctx, args[1:], stdin, stdout, stderr)
 	case "games":
-		err = cmdGames(ctx, args[1:], stdout)
+		err = cmdGames(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		err = cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

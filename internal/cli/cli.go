@@ -63,11 +63,12 @@ func NewLogger(w io.Writer, format, level string) *slog.Logger {
 }
 
 // ExitStatus reports err of the command name on stderr and returns the
-// process's exit status: 0 for none or a stop by signal, 2 for a usage
-// mistake, 1 for any other failure.
+// process's exit status: 0 for none, a stop by signal or a request for
+// help (-h, --help: the flag set has printed the usage already, and what
+// was asked for is done), 2 for a usage mistake, 1 for any other failure.
 func ExitStatus(name string, err error, stderr io.Writer) int {
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, new(UsageError)):
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -19,6 +20,10 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{"success", nil, 0, ""},
 		{"stopped by a signal", fmt.Errorf("serve: %w", context.Canceled), 0, ""},
+		// The flag set printed the usage that --help asked for: nothing
+		// failed, and nothing more is said.
+		{"help asked for", Usage(flag.ErrHelp), 0, ""},
+		{"help asked for, wrapped", fmt.Errorf("parse flags: %w", flag.ErrHelp), 0, ""},
 		{"usage", Usagef("--games: %q is not a number of games", "x"), 2, `mafiamail-bench: --games: "x" is not a number of games` + "\n"},
 		{"wrapped usage", fmt.Errorf("parse flags: %w", Usage(errors.New("flag provided but not defined: -x"))), 2,
 			"mafiamail-bench: parse flags: flag provided but not defined: -x\n"},
