@@ -100,7 +100,7 @@ func (t *step) start(env Env) error {
 		return refuse(WrongPhase, "the game has already started")
 	}
 	if len(s.Players) != s.Setup.Players {
-		return refuse(WrongPhase, "%d of %d players have signed up", len(s.Players), s.Setup.Players)
+		return s.notAllSignedUp()
 	}
 	if env.Rand == nil {
 		return refuse(NotAllowed, "no random source to draw the roles from")
@@ -128,6 +128,39 @@ func (t *step) start(env Env) error {
 	}
 	t.startDay(1)
 	return nil
+}
+
+// notAllSignedUp refuses a START before every seat is taken, and says the
+// ways on: wait for the rest, or change the count with SETUP (S1) to one
+// the setup allows. The count of those who signed up is offered only
+// where the setup's roles fit in it; otherwise the refusal names the
+// fewest players those roles allow and a setup with fewer roles that
+// fits, each of which SETUP would accept.
+func (s *State) notAllSignedUp() *Refusal {
+	n, want := len(s.Players), s.Setup.Players
+	least := want
+	for k := want - 1; k >= 1; k-- {
+		c := s.Setup
+		c.Players = k
+		if c.Validate() == nil {
+			least = k
+		}
+	}
+	switch {
+	case n >= least:
+		return refuse(WrongPhase, "%d of %d players have signed up: wait for %d more, or change the count with SETUP players=%d",
+			n, want, want-n, n)
+	case n >= 3:
+		// A custom setup has only the roles it names (S1): this one has
+		// Mafia alone, at most a third of the players, and fits.
+		mafia := max(1, min(s.Setup.Mafia, n/3))
+		return refuse(WrongPhase, "%d of %d players have signed up: wait for %d more, or change the count with SETUP players=N, "+
+			"N at least %d with this setup's roles; for %d players name fewer roles too, as in SETUP players=%d mafia=%d",
+			n, want, want-n, least, n, n, mafia)
+	default:
+		return refuse(WrongPhase, "%d of %d players have signed up: wait for %d more, or change the count with SETUP players=N, "+
+			"N at least %d with this setup's roles", n, want, want-n, least)
+	}
 }
 
 // emitRole sends one player their role message (S3).
