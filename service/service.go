@@ -38,7 +38,8 @@ type Config struct {
 	// watcher's settings that Start has made from the configuration, just
 	// before it builds them. They are for tests that need a shorter wait
 	// than the product's (a mail grace, a backoff) or to watch what the
-	// host is told; serve and demo leave them nil.
+	// host is told, and for a demo whose game time it moves itself (no
+	// arrival order, as for a clock a test moves); serve leaves them nil.
 	TuneHost    func(*host.Config)
 	TuneWatcher func(*watcher.Config)
 }

@@ -16,6 +16,11 @@ import (
 	"github.com/mafiamail/mafiamail/store"
 )
 
+// demoSpeed is the speed of the game clock of these games: a sending
+// limit counts in real time, so they run on a clock of their own, a game
+// hour to a fifth of a real second, as demo --speed 18000 does.
+const demoSpeed = 18000
+
 // A whole demo game (11 bots, each post relayed to every reader) against
 // an SMTP server that behaves like Gmail with a small daily limit: with no
 // budget set, nothing is lost — every message the host queued reaches its

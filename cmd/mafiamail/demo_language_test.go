@@ -30,7 +30,7 @@ func TestDemoInEveryLanguage(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 			var progress bytes.Buffer
-			res, err := runDemo(ctx, demoOptions{setup: setup, seed: 3, speed: demoSpeed, progress: &progress, logTo: io.Discard})
+			res, err := runDemo(ctx, demoOptions{setup: setup, seed: 3, progress: &progress, logTo: io.Discard})
 			if err != nil {
 				t.Fatalf("demo: %v\n%s", err, progress.String())
 			}

@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/emersion/go-message/mail"
 
+	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/internal/testkit/binary"
 )
 
@@ -21,14 +25,16 @@ var mafiamail = binary.New("github.com/mafiamail/mafiamail/cmd/mafiamail")
 func TestMain(m *testing.M) { binary.RunTests(m, mafiamail) }
 
 var (
-	winsLine = regexp.MustCompile(`(?m)^(Town|Mafia) wins on day (\d+)\.$`)
+	winsLine = regexp.MustCompile(`(?m)^(Town|Mafia) wins (on Day|in Night) (\d+)\.$`)
 	roleRow  = regexp.MustCompile(`(?m)^  (Townsperson|Mafia|Inspector|Doctor|Vigilante):\s+(.+)$`)
 )
 
 // TestDemo runs `mafiamail demo` for both built-in setups and checks, from
 // what it prints, that the game ended with the winner its roles demand
 // (W1): the Town with no Mafioso alive, the Mafia outnumbering the rest or
-// one against one.
+// one against one; that it names the round the game ended in, a day or a
+// night, as the game's log has it; and that the seed plays the same game
+// again (see sameGame).
 func TestDemo(t *testing.T) {
 	bin := mafiamail.Path(t)
 	for _, c := range []struct {
@@ -39,14 +45,7 @@ func TestDemo(t *testing.T) {
 			if c.setup != "classic" && !integration {
 				t.Skip("the 25-player demo runs with -tags integration (.ci/run)")
 			}
-			out := t.TempDir()
-			cmd := exec.Command(bin, "demo", "--setup", c.setup, "--seed", "7", "--out", out, "--timeout", "4m")
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("demo: %v\n%s\n%s", err, stdout.String(), stderr.String())
-			}
-			text := stdout.String()
+			text, out := runDemoCommand(t, bin, c.setup, 7)
 			win := winsLine.FindStringSubmatch(text)
 			if win == nil {
 				t.Fatalf("no winner in the output:\n%s", text)
@@ -109,8 +108,168 @@ func TestDemo(t *testing.T) {
 			if roles != c.players {
 				t.Fatalf("%d role messages in the mailboxes, want %d", roles, c.players)
 			}
+			log := readEventLog(t, filepath.Join(out, "demo-events.jsonl"))
+			if want := lastRound(log); win[2]+" "+win[3] != want {
+				t.Errorf("the demo says the game ended %s %s; its log ends %s", win[2], win[3], want)
+			}
+			// The same seed, another run: the same game, event by event,
+			// the same output and the same mail in every mailbox.
+			againText, againOut := runDemoCommand(t, bin, c.setup, 7)
+			sameGame(t, log, readEventLog(t, filepath.Join(againOut, "demo-events.jsonl")))
+			if got, want := progressLines(againText), progressLines(text); got != want {
+				t.Errorf("the same seed printed\n%s\nthen\n%s", want, got)
+			}
+			againBoxes, _ := filepath.Glob(filepath.Join(againOut, "*.mbox"))
+			if got, want := mboxCounts(t, againBoxes), mboxCounts(t, boxes); got != want {
+				t.Errorf("mail per mailbox with the same seed:\n%s\nthen\n%s", want, got)
+			}
+			if c.setup == "classic" && integration {
+				// Another seed, another game: the comparison tells games
+				// apart.
+				_, other := runDemoCommand(t, bin, c.setup, 8)
+				if slices.Equal(eventLines(log), eventLines(readEventLog(t, filepath.Join(other, "demo-events.jsonl")))) {
+					t.Error("seeds 7 and 8 played the same game")
+				}
+			}
 		})
 	}
+}
+
+// runDemoCommand runs `mafiamail demo` of setup with seed and --out, and
+// returns what it printed and the folder it wrote.
+func runDemoCommand(t *testing.T, bin, setup string, seed int) (string, string) {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.Command(bin, "demo", "--setup", setup, "--seed", fmt.Sprint(seed), "--out", out, "--timeout", "4m")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	return stdout.String(), out
+}
+
+// eventLine is an event as a game's repeat must have it: what happened,
+// by and to whom, with what words; not when, nor the tokens of addresses.
+func eventLine(e engine.Event) string {
+	return fmt.Sprintf("%s by=%d slot=%d name=%q addr=%q target=%d null=%v day=%d round=%s verb=%s auto=%v count=%d held=%d "+
+		"reason=%q text=%q outcome=%s candidates=%v deaths=%v blocked=%d slots=%v role=%s roles=%v mafiosi=%v known=%d "+
+		"result=%q salt=%q commitment=%q winner=%s names=%v",
+		e.Type, e.By, e.Slot, e.Name, e.Address, e.Target, e.Null, e.Day, e.Round, e.Verb, e.Auto, e.Count, e.Held,
+		e.Reason, e.Text, e.Outcome, e.Candidates, e.Deaths, e.Blocked, e.Slots, e.Role, e.Roles, e.Mafiosi, e.Known,
+		e.Result, e.Salt, e.Commitment, e.Winner, e.Names)
+}
+
+func eventLines(log []engine.Event) []string {
+	out := make([]string, len(log))
+	for i, e := range log {
+		out[i] = eventLine(e)
+	}
+	return out
+}
+
+// sameGame fails unless the two logs hold the same events in the same
+// order, times and tokens apart.
+func sameGame(t *testing.T, a, b []engine.Event) {
+	t.Helper()
+	la, lb := eventLines(a), eventLines(b)
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			t.Fatalf("the same seed played another game: event %d is\n%s\nthen\n%s", i+1, la[i], lb[i])
+		}
+	}
+	if len(la) != len(lb) {
+		t.Fatalf("the same seed played another game: %d events, then %d", len(la), len(lb))
+	}
+}
+
+// readEventLog reads the log demo --out writes.
+func readEventLog(t *testing.T, path string) []engine.Event {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log []engine.Event
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct {
+			Event json.RawMessage `json:"event"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		e, err := engine.UnmarshalEvent(rec.Event)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		log = append(log, e)
+	}
+	return log
+}
+
+// lastRound names the round the log's game ended in, from the last round
+// or night it started: "on Day 4", "in Night 3".
+func lastRound(log []engine.Event) string {
+	round := ""
+	for _, e := range log {
+		switch e.Type {
+		case engine.EvDayStarted, engine.EvExtraStarted, engine.EvRunoffStarted:
+			round = fmt.Sprintf("on Day %d", e.Day)
+		case engine.EvNightStarted:
+			round = fmt.Sprintf("in Night %d", e.Day)
+		case engine.EvGameEnded:
+			return round
+		}
+	}
+	return "no end"
+}
+
+// progressLines is what a demo prints, but for what a run may differ in:
+// the servers' ports and the calendar (the game is played in the coming
+// week), and what --out adds.
+func progressLines(text string) string {
+	ports := regexp.MustCompile(`IMAP \S+, SMTP \S+;`)
+	dates := regexp.MustCompile(`(?m)^  \w{3} \d+ \w{3} \d\d:\d\d \w+  `)
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "Mailboxes written") || strings.HasPrefix(line, "The game's archive") {
+			continue
+		}
+		out = append(out, dates.ReplaceAllString(ports.ReplaceAllString(line, "IMAP, SMTP;"), "  DATE  "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// mailbox is the mailbox of an address: its local part up to the plus.
+func mailbox(addr string) string {
+	local, domain, _ := strings.Cut(strings.ToLower(addr), "@")
+	local, _, _ = strings.Cut(local, "+")
+	return local + "@" + domain
+}
+
+// mboxCounts says how many messages each mailbox received, from the
+// mbox files demo --out wrote: one line a mailbox, in order.
+func mboxCounts(t *testing.T, files []string) string {
+	t.Helper()
+	n := map[string]int{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := strings.Replace(strings.TrimSuffix(filepath.Base(f), ".mbox"), "_at_", "@", 1)
+		n[mailbox(addr)] += len(splitMbox(data))
+	}
+	return countLines(n)
+}
+
+func countLines(n map[string]int) string {
+	var lines []string
+	for box, k := range n {
+		lines = append(lines, fmt.Sprintf("%s %d", box, k))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
 
 // splitMbox splits an mboxrd file into its messages, unquoting >From lines.

@@ -18,7 +18,7 @@ import (
 
 // docSkipped names the documented commands this test does not run, and why.
 var docSkipped = map[string]string{
-	"demo": "plays a whole game through the built-in mail servers (about 15 s classic, 35 s mafia150); TestDemo plays both setups with --setup, --seed and --out, TestDemoInEveryLanguage each --language",
+	"demo": "plays a whole game through the built-in mail servers (some seconds classic, half a minute mafia150); TestDemo plays both setups with --setup, --seed and --out, each seed twice, TestDemoInEveryLanguage each --language",
 }
 
 // docFiles are the markdown files whose commands and configuration

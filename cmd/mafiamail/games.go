@@ -247,20 +247,7 @@ func exportGame(ctx context.Context, st *store.Store, id, dir string, w io.Write
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	var log bytes.Buffer
-	for _, e := range evs {
-		line, err := json.Marshal(struct {
-			Seq     int64           `json:"seq"`
-			Cause   string          `json:"cause"`
-			Payload json.RawMessage `json:"event"`
-		}{e.Seq, e.Cause, e.Payload})
-		if err != nil {
-			return err
-		}
-		log.Write(line)
-		log.WriteByte('\n')
-	}
-	if err := os.WriteFile(filepath.Join(dir, id+"-events.jsonl"), log.Bytes(), 0o600); err != nil {
+	if err := writeEvents(filepath.Join(dir, id+"-events.jsonl"), evs); err != nil {
 		return err
 	}
 	msgs, err := st.OutMessages(ctx, "")
@@ -281,6 +268,25 @@ func exportGame(ctx context.Context, st *store.Store, id, dir string, w io.Write
 	}
 	fmt.Fprintf(w, "wrote %d events and %d messages to %s\n", len(evs), n, dir)
 	return nil
+}
+
+// writeEvents writes a game's event log to path as JSON lines, one event
+// a line with its number and its cause.
+func writeEvents(path string, evs []store.Event) error {
+	var log bytes.Buffer
+	for _, e := range evs {
+		line, err := json.Marshal(struct {
+			Seq     int64           `json:"seq"`
+			Cause   string          `json:"cause"`
+			Payload json.RawMessage `json:"event"`
+		}{e.Seq, e.Cause, e.Payload})
+		if err != nil {
+			return err
+		}
+		log.Write(line)
+		log.WriteByte('\n')
+	}
+	return os.WriteFile(path, log.Bytes(), 0o600)
 }
 
 // writeMbox appends one message in mboxrd form: a From_ line, and every
