@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -263,4 +268,42 @@ func TestHelpForEveryCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUsageNamesTheDemoFlags: mafiamail's usage and its package comment
+// name every flag demo has, and none it has not.
+func TestUsageNamesTheDemoFlags(t *testing.T) {
+	var want []string
+	demoFlagSet(&demoFlags{}, io.Discard).VisitAll(func(f *flag.Flag) { want = append(want, f.Name) })
+	slices.Sort(want)
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _, _ := strings.Cut(string(src), "\npackage main")
+	for where, text := range map[string]string{"the usage": usage, "the package comment": doc} {
+		if got := demoFlagsIn(text); !slices.Equal(got, want) {
+			t.Errorf("%s names the demo's flags %v; it has %v", where, got, want)
+		}
+	}
+}
+
+// demoFlagsIn lists the flags named in the demo's entry of a usage text:
+// from its "mafiamail demo" line to the next command's.
+func demoFlagsIn(text string) []string {
+	var entry []string
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "mafiamail ") {
+			in = strings.Contains(line, "mafiamail demo")
+		}
+		if in {
+			entry = append(entry, line)
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?:^|[\s\[(])--?([a-z][a-z-]*)`).FindAllStringSubmatch(strings.Join(entry, "\n"), -1) {
+		seen[m[1]] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
 }

@@ -1,6 +1,7 @@
 // Command mafiamail hosts games of Mafia played by e-mail.
 //
-//	mafiamail demo [--setup classic|mafia150] [--seed N] [--out DIR]
+//	mafiamail demo [--setup classic|mafia150] [--seed N] [--language en|de|fr|es]
+//	               [--digest DURATION] [--out DIR] [--speed X] [--timeout DURATION] [-v]
 //	mafiamail init [--address ADDR] [--referee ADDR] [--out FILE] ...
 //	mafiamail serve [--config mafiamail.toml] [--embedded]
 //	mafiamail check --config mafiamail.toml
@@ -21,9 +22,15 @@ import (
 const usage = `mafiamail hosts games of Mafia played by e-mail.
 
 Usage:
-  mafiamail demo  [--setup classic|mafia150] [--seed N] [--out DIR]
+  mafiamail demo  [--setup classic|mafia150] [--seed N] [--language en|de|fr|es]
+                  [--digest DURATION] [--out DIR] [--speed X] [--timeout DURATION] [-v]
                   play a whole game with bot players on built-in mail servers;
-                  --out writes every mailbox and the game's archive (DIR/archive)
+                  --seed N plays the same game again (the seed is printed first);
+                  --language: the game's and the bots'; --digest: the thread in
+                  digests (mafia150: 2h); --out writes every mailbox, the game's
+                  log and its archive (DIR/archive); --speed X runs game time
+                  X times faster than real time instead of stepping it (the game
+                  is then not repeatable); -v logs what the host does
   mafiamail init  [--address ADDR] [--referee ADDR] [--out mafiamail.toml] ...
                   set up a mailbox: find its servers, sign in, test it, write the configuration
   mafiamail serve [--config mafiamail.toml] [--embedded]
