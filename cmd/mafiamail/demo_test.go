@@ -123,6 +123,7 @@ func TestDemo(t *testing.T) {
 			if got, want := mboxCounts(t, againBoxes), mboxCounts(t, boxes); got != want {
 				t.Errorf("mail per mailbox with the same seed:\n%s\nthen\n%s", want, got)
 			}
+			sameMail(t, mailTexts(t, boxes), mailTexts(t, againBoxes))
 			if c.setup == "classic" && integration {
 				// Another seed, another game: the comparison tells games
 				// apart.
@@ -261,6 +262,52 @@ func mboxCounts(t *testing.T, files []string) string {
 		n[mailbox(addr)] += len(splitMbox(data))
 	}
 	return countLines(n)
+}
+
+// mailTexts reads the mbox files demo --out wrote: for each mailbox, the
+// subject, kind and text of every message, but for what differs from one
+// run to the next (dates and times, the tokens of addresses), in order.
+func mailTexts(t *testing.T, files []string) map[string][]string {
+	t.Helper()
+	token := regexp.MustCompile(`[a-z0-9]+-[tpmc]-[a-z2-7]{10,64}`)
+	when := regexp.MustCompile(`\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b[^\n]{0,40}?\d\d:\d\d( [A-Z]{2,5})?`)
+	out := map[string][]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box := mailbox(strings.Replace(strings.TrimSuffix(filepath.Base(f), ".mbox"), "_at_", "@", 1))
+		for _, raw := range splitMbox(data) {
+			l, err := parseLetter(raw)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			text := l.subject + " | " + l.kind + "\n" + l.text
+			out[box] = append(out[box], when.ReplaceAllString(token.ReplaceAllString(text, "TOKEN"), "WHEN"))
+		}
+	}
+	for box := range out {
+		// Mail to the host's plus-addresses comes in a file each.
+		slices.Sort(out[box])
+	}
+	return out
+}
+
+// sameMail fails unless every mailbox holds the same mail in both.
+func sameMail(t *testing.T, a, b map[string][]string) {
+	t.Helper()
+	for box, ms := range a {
+		for i, m := range ms {
+			if i >= len(b[box]) || b[box][i] != m {
+				other := "nothing"
+				if i < len(b[box]) {
+					other = b[box][i]
+				}
+				t.Fatalf("%s got other mail with the same seed: message %d is\n%s\nthen\n%s", box, i+1, m, other)
+			}
+		}
+	}
 }
 
 func countLines(n map[string]int) string {
