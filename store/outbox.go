@@ -479,9 +479,10 @@ func placeholders(n int) string {
 // statement's arguments.
 const markChunk = 500
 
-// Release puts a claimed message that was not attempted back in the
-// queue, due at next: it counts no attempt, so its backoff, when it does
-// fail, starts where it stood.
+// Release puts a claimed message back in the queue, due at next: one
+// that was not attempted, or that the provider refused for the account's
+// sending limit, which is no fault of the message. It counts no attempt,
+// so its backoff, when it does fail, starts where it stood.
 func (tx *Tx) Release(ctx context.Context, id int64, next time.Time, why string) error {
 	return tx.updateOut(ctx, id, `status = 'pending', next_attempt = ?, last_error = ?`, toNanos(next), why)
 }

@@ -410,3 +410,56 @@ func TestEmptyWindowTakesOnlyWhatFits(t *testing.T) {
 		t.Fatalf("a message to more readers than the limit did not go into an empty window: %d sent", len(sent))
 	}
 }
+
+// A limit is the account's, not the message's: a message refused for it
+// again and again (the probe of a long hold) builds up no backoff of its
+// own, so that a passing failure after the hold makes it wait as long as
+// any other message's first failure, not hours.
+func TestHoldBuildsNoBackoff(t *testing.T) {
+	lim := &mailserver.SendLimit{Recipients: 0, Window: time.Hour, Stage: mailserver.LimitAtMail}
+	var got deliveries
+	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Users: map[string]string{"host": "pw"},
+		SendLimit: lim, OnMessage: got.add})
+	st := openStore(t)
+	enqueueN(t, st, 1, 1)
+	cfg := testConfig(t, srv.SMTPAddr())
+	cfg.Username, cfg.Password = "host", "pw"
+	cfg.Ledger = st
+	cfg.ProbeEvery, cfg.MaxProbe = 5*time.Millisecond, 5*time.Millisecond
+	// A message's n-th failure waits about MinBackoff doubled n times.
+	cfg.MinBackoff, cfg.MaxBackoff = 100*time.Millisecond, time.Minute
+	runSender(t, cfg, st)
+	const refusals = 8
+	waitFor(t, "the probe refused again and again", func() bool { return lim.Refused() >= refusals })
+
+	// The provider takes mail again, but the next transaction fails for now.
+	var mu sync.Mutex
+	failed := false
+	srv.SetFault(func(mailserver.Delivery) mailserver.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if failed {
+			return mailserver.FaultNone
+		}
+		failed = true
+		return mailserver.FaultTempFail
+	})
+	srv.SetSendLimit(nil)
+	lifted := time.Now()
+	waitFor(t, "the message sent", func() bool {
+		sent, _ := st.OutMessages(context.Background(), store.OutSent)
+		return len(sent) == 1
+	})
+	// After one failure, the retry comes within MinBackoff; after as
+	// many as the probes refused, it would come seconds later.
+	if el := time.Since(lifted); el > 2*time.Second {
+		t.Errorf("the message went out %v after the provider took mail again and failed it once; a hold must not count as its failure", el.Round(time.Millisecond))
+	}
+	m, err := st.OutMessageByID(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Attempts != 2 {
+		t.Errorf("the message counts %d attempts after %d refusals for the limit, a failure and its sending; want 2", m.Attempts, lim.Refused())
+	}
+}

@@ -32,9 +32,11 @@ type Outbox interface {
 	// MarkRetry makes a claimed message due again at next, after a
 	// temporary failure described by errText.
 	MarkRetry(ctx context.Context, id int64, next time.Time, errText string) error
-	// Release puts a claimed message that was not attempted back, due at
-	// next, without counting an attempt: mail released again and again
-	// behind a failing message must not build up a backoff of its own.
+	// Release puts a claimed message back, due at next, without counting
+	// an attempt: one that was not attempted, or was refused for the
+	// account's sending limit. Mail released again and again behind a
+	// failing message, or held again and again for a limit, must not
+	// build up a backoff of its own.
 	Release(ctx context.Context, id int64, next time.Time, why string) error
 	// MarkFailed records that a claimed message cannot be sent.
 	MarkFailed(ctx context.Context, id int64, errText string) error
@@ -455,12 +457,16 @@ func (s *Sender) fail(ctx context.Context, m store.OutMessage, r result, notify 
 
 // holdMessage puts m back to wait for the provider to take mail again.
 // It is due at once, in its place in the queue: the hold, not the
-// message, decides when it goes.
+// message, decides when it goes. It counts no attempt: the refusal was
+// the account's, not the message's, and a message refused for it again
+// and again (the probe of a long hold) must not build up a backoff that
+// would keep it back for hours after the hold, once a passing failure
+// meets it.
 func (s *Sender) holdMessage(ctx context.Context, m store.OutMessage, err error, notify func(func())) {
 	s.update(func(st *Stats) { st.Held++ })
 	why := "held for the provider's sending limit: " + describe(err)
 	s.save(ctx, record{what: "hold", id: m.ID, save: func(ctx context.Context) error {
-		return s.outbox.MarkRetry(ctx, m.ID, s.clock(), why)
+		return s.outbox.Release(ctx, m.ID, s.clock(), why)
 	}}, notify)
 }
 
