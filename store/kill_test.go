@@ -30,6 +30,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -475,15 +476,7 @@ func TestKillChildProcess(t *testing.T) {
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "kill.db")
 
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("MAFIAMAIL_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("MAFIAMAIL_SEED=%q is not a seed: %v", v, err)
-		}
-		seed = n
-	}
-	t.Logf("seed %d (rerun with MAFIAMAIL_SEED=%d)", seed, seed)
+	seed := testseed.Seed(t)
 	rng := mrand.New(mrand.NewPCG(seed, seed>>1))
 	var rngMu sync.Mutex
 	random := func(n int) int {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/internal/testkit/budgetsim"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
 )
 
 // cell is one game of the matrix: a group, how much it writes, and the
@@ -51,7 +51,7 @@ var cells = []cell{
 // gets, is reported (go test -v; MAFIAMAIL_BUDGETSIM_SUMMARY names a file
 // for the table).
 func TestWholeGamesAgainstBudget(t *testing.T) {
-	s := seed(t)
+	s := testseed.Seed(t)
 	var figures []budgetsim.Figures
 	for _, c := range cells {
 		cfg := budgetsim.Config{Setup: c.setup, PostsPerDay: c.posts, Provider: c.provider, Seed: s,
@@ -97,22 +97,6 @@ func TestWholeGamesAgainstBudget(t *testing.T) {
 			t.Error(err)
 		}
 	}
-}
-
-// seed is the seed of the players' choices and of the role draw, new on
-// each run unless MAFIAMAIL_SEED names one.
-func seed(t *testing.T) uint64 {
-	t.Helper()
-	s := uint64(time.Now().UnixNano())
-	if v := os.Getenv("MAFIAMAIL_SEED"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("MAFIAMAIL_SEED=%q is not a seed: %v", v, err)
-		}
-		s = n
-	}
-	t.Logf("seed %d (rerun with MAFIAMAIL_SEED=%d)", s, s)
-	return s
 }
 
 // dir is where the host's database goes: in memory where the machine has
