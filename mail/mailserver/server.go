@@ -5,7 +5,10 @@
 // of the addressed user, as a real mail system with plus-addressing would:
 // "host+game-t-abc@example.org" lands in the INBOX of "host", with a
 // Return-Path and a Delivered-To header naming the full original recipient.
-// Nothing is relayed elsewhere and nothing is stored on disk.
+// Nothing is stored on disk, and nothing is relayed elsewhere unless
+// Config.Relay names a server to hand the mail on to: then the server is a
+// provider's submission server in front of it (with a SendLimit, a limited
+// account's provider in front of a real Postfix, for tests).
 //
 // Tests can watch every SMTP transaction (Messages, Options.OnMessage) and
 // inject faults per transaction (Options.Fault, SetFault): temporary and
@@ -86,6 +89,15 @@ type Config struct {
 	// number of recipients in a rolling window, as providers do; see
 	// SetSendLimit.
 	SendLimit *SendLimit
+	// Relay, when set (host:port), hands the mail the SMTP server accepts
+	// on to the SMTP server there (in plain text, without logging in)
+	// instead of delivering it to local mailboxes, within the
+	// transaction: the client's 250 means Relay has taken the message, and
+	// Relay's refusal is the client's answer. RCPT then takes any address,
+	// for Relay to judge; a recipient Relay refuses refuses the whole
+	// transaction. Mail relayed is kept for Messages and shown to
+	// OnMessage as Delivered.
+	Relay string
 	// OnMessage, when set, is called after every SMTP DATA transaction with
 	// what was received and how it ended. It runs on the connection's
 	// goroutine before the client gets its reply; it must not block long.

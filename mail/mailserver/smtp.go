@@ -1,6 +1,7 @@
 package mailserver
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"time"
@@ -46,6 +47,9 @@ var (
 	errShutdown     = &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 2}, Message: "Service shutting down, closing connection"}
 	errReject       = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "Message refused"}
 	errDropped      = errors.New("mailserver: connection dropped on purpose")
+	// errRelayUnavailable answers mail that Config.Relay could not take
+	// for a reason other than its own refusal.
+	errRelayUnavailable = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 4, 1}, Message: "Relay unavailable, try again later"}
 )
 
 func (s *smtpSession) AuthMechanisms() []string { return s.srv.mechanisms() }
@@ -83,9 +87,13 @@ func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
 }
 
 func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	u, err := s.srv.localUser(to, true)
-	if err != nil {
-		return err
+	// Mail relayed goes to no local user: Relay judges its recipients.
+	var u *user
+	if s.srv.opts.Relay == "" {
+		var err error
+		if u, err = s.srv.localUser(to, true); err != nil {
+			return err
+		}
 	}
 	switch {
 	case s.reserved > 0:
@@ -144,7 +152,12 @@ func (s *smtpSession) Data(r io.Reader) error {
 		return errDropped
 	}
 
-	if err := s.deliver(data); err != nil {
+	if s.srv.opts.Relay != "" {
+		if err := s.relay(data); err != nil {
+			s.record(m)
+			return err
+		}
+	} else if err := s.deliver(data); err != nil {
 		s.srv.log.Error("delivery failed", "err", err)
 		s.record(m)
 		return errTempFail
@@ -167,7 +180,7 @@ func (s *smtpSession) Data(r io.Reader) error {
 func (s *smtpSession) record(m Delivery) {
 	sinksOnly := len(s.rcpts) > 0
 	for _, rc := range s.rcpts {
-		sinksOnly = sinksOnly && rc.user.sink
+		sinksOnly = sinksOnly && rc.user != nil && rc.user.sink
 	}
 	s.srv.record(m, sinksOnly)
 }
@@ -182,6 +195,41 @@ func (s *smtpSession) deliver(data []byte) error {
 		if err := s.srv.deliverTo(rc.user, s.from, rc.addr, s.conn.Hostname(), remote, s.auth, data); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// relay hands the transaction on to the server at Config.Relay, in a
+// session of its own, and returns its refusal as the client's answer; a
+// Relay that cannot be reached, or that fails without an SMTP reply, is a
+// temporary failure.
+func (s *smtpSession) relay(data []byte) error {
+	opts := &s.srv.opts
+	c, err := smtp.Dial(opts.Relay)
+	if err != nil {
+		s.srv.log.Warn("relay unreachable", "relay", opts.Relay, "err", err)
+		return errRelayUnavailable
+	}
+	defer c.Close()
+	c.CommandTimeout, c.SubmissionTimeout = opts.SMTPTimeout, opts.SMTPTimeout
+	to := make([]string, len(s.rcpts))
+	for i, rc := range s.rcpts {
+		to[i] = rc.addr
+	}
+	err = c.Hello(opts.Domain)
+	if err == nil {
+		err = c.SendMail(s.from, to, bytes.NewReader(data))
+	}
+	if err != nil {
+		var se *smtp.SMTPError
+		if errors.As(err, &se) {
+			return se
+		}
+		s.srv.log.Warn("relay failed", "relay", opts.Relay, "err", err)
+		return errRelayUnavailable
+	}
+	if err := c.Quit(); err != nil {
+		s.srv.log.Debug("relay QUIT", "err", err)
 	}
 	return nil
 }
