@@ -571,6 +571,19 @@ func (r reader) NextAttempt(ctx context.Context) (t time.Time, ok bool, err erro
 	return fromNullNanos(next), next.Valid, nil
 }
 
+// NextAttemptAfter returns when the earliest pending message that is not
+// due at t falls due; ok is false when none is. A sender that finds mail
+// due but none of it claimable (held back behind earlier mail to its
+// readers that waits for a retry) looks again then, not at once.
+func (r reader) NextAttemptAfter(ctx context.Context, t time.Time) (next time.Time, ok bool, err error) {
+	var n sql.NullInt64
+	err = r.q.QueryRowContext(ctx, `SELECT min(next_attempt) FROM outbox WHERE status = 'pending' AND next_attempt > ?`, toNanos(t)).Scan(&n)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("store: next outbox attempt after %v: %w", t, err)
+	}
+	return fromNullNanos(n), n.Valid, nil
+}
+
 // OutMessageByID returns one outgoing message.
 func (r reader) OutMessageByID(ctx context.Context, id int64) (OutMessage, error) {
 	ms, err := r.outMessages(ctx, `WHERE id = ?`, id)

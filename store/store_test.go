@@ -987,6 +987,14 @@ func TestOutbox(t *testing.T) {
 	if m2.Status != OutFailed || m2.Attempts != 1 || m2.LastError != "550 no such user" {
 		t.Errorf("failed: %+v", m2)
 	}
+	// The retry is the one pending message, due a minute on: the next
+	// attempt after any time before it, none after it.
+	if next, ok, err := s.NextAttemptAfter(ctx, t0); err != nil || !ok || !next.Equal(t0.Add(time.Minute)) {
+		t.Errorf("NextAttemptAfter(t0): %v %v %v, want the retry's time", next, ok, err)
+	}
+	if next, ok, err := s.NextAttemptAfter(ctx, t0.Add(time.Minute)); err != nil || ok {
+		t.Errorf("NextAttemptAfter(the retry's time): %v %v %v, want none", next, ok, err)
+	}
 	if got, _ := s.ClaimDue(ctx, t0.Add(59*time.Second), 10); len(got) != 0 {
 		t.Errorf("a retry was claimed before its time")
 	}

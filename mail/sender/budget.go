@@ -207,6 +207,42 @@ func (s *Sender) room(ctx context.Context, now time.Time) (rcpts, msgs int, wait
 	return rcpts, msgs, wait, nil
 }
 
+// windowFrees is when the budget next has more room than at now: when
+// the oldest send in one of its windows ages out of it. Zero when no
+// budget applies or nothing was sent in its windows.
+func (s *Sender) windowFrees(ctx context.Context, now time.Time) (time.Time, error) {
+	if s.cfg.Ledger == nil {
+		return time.Time{}, nil
+	}
+	perDay, err := s.recipientLimit(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	b := s.cfg.Budget
+	window := time.Duration(0)
+	switch {
+	case perDay > 0:
+		window = max(b.Day, b.Minute)
+	case b.MessagesPerMinute > 0:
+		window = b.Minute
+	default:
+		return time.Time{}, nil
+	}
+	sent, err := s.cfg.Ledger.SentSince(ctx, now.Add(-window))
+	if err != nil {
+		return time.Time{}, err
+	}
+	var first time.Time
+	for _, x := range sent {
+		for _, w := range []time.Duration{b.Day, b.Minute} {
+			if t := x.At.Add(w); t.After(now) && (first.IsZero() || t.Before(first)) {
+				first = t
+			}
+		}
+	}
+	return first, nil
+}
+
 // sentInWindow is the recipients accepted in the last Day.
 func (s *Sender) sentInWindow(ctx context.Context, now time.Time) (int, error) {
 	if s.cfg.Ledger == nil {

@@ -35,3 +35,6 @@ func (noOutbox) MarkRetry(context.Context, int64, time.Time, string) error { ret
 func (noOutbox) MarkFailed(context.Context, int64, string) error           { return nil }
 func (noOutbox) Release(context.Context, int64, time.Time, string) error   { return nil }
 func (noOutbox) NextAttempt(context.Context) (time.Time, bool, error)      { return time.Time{}, false, nil }
+func (noOutbox) NextAttemptAfter(context.Context, time.Time) (time.Time, bool, error) {
+	return time.Time{}, false, nil
+}

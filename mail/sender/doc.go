@@ -55,7 +55,10 @@
 // on another connection beside an earlier one nor goes while an earlier
 // one waits for a retry (it is released, and the outbox keeps it behind).
 // Mail caused by an event thus never reaches a reader's server before the
-// mail of an earlier event.
+// mail of an earlier event. Mail that is due but held back so (or too
+// large for the room of a sending budget) makes the sender wait until the
+// next message falls due or the budget's window frees, or until new mail
+// wakes it, rather than look again, and connect, at once.
 //
 // Delivery is at least once: when a connection breaks after the data was
 // sent but before the server's answer arrived, the message is sent again,

@@ -116,6 +116,19 @@ func (o *memOutbox) NextAttempt(context.Context) (time.Time, bool, error) {
 	return next, ok, nil
 }
 
+func (o *memOutbox) NextAttemptAfter(_ context.Context, t time.Time) (time.Time, bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var next time.Time
+	ok := false
+	for _, m := range o.msgs {
+		if m.Status == store.OutPending && m.NextAttempt.After(t) && (!ok || m.NextAttempt.Before(next)) {
+			next, ok = m.NextAttempt, true
+		}
+	}
+	return next, ok, nil
+}
+
 func (o *memOutbox) snapshot() []store.OutMessage {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -202,6 +202,9 @@ func (nopOutbox) MarkFailed(context.Context, int64, string) error           { re
 func (nopOutbox) NextAttempt(context.Context) (time.Time, bool, error) {
 	return time.Time{}, false, nil
 }
+func (nopOutbox) NextAttemptAfter(context.Context, time.Time) (time.Time, bool, error) {
+	return time.Time{}, false, nil
+}
 
 func newTestSender(t *testing.T, url string, mod func(*Config)) *Sender {
 	t.Helper()

@@ -43,6 +43,9 @@ type Outbox interface {
 	// NextAttempt returns when the earliest message waiting to be sent is
 	// due; ok is false when none is waiting.
 	NextAttempt(ctx context.Context) (t time.Time, ok bool, err error)
+	// NextAttemptAfter returns when the earliest message waiting to be
+	// sent that is not due at t falls due; ok is false when none is.
+	NextAttemptAfter(ctx context.Context, t time.Time) (next time.Time, ok bool, err error)
 }
 
 var _ Outbox = (*store.Store)(nil)
@@ -77,8 +80,10 @@ type Sender struct {
 	kick   chan struct{}
 
 	// Only Run's goroutine touches failures: consecutive failures of the
-	// server or the outbox.
-	failures int
+	// server or the outbox; and idleUntil: after a drain that found mail
+	// due but could claim none of it, when that may change (see idle).
+	failures  int
+	idleUntil time.Time
 
 	// recMu guards unrecorded, the results the outbox failed to record,
 	// which the workers of a drain add to.
@@ -235,9 +240,13 @@ func (s *Sender) waitForWork(ctx context.Context) bool {
 		timer = t.C
 	case ok:
 		// While the provider or the budget makes mail wait, the wait
-		// ends first.
+		// ends first; while the mail due is held back behind other
+		// mail, until that may have changed (a kick still wakes it).
 		if nb := s.notBefore(); nb.After(next) {
 			next = nb
+		}
+		if s.idleUntil.After(next) {
+			next = s.idleUntil
 		}
 		t := time.NewTimer(max(next.Sub(s.clock()), 0))
 		defer t.Stop()
@@ -257,6 +266,7 @@ func (s *Sender) waitForWork(ctx context.Context) bool {
 // reached or the outbox fails; the messages it had claimed and not yet
 // attempted are then released for a later attempt.
 func (s *Sender) drain(ctx context.Context) (err error) {
+	s.idleUntil = time.Time{}
 	now := s.clock()
 	if now.Before(s.notBefore()) {
 		return nil
@@ -306,7 +316,7 @@ func (s *Sender) drain(ctx context.Context) (err error) {
 			return fmt.Errorf("claim due messages: %w", err)
 		}
 		if len(msgs) == 0 {
-			return nil
+			return s.idle(ctx)
 		}
 		// With no budget to weigh before each claim, the batch claims
 		// more as it goes.
@@ -328,6 +338,39 @@ func (s *Sender) drain(ctx context.Context) (err error) {
 			return err
 		}
 	}
+}
+
+// idle is the end of a drain that claimed nothing more. When mail is
+// still due, none of it could be claimed: it waits behind earlier mail to
+// its readers (a message waiting for its retry, or in flight), or it does
+// not fit in the budget's room. Looking again at once would open
+// connection after connection until that changes, so the sender waits
+// until the earliest moment it may: the next message to fall due (the
+// retry that holds the rest back) or the budget's window freeing, and a
+// kick, as new mail may go, still wakes it.
+func (s *Sender) idle(ctx context.Context) error {
+	now := s.clock()
+	next, ok, err := s.outbox.NextAttempt(ctx)
+	if err != nil {
+		return fmt.Errorf("read the outbox: %w", err)
+	}
+	if !ok || next.After(now) {
+		return nil
+	}
+	until := now.Add(s.cfg.MinBackoff)
+	if t, ok, err := s.outbox.NextAttemptAfter(ctx, now); err != nil {
+		return fmt.Errorf("read the outbox: %w", err)
+	} else if ok && t.Before(until) {
+		until = t
+	}
+	if t, err := s.windowFrees(ctx, now); err != nil {
+		return fmt.Errorf("count the mail sent against the budget: %w", err)
+	} else if !t.IsZero() && t.Before(until) {
+		until = t
+	}
+	s.idleUntil = until
+	s.log.Debug("mail is due, but none may go yet; waiting", "until", until)
+	return nil
 }
 
 // budgetRoom is room for the drain; when the budget has none, it records

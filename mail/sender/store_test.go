@@ -300,3 +300,69 @@ func TestABatchClaimsMoreWhileItSends(t *testing.T) {
 		t.Errorf("every claim waited for the mail claimed before it to be recorded: %v", ob.claims)
 	}
 }
+
+// Mail that is due but may not go yet, held back behind a message to the
+// same reader that waits for its retry, or too large for the budget's
+// room, makes the sender wait until that may change: it does not open
+// connection after connection meanwhile (before, it opened hundreds a
+// second, which to a provider looks like the abuse its limits are for).
+func TestWaitsWithoutConnectingWhileDueMailIsHeldBack(t *testing.T) {
+	t.Run("behind a retry", func(t *testing.T) {
+		var mu sync.Mutex
+		transactions := 0
+		srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Fault: func(mailserver.Delivery) mailserver.Fault {
+			mu.Lock()
+			defer mu.Unlock()
+			if transactions++; transactions == 1 {
+				return mailserver.FaultTempFail
+			}
+			return mailserver.FaultNone
+		}})
+		st := openStore(t)
+		enqueueTo(t, st, [][]string{{"alice@example.org"}, {"alice@example.org"}})
+		cfg := testConfig(t, srv.SMTPAddr())
+		cfg.Connections = 1
+		cfg.MinBackoff, cfg.MaxBackoff = 400*time.Millisecond, time.Second
+		s := runSender(t, cfg, st)
+		waitFor(t, "both sent", func() bool {
+			sent, _ := st.OutMessages(context.Background(), store.OutSent)
+			return len(sent) == 2
+		})
+		if c := s.Stats().Connects; c > 4 {
+			t.Errorf("%d connections while the second message waited for the first one's retry; want a few", c)
+		}
+	})
+	t.Run("too large for the room", func(t *testing.T) {
+		srv := startServer(t, mailserver.Config{AutoCreateUsers: true})
+		st := openStore(t)
+		enqueueTo(t, st, [][]string{{"a@example.org", "b@example.org"}, {"c@example.org", "d@example.org"}})
+		cfg := testConfig(t, srv.SMTPAddr())
+		cfg.Ledger = st
+		cfg.Budget = sender.Budget{RecipientsPerDay: 3, Day: 400 * time.Millisecond}
+		cfg.MinBackoff, cfg.MaxBackoff = time.Second, time.Second
+		s := runSender(t, cfg, st)
+		waitFor(t, "both sent", func() bool {
+			sent, _ := st.OutMessages(context.Background(), store.OutSent)
+			return len(sent) == 2
+		})
+		if c := s.Stats().Connects; c > 3 {
+			t.Errorf("%d connections while the second message waited for room in the window; want a few", c)
+		}
+	})
+}
+
+// enqueueTo queues a message to each list of recipients, numbered from 1.
+func enqueueTo(t *testing.T, st *store.Store, rcpts [][]string) {
+	t.Helper()
+	err := st.Update(context.Background(), func(tx *store.Tx) error {
+		for i, to := range rcpts {
+			if _, err := tx.Enqueue(context.Background(), outMsg(i+1, to...), time.Now()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
