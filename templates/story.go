@@ -175,7 +175,7 @@ func cut(s string, w int) string {
 // that tell it outside a mail (the archive).
 func StoryHTML(s *Story) (htmltemplate.HTML, error) {
 	var b strings.Builder
-	if err := sets[lang.Default].htmlRun.ExecuteTemplate(&b, "story", s); err != nil {
+	if err := sets[lang.Default].html.ExecuteTemplate(&b, "story", s); err != nil {
 		return "", fmt.Errorf("render story: %w", err)
 	}
 	// The template escaped everything it wrote.

@@ -32,7 +32,6 @@ import (
 	"strings"
 	"sync"
 	texttemplate "text/template"
-	tparse "text/template/parse"
 	"unicode/utf8"
 
 	"github.com/mafiamail/mafiamail/lang"
@@ -53,8 +52,6 @@ type set struct {
 	text  *texttemplate.Template
 	html  *htmltemplate.Template
 	kinds []string
-	// textRun and htmlRun run text and html compiled (see run.go).
-	textRun, htmlRun *runner
 	// personal holds the kinds whose templates read the reader's part of
 	// the view: news with one of them is laid out for each copy.
 	personal map[string]bool
@@ -90,13 +87,12 @@ func parse(l *lang.Language) (*set, error) {
 	fsys := l.Files()
 	var ts *texttemplate.Template
 	var hs *htmltemplate.Template
-	var tr, hr *runner
 	tfuncs := texttemplate.FuncMap{
-		"section": func(s *Section) (string, error) { return exec(tr, s.Kind, s) },
+		"section": func(s *Section) (string, error) { return exec(ts, s.Kind, s) },
 	}
 	hfuncs := htmltemplate.FuncMap{
 		"section": func(s *Section) (htmltemplate.HTML, error) {
-			out, err := exec(hr, s.Kind, s)
+			out, err := exec(hs, s.Kind, s)
 			// The nested template escaped everything it wrote.
 			return htmltemplate.HTML(out), err
 		},
@@ -112,7 +108,7 @@ func parse(l *lang.Language) (*set, error) {
 	// fixed lays out a template's text as fixed lines (a table, such as a
 	// tally) within the width of a plain-text line.
 	tfuncs["fixed"] = func(name string, data any) (string, error) {
-		out, err := exec(tr, name, data)
+		out, err := exec(ts, name, data)
 		return FixedLines(out, FixedWidth), err
 	}
 	hfuncs["breakable"] = Breakable
@@ -123,7 +119,7 @@ func parse(l *lang.Language) (*set, error) {
 	tfuncs["htmlrules"] = func(s string) string { return s }
 	tfuncs["breakable"] = func(s string) string { return s }
 	// Both sets need "subject": a section's subject is text in either.
-	tfuncs["subject"] = func(s *Section) (string, error) { return exec(tr, s.Kind+".subject", s) }
+	tfuncs["subject"] = func(s *Section) (string, error) { return exec(ts, s.Kind+".subject", s) }
 	hfuncs["subject"] = tfuncs["subject"]
 	// news lays out the sections of a message, and tally its tally: the
 	// parts of a copy that read alike for many readers, kept in the
@@ -131,28 +127,28 @@ func parse(l *lang.Language) (*set, error) {
 	var personal map[string]bool
 	isPersonal := func(kind string) bool { return personal[kind] }
 	tfuncs["news"] = func(m *View) (string, error) {
-		return news(m, 't', isPersonal, func(v *View) (string, error) { return exec(tr, "news", v) })
+		return news(m, 't', isPersonal, func(v *View) (string, error) { return exec(ts, "news", v) })
 	}
 	hfuncs["news"] = func(m *View) (htmltemplate.HTML, error) {
-		out, err := news(m, 'h', isPersonal, func(v *View) (string, error) { return exec(hr, "news", v) })
+		out, err := news(m, 'h', isPersonal, func(v *View) (string, error) { return exec(hs, "news", v) })
 		// The news template escaped everything it wrote.
 		return htmltemplate.HTML(out), err
 	}
 	tfuncs["tally"] = func(m *View) (string, error) {
-		return m.cache.part('t', m.tallyKey(), func() (string, error) { return exec(tr, "tallyblock", m.Tally) })
+		return m.cache.part('t', m.tallyKey(), func() (string, error) { return exec(ts, "tallyblock", m.Tally) })
 	}
 	hfuncs["tally"] = func(m *View) (htmltemplate.HTML, error) {
-		out, err := m.cache.part('h', m.tallyKey(), func() (string, error) { return exec(hr, "tallyblock", m.Tally) })
+		out, err := m.cache.part('h', m.tallyKey(), func() (string, error) { return exec(hs, "tallyblock", m.Tally) })
 		return htmltemplate.HTML(out), err
 	}
 
 	// footer lays out the reader's footer, kept for the next mail that
 	// shows them the same one (see footer.go).
 	tfuncs["footer"] = func(m *View) (string, error) {
-		return footer(l.Tag, 't', m, func(v *footerView) (string, error) { return exec(tr, "footer", v) })
+		return footer(l.Tag, 't', m, func(v *footerView) (string, error) { return exec(ts, "footer", v) })
 	}
 	hfuncs["footer"] = func(m *View) (htmltemplate.HTML, error) {
-		out, err := footer(l.Tag, 'h', m, func(v *footerView) (string, error) { return exec(hr, "footer", v) })
+		out, err := footer(l.Tag, 'h', m, func(v *footerView) (string, error) { return exec(hs, "footer", v) })
 		// The footer template escaped everything it wrote.
 		return htmltemplate.HTML(out), err
 	}
@@ -193,19 +189,7 @@ func parse(l *lang.Language) (*set, error) {
 		}
 	}
 	personal = personalKinds(ts, hs, ks)
-	tr = newRunner(ts, func(name string) *tparse.Tree {
-		if t := ts.Lookup(name); t != nil {
-			return t.Tree
-		}
-		return nil
-	}, tfuncs, false)
-	hr = newRunner(hs, func(name string) *tparse.Tree {
-		if t := hs.Lookup(name); t != nil {
-			return t.Tree
-		}
-		return nil
-	}, hfuncs, true)
-	return &set{lang: l, text: ts, html: hs, textRun: tr, htmlRun: hr, kinds: ks, personal: personal}, nil
+	return &set{lang: l, text: ts, html: hs, kinds: ks, personal: personal}, nil
 }
 
 // news lays out the news of m with layOut, from the view newsView gives,
@@ -320,7 +304,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	}
 	m.main, m.cache = main, cache
 	if m.Headline == "" {
-		h, err := exec(ls.textRun, main.Kind+".subject", main)
+		h, err := exec(ls.text, main.Kind+".subject", main)
 		if err != nil {
 			return Rendered{}, fmt.Errorf("templates: render %s subject: %w", kind, err)
 		}
@@ -335,7 +319,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	// first would copy it twice.
 	tb := buffers.Get().(*bytes.Buffer)
 	defer putBuffer(tb)
-	if err := ls.textRun.ExecuteTemplate(tb, "layout", &m); err != nil {
+	if err := ls.text.ExecuteTemplate(tb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s text: %w", kind, err)
 	}
 	r.Text = tidyText(tb.Bytes())
@@ -347,7 +331,7 @@ func render(kind string, src *View, cache *Cache) (Rendered, error) {
 	}
 	hb := buffers.Get().(*bytes.Buffer)
 	defer putBuffer(hb)
-	if err := ls.htmlRun.ExecuteTemplate(hb, "layout", &m); err != nil {
+	if err := ls.html.ExecuteTemplate(hb, "layout", &m); err != nil {
 		return Rendered{}, fmt.Errorf("templates: render %s html: %w", kind, err)
 	}
 	r.HTML = tidyHTML(hb.Bytes())
