@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"mime"
+	"mime/quotedprintable"
 	"slices"
 	"strings"
 	"time"
@@ -386,9 +387,8 @@ func writeRelated(w *mimeWriter, outer string, env envelope, html string, htmlPa
 // mimeWriter writes a MIME message into one buffer, byte for byte as
 // go-message's Writer writes it: header fields folded as its textproto
 // folds them, each part opened by its boundary line (a CRLF before every
-// boundary but the first of the message), quoted-printable as
-// mime/quotedprintable writes it (see qp.go), and base64 in lines of 76
-// characters.
+// boundary but the first of the message), quoted-printable by
+// mime/quotedprintable, and base64 in lines of 76 characters.
 type mimeWriter struct {
 	b bytes.Buffer
 	// opened are the boundaries with a part begun: their next boundary
@@ -502,7 +502,15 @@ func (w *mimeWriter) textPart(typ, body string, params map[string]string) {
 	w.field("Content-Disposition", "inline")
 	w.field("Content-Transfer-Encoding", "quoted-printable")
 	w.endHeader()
-	writeQuotedPrintable(&w.b, body)
+	// Text mode (the Writer's default): every line break of the body,
+	// LF or CRLF, goes out as CRLF, and trailing white space is encoded.
+	qw := quotedprintable.NewWriter(&w.b)
+	if _, err := qw.Write([]byte(body)); err != nil && w.err == nil {
+		w.err = fmt.Errorf("%s part: %w", typ, err)
+	}
+	if err := qw.Close(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("%s part: %w", typ, err)
+	}
 }
 
 // base64 writes data in base64, in lines of 76 characters with no line
