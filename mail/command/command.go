@@ -166,9 +166,17 @@ type LineError struct {
 	// word in its reader's language.
 	Phrase *phrase.Error `json:"phrase,omitempty"`
 	// Send, when set, is the line to send instead: the command the line
-	// only looks like (see lookalike).
+	// only looks like (see lookalike and near.go).
 	Send string `json:"send,omitempty"`
+	// Near, when set, says which command the line looks like, and where
+	// the line to send belongs. Near.Sentence marks a line that is
+	// discussion too, relayed as any other (near.go).
+	Near *NearMiss `json:"near,omitempty"`
 }
+
+// Relayed reports whether the line is discussion as well: a sentence with
+// a command inside, which its author is asked about.
+func (le LineError) Relayed() bool { return le.Near != nil && le.Near.Sentence }
 
 // Misplaced is a line that is a command of the game's grammar, but of
 // another address than the one it was sent to: KILL in the town thread, VOTE
@@ -199,8 +207,17 @@ type Result struct {
 }
 
 // Lines is the number of command lines, read or not: the figure a limit on
-// commands per message is checked against.
-func (r Result) Lines() int { return len(r.Commands) + len(r.Errors) + len(r.Misplaced) }
+// commands per message is checked against. A sentence with a command
+// inside is discussion, and no command line.
+func (r Result) Lines() int {
+	n := len(r.Commands) + len(r.Errors) + len(r.Misplaced)
+	for _, e := range r.Errors {
+		if e.Relayed() {
+			n--
+		}
+	}
+	return n
+}
 
 // Parse reads every line of text (the new text of a message, quotes and
 // signature already removed) against the verbs of set.
@@ -224,8 +241,21 @@ func Parse(text string, set Set) Result {
 				// for the command it looks like.
 				le := lineError(i+1, line, l.Error())
 				le.Send = l.Send
+				if cmd, hs := readsAs(l.Send, everyHome); len(hs) > 0 {
+					le.Near = &NearMiss{Verb: string(cmd.Verb), Command: cmd.Verb, Target: cmd.Target, Homes: hs}
+				}
 				res.Errors = append(res.Errors, le)
 				continue
+			}
+			if n, found := findNearMiss(line, set); found {
+				// Never applied; a misspelt command is not relayed
+				// either, while a sentence is discussion all the same.
+				le := lineError(i+1, line, n.Error())
+				le.Send, le.Near = n.send, &n.NearMiss
+				res.Errors = append(res.Errors, le)
+				if !n.Sentence {
+					continue
+				}
 			}
 			disc = append(disc, strings.TrimRight(line, " \t"))
 		case cmd.Verb == Announce:

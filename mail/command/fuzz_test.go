@@ -22,6 +22,14 @@ func FuzzCommandLine(f *testing.F) {
 		// read as if they were not there.
 		"V\u041eTE Frank", "V0TE Frank", "\uff36\uff2f\uff34\uff25 Frank", "ST\u0406MME FÜR Frank", "N\u041e KILL",
 		"VO\u200bTE Dave", "VO\u00adTE Dave", "\u202eVOTE Dave", "L\u043eck in your votes",
+		// Near misses: misspelt verbs, and commands inside sentences;
+		// and ordinary lines close to them.
+		"VOET Mallory", "MODKIL Grace", "INSPCT Carol", "STAUTS", "EXTNED 12h", "Voet Mary Ann", "STIMEM FÜR Bob",
+		"VOTER PUOR Bob", "VTOO POR Bob", "NO KIL", "WEEKEND CLOES", "I vote Mallory too.", "my vote: Mallory",
+		"Oh, I see I am not on the tally. VOTE Mallory", "vote for mallory please", "Je vote pour Bob, il ment",
+		"Ich stimme für Bob, weil er lügt.", "Mi voto es para Bob, miente.", "Mon vote : Bob", "I vote Bob, if nobody claims",
+		"I don't think we should vote Bob yet?", "Done.", "NOTE: Bob lied", "Am I not on the tally? VOTE Mallory",
+		"Agreed. KILL Bob", "i vote mallory", "I’m voting Mallory — she lied",
 	} {
 		f.Add(s)
 	}
@@ -41,8 +49,9 @@ func FuzzCommandLine(f *testing.F) {
 			if res.Lines() > strings.Count(line, "\n")+strings.Count(line, "\r")+1 {
 				t.Fatalf("%s %q: more command lines than lines", set, line)
 			}
-			// A look-alike's line to send reads as a command, here or at
-			// another address, and is never relayed.
+			// A look-alike's or a near miss's line to send reads as a
+			// command, here or at another address; a misspelt command is
+			// never relayed, a sentence with a command inside always is.
 			for _, e := range res.Errors {
 				if e.Send == "" {
 					continue
@@ -51,8 +60,24 @@ func FuzzCommandLine(f *testing.F) {
 				if _, mis := misplaced(e.Send, set); !ok && !mis {
 					t.Fatalf("%s %q: the line to send, %q, is no command", set, line, e.Send)
 				}
-				if strings.Contains(res.Discussion, e.Text) {
-					t.Fatalf("%s %q: the look-alike %q is relayed", set, line, e.Text)
+				if e.Relayed() != strings.Contains(res.Discussion, e.Text) {
+					t.Fatalf("%s %q: %q relayed: %v, in the discussion %q", set, line, e.Text, e.Relayed(), res.Discussion)
+				}
+				if e.Near == nil {
+					continue
+				}
+				if len(e.Near.Homes) == 0 {
+					t.Fatalf("%s %q: no home for the line to send %q", set, line, e.Send)
+				}
+				for _, h := range e.Near.Homes {
+					if cmd, ok, err := ParseLine(e.Send, h); !ok || err != nil || cmd.Verb != e.Near.Command {
+						t.Fatalf("%s %q: %q at %s reads as %+v, %v, %v, not %s", set, line, e.Send, h, cmd, ok, err, e.Near.Command)
+					}
+				}
+				// Near misses are asked about in a game's channels only
+				// (a look-alike, which names no slip, anywhere).
+				if e.Near.Typed != "" && authorSets(set) == nil {
+					t.Fatalf("%s %q: a near miss at an address that asks none", set, line)
 				}
 			}
 			// A misplaced line belongs to other sets, never to this one.
