@@ -195,7 +195,13 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 		return store.OutcomeRefused, r.Verdict.Reason, nil
 	}
 	reply := &compose.Answer{Cause: w.messageCause(r), Subject: r.Subject, Received: w.now, Now: w.now}
+	var near []command.LineError
 	for _, le := range r.Errors {
+		if le.Near != nil && r.Route.Kind.Participant() {
+			// Answered once the commands are applied (nearmiss.go).
+			near = append(near, le)
+			continue
+		}
 		var err error = errors.New(le.Message)
 		if le.Phrase != nil {
 			err = le.Phrase
@@ -206,6 +212,7 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 		}
 		reply.Lines = append(reply.Lines, line)
 	}
+	errorLines := len(reply.Lines)
 	var err error
 	switch r.Route.Kind {
 	case inbound.RouteHost:
@@ -216,6 +223,9 @@ func (h *Host) handle(ctx context.Context, w *work, r inbound.Report) (store.Out
 		err = h.confirm(ctx, w, r, reply)
 	default:
 		err = h.channel(ctx, w, r, reply)
+		if err == nil {
+			h.answerNearMisses(w, r, reply, near, errorLines)
+		}
 	}
 	if err != nil {
 		return "", "", err
@@ -549,7 +559,11 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 			}
 			g.observers[op.Address] = op.Token
 		}
-		reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs, Instead: instead(c, err)})
+		in := instead(c, err)
+		if in == nil {
+			in = nameWithWords(g.state, c, err)
+		}
+		reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs, Instead: in})
 	}
 	h.answerMisplaced(r, reply, who)
 	// What is not a command is discussion: relayed in the thread and the
