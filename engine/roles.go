@@ -495,13 +495,12 @@ func (s Setup) SummaryIn(count func(n int, one, other string) string, word func(
 		parts = append(parts, count(rc.Count, f[0], f[1]))
 	}
 	out := fmt.Sprintf(word(lang.Key("%d players: %s")), s.Players, strings.Join(parts, ", "))
-	// D7: the window in force, unless it is the seed's in a game shown in
-	// the seed's zone, as the players' rules state it.
-	switch zone, on := s.WeekendWindow(); {
-	case !on:
-		out = fmt.Sprintf(word(lang.Key("%s; day rounds close on weekends too")), out)
-	case zone != SeedWeekendZone || (s.Zone != "" && s.Zone != DefaultZone):
+	// D7: the window in force, always, so that a referee who never read the
+	// rules learns from the summary alone when a round cannot close.
+	if zone, on := s.WeekendWindow(); on {
 		out = fmt.Sprintf(word(lang.Key("%s; no day round closes from Friday 17:00 to Monday 07:00 %s")), out, PlaceTime(zone, word))
+	} else {
+		out = fmt.Sprintf(word(lang.Key("%s; day rounds close on weekends too")), out)
 	}
 	if s.Language != "" {
 		out = fmt.Sprintf(word(lang.Key("%s; in %s")), out, word(lang.Get(s.Language).EnglishName()))

@@ -36,7 +36,7 @@ func TestS1_Setups(t *testing.T) {
 	if m.Players != 25 || m.Mafia != 7 || m.Inspectors != 1 || m.Doctors != 1 || m.Vigilantes != 1 || m.Townspeople() != 15 || m.InspectorResult != ExactRole {
 		t.Errorf("mafia150: %+v", m)
 	}
-	if c.Summary() != "11 players: 3 Mafia, 1 Inspector, 7 Townspeople" {
+	if c.Summary() != "11 players: 3 Mafia, 1 Inspector, 7 Townspeople; no day round closes from Friday 17:00 to Monday 07:00 Chicago time" {
 		t.Errorf("summary %q", c.Summary())
 	}
 	bad := []struct{ args, want string }{

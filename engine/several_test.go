@@ -51,7 +51,7 @@ func TestS1_SeveralDoctorsAndVigilantes(t *testing.T) {
 	if s.Doctors != 2 || s.Vigilantes != 1 || s.Townspeople() != 5 {
 		t.Fatalf("setup %+v", s)
 	}
-	if got := s.Summary(); got != "12 players: 3 Mafia, 1 Inspector, 2 Doctors, 1 Vigilante, 5 Townspeople" {
+	if got := s.Summary(); got != "12 players: 3 Mafia, 1 Inspector, 2 Doctors, 1 Vigilante, 5 Townspeople; no day round closes from Friday 17:00 to Monday 07:00 Chicago time" {
 		t.Errorf("summary %q", got)
 	}
 	s, err = ParseSetup(Classic(), "players=12 mafia=3 inspectors=1 doctors=2 vigilantes=2 inspector_result=role doctor_saves=3 vigilante_shots=1")

@@ -46,8 +46,8 @@ func TestD7_BuiltInSetupsKeepChicagosWindow(t *testing.T) {
 	if zone, _ := s.WeekendWindow(); zone != "America/Chicago" {
 		t.Errorf("a New York game's window is %s, want Chicago's", zone)
 	}
-	if got := s.Summary(); got != "12 players: 3 Mafia, 1 Inspector, 8 Townspeople" {
-		t.Errorf("the seed's window in the seed's zone goes without saying: %q", got)
+	if got := s.Summary(); got != "12 players: 3 Mafia, 1 Inspector, 8 Townspeople; no day round closes from Friday 17:00 to Monday 07:00 Chicago time" {
+		t.Errorf("D7: the summary names the window in force, the seed's too: %q", got)
 	}
 	// A classic game keeps Chicago's window: a deadline on Friday 18:00
 	// Chicago time (Saturday 01:00 in Berlin) is held to Monday 07:00
