@@ -18,7 +18,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang"
-	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 )
 
 // A bot is a demo player: it reads its own mailbox over IMAP, learns its
@@ -133,7 +133,7 @@ func parseLetter(raw []byte) (letter, error) {
 				l.text = strings.ReplaceAll(string(body), "\r\n", "\n")
 				if strings.EqualFold(params["format"], "flowed") {
 					// Read as a mail client shows it: paragraphs whole.
-					l.text = compose.DecodeFlowed(l.text, strings.EqualFold(params["delsp"], "yes"))
+					l.text = mimepart.DecodeFlowed(l.text, strings.EqualFold(params["delsp"], "yes"))
 				}
 			}
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/testkit/hostrun"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
-	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 	"github.com/mafiamail/mafiamail/service"
 )
 
@@ -222,7 +222,7 @@ func (r *inlineRun) waitGame(id, what string, cond func(*engine.State) bool) *en
 
 // unflowed is a text part as a format=flowed reader shows it.
 func unflowed(l inlineLetter) string {
-	return strings.TrimSuffix(compose.DecodeFlowed(l.text, strings.EqualFold(l.textDelSp, "yes")), "\n")
+	return strings.TrimSuffix(mimepart.DecodeFlowed(l.text, strings.EqualFold(l.textDelSp, "yes")), "\n")
 }
 
 // muttQuote quotes a mail as mutt does by default: an attribution line,

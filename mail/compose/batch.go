@@ -7,6 +7,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 	"github.com/mafiamail/mafiamail/story"
 	"github.com/mafiamail/mafiamail/templates"
 )
@@ -474,7 +475,7 @@ func runningTally(s *engine.State, now time.Time, l *lang.Language) *templates.T
 type shared struct {
 	layouts *templates.Cache
 	tallies map[tallyAt]*engine.Tally
-	flow    *flowMemo
+	flow    *mimepart.Flow
 	// public keeps the text of the batch's mail laid out for an outsider,
 	// by publicNews.key.
 	public map[string]string
@@ -495,13 +496,13 @@ type tallyAt struct {
 }
 
 func newShared() *shared {
-	return &shared{layouts: templates.NewCache(), tallies: map[tallyAt]*engine.Tally{}, flow: newFlowMemo(),
+	return &shared{layouts: templates.NewCache(), tallies: map[tallyAt]*engine.Tally{}, flow: newFlow(),
 		public: map[string]string{}}
 }
 
 // flowMemo is where the batch's copies keep how their lines break; nil
 // for a nil sh.
-func (sh *shared) flowMemo() *flowMemo {
+func (sh *shared) flowMemo() *mimepart.Flow {
 	if sh == nil {
 		return nil
 	}

@@ -1,9 +1,10 @@
 package compose
 
-// EncodeFlowed is encodeFlowed for the tests of package compose_test.
+// EncodeFlowed encodes text as format=flowed as the composer does, for the
+// tests of package compose_test.
 func EncodeFlowed(text string) (string, bool) {
-	f := encodeFlowed(text)
-	return f.text, f.delSp
+	f := plainFlow.Encode(text)
+	return f.Text, f.DelSp
 }
 
 // LayOutAlone is a copy of c that lays out every copy of a batch on its

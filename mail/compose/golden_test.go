@@ -16,6 +16,7 @@ import (
 	gomail "github.com/emersion/go-message/mail"
 
 	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -260,7 +261,7 @@ func checkFlowed(t *testing.T, where string, p parsed) {
 			t.Errorf("%s: text line %d has %d characters: %q", where, i+1, n, l)
 		}
 	}
-	decoded := compose.DecodeFlowed(p.text, delSp)
+	decoded := mimepart.DecodeFlowed(p.text, delSp)
 	for i, l := range strings.Split(decoded, "\n") {
 		if strings.HasSuffix(l, " ") && l != "-- " {
 			t.Errorf("%s: decoded paragraph %d ends in a space: %q", where, i+1, l)

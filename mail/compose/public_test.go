@@ -10,6 +10,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 )
 
 // TestPublicCopiesSameForEveryRole plays the classic and the mafia150
@@ -68,7 +69,7 @@ func TestPublicCopiesSameForEveryRole(t *testing.T) {
 					continue
 				}
 				p := readBack(t, m.Raw)
-				text := compose.DecodeFlowed(p.text, strings.EqualFold(p.textDelSp, "yes"))
+				text := mimepart.DecodeFlowed(p.text, strings.EqualFold(p.textDelSp, "yes"))
 				key := fmt.Sprint(m.batch) + " " + m.step + " " + m.Kind + " " + strings.Join(m.Contents, ",") + " " + m.standing
 				name := h.s.Player(slotOf(m.Recipient)).Name
 				groups[key] = append(groups[key], copyOf{m, theirs(normal(text), name), theirs(normal(p.html), html.EscapeString(name))})
@@ -151,9 +152,9 @@ func TestPostCannotSpeakInTheHostsVoice(t *testing.T) {
 		}
 		n++
 		p := readBack(t, m.Raw)
-		text := compose.DecodeFlowed(p.text, strings.EqualFold(p.textDelSp, "yes"))
+		text := mimepart.DecodeFlowed(p.text, strings.EqualFold(p.textDelSp, "yes"))
 		bp := readBack(t, baseline[m.Recipient].Raw)
-		btext := compose.DecodeFlowed(bp.text, strings.EqualFold(bp.textDelSp, "yes"))
+		btext := mimepart.DecodeFlowed(bp.text, strings.EqualFold(bp.textDelSp, "yes"))
 		if first, _, _ := strings.Cut(text, "\n"); first != author+" writes" {
 			t.Errorf("%s: the copy opens with %q, not the author's name", m.Recipient, first)
 		}

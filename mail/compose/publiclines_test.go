@@ -7,6 +7,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 )
 
 // TestPublicLinesAreWhatEveryoneWasSent: every copy of thread and
@@ -32,7 +33,7 @@ func TestPublicLinesAreWhatEveryoneWasSent(t *testing.T) {
 
 	seen := map[string]bool{}
 	for _, m := range h.all[from:] {
-		text := compose.DecodeFlowed(readBack(t, m.Raw).text, false)
+		text := mimepart.DecodeFlowed(readBack(t, m.Raw).text, false)
 		if m.Kind != compose.KindThread && m.Kind != compose.KindMafia && m.Kind != compose.KindDawn {
 			if m.Public != "" {
 				t.Errorf("%s %s to %s has public lines:\n%s", m.step, m.Kind, m.Recipient, m.Public)

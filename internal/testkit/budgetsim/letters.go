@@ -8,7 +8,7 @@ import (
 
 	gomail "github.com/emersion/go-message/mail"
 
-	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 )
 
 // letter is a delivered message as a player reads it.
@@ -46,7 +46,7 @@ func readLetter(raw []byte) (letter, error) {
 			body, _ := io.ReadAll(p.Body)
 			l.text = strings.ReplaceAll(string(body), "\r\n", "\n")
 			if strings.EqualFold(params["format"], "flowed") {
-				l.text = compose.DecodeFlowed(l.text, strings.EqualFold(params["delsp"], "yes"))
+				l.text = mimepart.DecodeFlowed(l.text, strings.EqualFold(params["delsp"], "yes"))
 			}
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	gomail "github.com/emersion/go-message/mail"
 
-	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 )
 
 // Letter is one message as read from a mailbox, parsed with go-message.
@@ -150,7 +150,7 @@ func Parse(raw []byte) Letter {
 			// breaks joined (RFC 3676), and so does Text.
 			l.Text = string(body)
 			if strings.EqualFold(params["format"], "flowed") {
-				l.Text = compose.DecodeFlowed(strings.ReplaceAll(l.Text, "\r\n", "\n"), strings.EqualFold(params["delsp"], "yes"))
+				l.Text = mimepart.DecodeFlowed(strings.ReplaceAll(l.Text, "\r\n", "\n"), strings.EqualFold(params["delsp"], "yes"))
 			}
 		case "text/html":
 			l.HTML = string(body)

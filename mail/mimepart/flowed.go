@@ -1,29 +1,27 @@
-package compose
+package mimepart
 
 import (
 	"strings"
 	"unicode/utf8"
-
-	"github.com/mafiamail/mafiamail/mail/command"
 )
 
-// flowedWidth is the longest physical line of a text part, in characters,
+// FlowedWidth is the longest physical line of a text part, in characters,
 // the soft-break space included (RFC 3676 section 4.2 recommends at most
 // 78).
-const flowedWidth = 78
+const FlowedWidth = 78
 
-// flowed is a text part encoded as format=flowed.
-type flowed struct {
-	text string
-	// delSp: soft breaks were also made inside words, so the part says
+// Flowed is a text part encoded as format=flowed.
+type Flowed struct {
+	Text string
+	// DelSp: soft breaks were also made inside words, so the part says
 	// DelSp=yes and every soft break at a space carries an extra space.
-	delSp bool
+	DelSp bool
 }
 
-// encodeFlowed writes text (lines ending in "\n", each line a paragraph or
+// EncodeFlowed writes text (lines ending in "\n", each line a paragraph or
 // a line that must stay as written) as format=flowed (RFC 3676).
 //
-// A line of at most flowedWidth characters is sent as it is, as a fixed
+// A line of at most FlowedWidth characters is sent as it is, as a fixed
 // line: tallies and lists, which the templates lay out within the width
 // themselves, never reflow. A longer line is a paragraph: it is broken at
 // spaces into soft lines that a client joins again and reflows to its own
@@ -35,13 +33,21 @@ type flowed struct {
 // link (a reader must be able to copy it whole); any other such word (a
 // long string in a post) is broken, and the part is then sent with
 // DelSp=yes.
-func encodeFlowed(text string) flowed { return (*flowMemo)(nil).encode(text) }
+//
+// EncodeFlowed breaks a paragraph at the last space where the line fits;
+// a Flow can keep some words from starting a line.
+func EncodeFlowed(text string) Flowed { return (*Flow)(nil).Encode(text) }
 
-// flowMemo keeps how lines break, for the copies of one batch: most lines
-// of a post's copies (the post, the tally, the commands) are the same
-// lines, and breaking one asks the command parser about every place it
-// could break. A nil *flowMemo keeps nothing.
-type flowMemo struct {
+// Flow encodes text as format=flowed as EncodeFlowed does, but never
+// starts a soft line with text its avoid function turns down (a client that
+// does not know format=flowed quotes the physical lines back, and a line
+// that reads as a command must not turn up at the start of one), and may
+// keep how lines break: the copies of one message to many readers mostly
+// hold the same lines, and asking avoid about every place a line could
+// break costs. A Flow that keeps is for one goroutine at a time; a nil
+// *Flow avoids nothing and keeps nothing.
+type Flow struct {
+	avoid  func(rest string) bool
 	soft   map[softLine][]string
 	breaks map[softLine]bool
 }
@@ -53,13 +59,19 @@ type softLine struct {
 	delSp, stuff bool
 }
 
-func newFlowMemo() *flowMemo {
-	return &flowMemo{soft: map[softLine][]string{}, breaks: map[softLine]bool{}}
+// NewFlow returns a Flow that starts no soft line with text that avoid
+// (nil: none) turns down, and keeps how lines break when keep is set.
+func NewFlow(avoid func(rest string) bool, keep bool) *Flow {
+	f := &Flow{avoid: avoid}
+	if keep {
+		f.soft, f.breaks = map[softLine][]string{}, map[softLine]bool{}
+	}
+	return f
 }
 
 // needsWordBreak is the package's needsWordBreak, kept.
-func (fm *flowMemo) needsWordBreak(content string, room int) bool {
-	if fm == nil {
+func (fm *Flow) needsWordBreak(content string, room int) bool {
+	if fm == nil || fm.breaks == nil {
 		return needsWordBreak(content, room)
 	}
 	k := softLine{content: content, room: room}
@@ -73,26 +85,31 @@ func (fm *flowMemo) needsWordBreak(content string, room int) bool {
 
 // softLines is the package's softLines, kept. What it returns is shared:
 // it must not be changed.
-func (fm *flowMemo) softLines(content string, room int, delSp, stuff bool) []string {
-	if fm == nil {
-		return softLines(content, room, delSp, stuff)
+func (fm *Flow) softLines(content string, room int, delSp, stuff bool) []string {
+	var avoid func(string) bool
+	if fm != nil {
+		avoid = fm.avoid
+	}
+	if fm == nil || fm.soft == nil {
+		return softLines(content, room, delSp, stuff, avoid)
 	}
 	k := softLine{content, room, delSp, stuff}
 	r, ok := fm.soft[k]
 	if !ok {
-		r = softLines(content, room, delSp, stuff)
+		r = softLines(content, room, delSp, stuff, avoid)
 		fm.soft[k] = r
 	}
 	return r
 }
 
-// encode is encodeFlowed, keeping in fm how the lines break.
-func (fm *flowMemo) encode(text string) flowed {
+// Encode is EncodeFlowed, avoiding what fm avoids and keeping in fm how
+// the lines break.
+func (fm *Flow) Encode(text string) Flowed {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	delSp := false
 	for _, l := range lines {
 		depth, content := quoteDepth(l)
-		if fm.needsWordBreak(content, flowedWidth-prefixWidth(depth)) {
+		if fm.needsWordBreak(content, FlowedWidth-prefixWidth(depth)) {
 			delSp = true
 			break
 		}
@@ -102,7 +119,7 @@ func (fm *flowMemo) encode(text string) flowed {
 	for _, l := range lines {
 		depth, content := quoteDepth(l)
 		prefix := strings.Repeat(">", depth)
-		for _, soft := range fm.softLines(content, flowedWidth-prefixWidth(depth), delSp, depth == 0) {
+		for _, soft := range fm.softLines(content, FlowedWidth-prefixWidth(depth), delSp, depth == 0) {
 			b.WriteString(prefix)
 			if depth > 0 && soft != "" || depth == 0 && stuffed(soft) {
 				// After quote marks the space is the usual separator, which
@@ -114,7 +131,7 @@ func (fm *flowMemo) encode(text string) flowed {
 			b.WriteByte('\n')
 		}
 	}
-	return flowed{text: b.String(), delSp: delSp}
+	return Flowed{Text: b.String(), DelSp: delSp}
 }
 
 // quoteDepth splits a line into its quote depth (the number of leading
@@ -170,9 +187,11 @@ func needsWordBreak(content string, room int) bool {
 // softLines breaks one line into physical lines of at most room
 // characters (space-stuffing included when stuff is set, at depth 0), every
 // one but the last ending in the soft-break space; with delSp a break at a
-// space carries one more, which the reader drops. The signature separator
-// "-- " and lines that fit are left alone.
-func softLines(content string, room int, delSp, stuff bool) []string {
+// space carries one more, which the reader drops. No line but the first
+// starts with text that avoid (when set) turns down, where a space allows
+// another break. The signature separator "-- " and lines that fit are
+// left alone.
+func softLines(content string, room int, delSp, stuff bool, avoid func(string) bool) []string {
 	if content == "-- " {
 		return []string{content}
 	}
@@ -193,8 +212,7 @@ func softLines(content string, room int, delSp, stuff bool) []string {
 		}
 		// The last space, followed by a word, at which the line still
 		// fits: the next line then never starts with a space. Nor does it
-		// start with a word that reads as a command: a client that does
-		// not know format=flowed quotes the physical lines back.
+		// start with what avoid turns down.
 		var cuts []int
 		pos, prevSpace := 0, false
 		for i, r := range rest {
@@ -209,7 +227,7 @@ func softLines(content string, room int, delSp, stuff bool) []string {
 		}
 		cut := -1
 		for k := len(cuts) - 1; k >= 0; k-- {
-			if !readsAsCommand(rest[cuts[k]+1:]) {
+			if avoid == nil || !avoid(rest[cuts[k]+1:]) {
 				cut = cuts[k]
 				break
 			}
@@ -250,21 +268,6 @@ func softLines(content string, room int, delSp, stuff bool) []string {
 		out = append(out, string(runes[:avail-1])+" ")
 		rest = string(runes[avail-1:])
 	}
-}
-
-// commandSets are all the places a line may be read as a command.
-var commandSets = []command.Set{command.Thread, command.Private, command.Mafia,
-	command.Referee, command.Host, command.Signup}
-
-// readsAsCommand reports whether a line starting with text would read as a
-// command, or as a broken one, anywhere.
-func readsAsCommand(text string) bool {
-	for _, set := range commandSets {
-		if _, ok, err := command.ParseLine(text, set); ok || err != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // DecodeFlowed reads a format=flowed text back as RFC 3676 section 4.2

@@ -1,4 +1,4 @@
-package compose
+package mimepart
 
 import (
 	"strings"
@@ -25,23 +25,23 @@ func TestFlowedRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := encodeFlowed(c.text)
-			if f.delSp != c.delSp {
-				t.Errorf("DelSp = %v, want %v", f.delSp, c.delSp)
+			f := EncodeFlowed(c.text)
+			if f.DelSp != c.delSp {
+				t.Errorf("DelSp = %v, want %v", f.DelSp, c.delSp)
 			}
-			for _, l := range strings.Split(strings.TrimSuffix(f.text, "\n"), "\n") {
-				if n := utf8.RuneCountInString(l); n > flowedWidth && !strings.Contains(l, addr) {
+			for _, l := range strings.Split(strings.TrimSuffix(f.Text, "\n"), "\n") {
+				if n := utf8.RuneCountInString(l); n > FlowedWidth && !strings.Contains(l, addr) {
 					t.Errorf("line of %d characters: %q", n, l)
 				}
 			}
-			if got := DecodeFlowed(f.text, f.delSp); got != c.text {
-				t.Errorf("decoded back:\n%s\nwant:\n%s\nencoded:\n%s", got, c.text, f.text)
+			if got := DecodeFlowed(f.Text, f.DelSp); got != c.text {
+				t.Errorf("decoded back:\n%s\nwant:\n%s\nencoded:\n%s", got, c.text, f.Text)
 			}
 			if !strings.Contains(c.text, addr) {
 				return
 			}
-			if !strings.Contains(f.text, addr) {
-				t.Errorf("the address was broken:\n%s", f.text)
+			if !strings.Contains(f.Text, addr) {
+				t.Errorf("the address was broken:\n%s", f.Text)
 			}
 		})
 	}
@@ -71,19 +71,19 @@ func FuzzFlowed(f *testing.F) {
 			lines[i] = l
 		}
 		text = strings.Join(lines, "\n") + "\n"
-		enc := encodeFlowed(text)
-		if got := DecodeFlowed(enc.text, enc.delSp); got != text {
-			t.Fatalf("decoded back:\n%q\nwant:\n%q\nencoded:\n%q", got, text, enc.text)
+		enc := EncodeFlowed(text)
+		if got := DecodeFlowed(enc.Text, enc.DelSp); got != text {
+			t.Fatalf("decoded back:\n%q\nwant:\n%q\nencoded:\n%q", got, text, enc.Text)
 		}
-		for _, l := range strings.Split(strings.TrimSuffix(enc.text, "\n"), "\n") {
-			if utf8.RuneCountInString(l) <= flowedWidth {
+		for _, l := range strings.Split(strings.TrimSuffix(enc.Text, "\n"), "\n") {
+			if utf8.RuneCountInString(l) <= FlowedWidth {
 				continue
 			}
 			long := false
 			// Words as format=flowed knows them: between spaces (a tab
 			// or a form feed is part of its word).
 			for _, w := range strings.Split(l, " ") {
-				if utf8.RuneCountInString(w) > flowedWidth-8 && (unbreakable(w) || !enc.delSp) {
+				if utf8.RuneCountInString(w) > FlowedWidth-8 && (unbreakable(w) || !enc.DelSp) {
 					long = true
 				}
 			}
@@ -92,4 +92,28 @@ func FuzzFlowed(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFlowAvoids: a Flow never starts a soft line with what its avoid
+// function turns down, while EncodeFlowed breaks at the last space that
+// fits; both decode back to the same text.
+func TestFlowAvoids(t *testing.T) {
+	text := strings.Repeat("a ", 37) + "VOTE Mallory " + strings.Repeat("then more words ", 5) + "end\n"
+	startsWithVote := func(rest string) bool { return strings.HasPrefix(rest, "VOTE") }
+	plain := EncodeFlowed(text)
+	if !strings.Contains(plain.Text, "\nVOTE Mallory") {
+		t.Fatalf("the test's line does not break before VOTE without avoid:\n%s", plain.Text)
+	}
+	for _, keep := range []bool{false, true} {
+		f := NewFlow(startsWithVote, keep)
+		for range 2 { // the second time from what a keeping Flow kept
+			got := f.Encode(text)
+			if strings.Contains(got.Text, "\nVOTE") {
+				t.Errorf("keep=%v: a soft line starts with VOTE:\n%s", keep, got.Text)
+			}
+			if back := DecodeFlowed(got.Text, got.DelSp); back != text {
+				t.Errorf("keep=%v: decoded back:\n%s\nwant:\n%s", keep, back, text)
+			}
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/emersion/go-message"
 	gomail "github.com/emersion/go-message/mail"
 
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -44,12 +45,12 @@ func TestEncodeAsGoMessage(t *testing.T) {
 			calendar: []byte(strings.Repeat("BEGIN:VCALENDAR\r\n", 20))}},
 		{"pictures", envelope{id: "<d@example.org>", date: date, game: "g1", kind: "end", fromName: "Mafia g1",
 			to: recipient{name: "Ann", addr: "ann@example.org"}, cv: conversation{subject: "[g1] The end"},
-			images: []inlineImage{{cid: "votes@example.org", png: bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 57), name: "votes.png"},
-				{cid: "more@example.org", png: []byte("x"), name: "b.png"}}}},
+			images: []mimepart.Image{{CID: "votes@example.org", PNG: bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 57), Name: "votes.png"},
+				{CID: "more@example.org", PNG: []byte("x"), Name: "b.png"}}}},
 		{"both", envelope{id: "<e@example.org>", game: "g1", kind: "end", fromName: "Mafia g1",
 			to: recipient{name: "Ann", addr: "ann@example.org"}, cv: conversation{subject: "[g1] The end"},
 			calendar: []byte("BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n"),
-			images:   []inlineImage{{cid: "votes@example.org", png: []byte("png"), name: "votes.png"}}}},
+			images:   []mimepart.Image{{CID: "votes@example.org", PNG: []byte("png"), Name: "votes.png"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := c.encode(tc.env, r)
@@ -130,12 +131,12 @@ func encodeGoMessage(c *Composer, env envelope, r templates.Rendered) ([]byte, e
 		add("Content-Language", env.lang)
 	}
 	add("MIME-Version", "1.0")
-	text := encodeFlowed(r.Text)
-	boundary := pickBoundary(env.id, text.text, r.HTML)
+	text := plainFlow.Encode(r.Text)
+	boundary := mimepart.Boundary(env.id, text.Text, r.HTML)
 	altType := mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary})
 	if env.calendar != nil {
 		add("Content-Type", mime.FormatMediaType("multipart/mixed",
-			map[string]string{"boundary": pickBoundary(env.id+"/mixed", text.text, r.HTML)}))
+			map[string]string{"boundary": mimepart.Boundary(env.id+"/mixed", text.Text, r.HTML)}))
 	} else {
 		add("Content-Type", altType)
 	}
@@ -157,7 +158,7 @@ func encodeGoMessage(c *Composer, env envelope, r templates.Rendered) ([]byte, e
 		}
 	}
 	textParams := map[string]string{"charset": "utf-8", "format": "flowed"}
-	if text.delSp {
+	if text.DelSp {
 		textParams["delsp"] = "yes"
 	}
 	textPart := func(w *message.Writer, typ, body string, params map[string]string) error {
@@ -174,7 +175,7 @@ func encodeGoMessage(c *Composer, env envelope, r templates.Rendered) ([]byte, e
 		}
 		return pw.Close()
 	}
-	if err := textPart(w, "text/plain", text.text, textParams); err != nil {
+	if err := textPart(w, "text/plain", text.Text, textParams); err != nil {
 		return nil, err
 	}
 	htmlParams := map[string]string{"charset": "utf-8"}
@@ -218,7 +219,7 @@ func goMessageCalendar(w *message.Writer, cal []byte) error {
 func goMessageRelated(w *message.Writer, env envelope, html string, htmlParams map[string]string,
 	textPart func(*message.Writer, string, string, map[string]string) error) error {
 	var rh message.Header
-	boundary := pickBoundary(env.id+"/related", html)
+	boundary := mimepart.Boundary(env.id+"/related", html)
 	rh.Set("Content-Type", mime.FormatMediaType("multipart/related",
 		map[string]string{"boundary": boundary, "type": "text/html"}))
 	rw, err := w.CreatePart(rh)
@@ -232,13 +233,13 @@ func goMessageRelated(w *message.Writer, env envelope, html string, htmlParams m
 		var ih message.Header
 		ih.Set("Content-Type", "image/png")
 		ih.Set("Content-Transfer-Encoding", "base64")
-		ih.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": img.name}))
-		ih.Set("Content-Id", "<"+img.cid+">")
+		ih.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": img.Name}))
+		ih.Set("Content-Id", "<"+img.CID+">")
 		iw, err := rw.CreatePart(ih)
 		if err != nil {
 			return err
 		}
-		if _, err := iw.Write(img.png); err != nil {
+		if _, err := iw.Write(img.PNG); err != nil {
 			return err
 		}
 		if err := iw.Close(); err != nil {
