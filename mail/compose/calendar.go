@@ -2,13 +2,11 @@ package compose
 
 import (
 	"fmt"
-	"strings"
 	"time"
-
-	ics "github.com/arran4/golang-ical"
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
@@ -68,27 +66,23 @@ func (c *Composer) calendarUID(s *engine.State) string {
 // same events give the same bytes.
 func (c *Composer) calendarEvent(s *engine.State, stamp time.Time, l *lang.Language) ([]byte, error) {
 	closes := s.ClosesAt()
-	cal := ics.NewCalendarFor("mafiamail")
-	cal.SetMethod(ics.MethodPublish)
-	ev := cal.AddEvent(c.calendarUID(s))
-	ev.SetDtStampTime(stamp.UTC())
-	ev.SetSequence(s.DeadlineMoves)
-	ev.SetStartAt(closes.UTC())
-	ev.SetEndAt(closes.Add(15 * time.Minute).UTC())
+	ev := mimepart.Event{
+		UID: c.calendarUID(s), Sequence: s.DeadlineMoves, Stamp: stamp,
+		Start: closes, End: closes.Add(15 * time.Minute),
+	}
 	if s.Phase == engine.NightPhase {
 		// The night's latest end: it ends sooner once every action is in.
-		ev.SetSummary("[" + s.Game + "] " + l.Sprintf("Night %d ends", s.Day))
-		ev.SetDescription(l.Sprintf("If your role acts at night, send your action to your private address of game %s before this time. The night may end sooner, once every action is in.", s.Game))
+		ev.Summary = "[" + s.Game + "] " + l.Sprintf("Night %d ends", s.Day)
+		ev.Description = l.Sprintf("If your role acts at night, send your action to your private address of game %s before this time. The night may end sooner, once every action is in.", s.Game)
 	} else {
-		ev.SetSummary("[" + s.Game + "] " + l.Sprintf("%s: the vote closes", roundName(s, l)))
-		ev.SetDescription(l.Sprintf("Reply to any thread mail of game %s with your vote before this time.", s.Game))
+		ev.Summary = "[" + s.Game + "] " + l.Sprintf("%s: the vote closes", roundName(s, l))
+		ev.Description = l.Sprintf("Reply to any thread mail of game %s with your vote before this time.", s.Game)
 	}
-	ev.SetTimeTransparency(ics.TransparencyTransparent)
-	text := cal.Serialize()
-	if !strings.Contains(text, "BEGIN:VEVENT") {
-		return nil, fmt.Errorf("compose: calendar event of %s has no VEVENT", s.Game)
+	cal, err := mimepart.CalendarEvent("mafiamail", ev)
+	if err != nil {
+		return nil, fmt.Errorf("compose: calendar of %s: %w", s.Game, err)
 	}
-	return []byte(text), nil
+	return cal, nil
 }
 
 // roundName names the running voting round as the thread does.

@@ -2,7 +2,13 @@ package compose_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"io"
+	"mime"
+	"mime/multipart"
+	netmail "net/mail"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,5 +179,71 @@ func TestCalendarFollowsTheNight(t *testing.T) {
 	}
 	if at, _ := moved.GetStartAt(); !at.Equal(h.s.Night.End) {
 		t.Errorf("the extended night's event starts %v, the night ends by %v", at, h.s.Night.End)
+	}
+}
+
+// TestCalendarLinesEndInCRLF: the calendar part of a real thread mail,
+// its base64 undone, is an iCalendar object whose every line, folded ones
+// included, ends in CRLF and holds at most 75 octets (RFC 5545 section
+// 3.1). Calendars that read lines strictly refuse an object with bare LFs.
+func TestCalendarLinesEndInCRLF(t *testing.T) {
+	h := newHarness(t, engine.Classic(), "dec26", 3)
+	h.signup(names11)
+	r := h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))
+	raw := toKind(t, r.msgs, h.key("Alice"), compose.KindThread).Raw
+	msg, err := netmail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	if err != nil || typ != "multipart/mixed" {
+		t.Fatalf("a thread mail with a calendar is of type %q (%v)", typ, err)
+	}
+	var cal []byte
+	parts := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		// NextRawPart: the transfer encoding is undone here, by hand.
+		p, err := parts.NextRawPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type")); typ != "text/calendar" {
+			continue
+		}
+		if cte := p.Header.Get("Content-Transfer-Encoding"); cte != "base64" {
+			t.Fatalf("the calendar part is %q, not base64", cte)
+		}
+		body, err := io.ReadAll(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cal, err = base64.StdEncoding.DecodeString(strings.NewReplacer("\r", "", "\n", "").Replace(string(body))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cal == nil {
+		t.Fatal("the mail that opens Day 1 has no calendar part")
+	}
+	text := string(cal)
+	if !strings.HasPrefix(text, "BEGIN:VCALENDAR\r\n") || !strings.HasSuffix(text, "END:VCALENDAR\r\n") {
+		t.Errorf("the calendar does not begin and end as one, with CRLF:\n%q", text)
+	}
+	folded := 0
+	for i, l := range strings.Split(strings.TrimSuffix(text, "\r\n"), "\r\n") {
+		if strings.ContainsAny(l, "\r\n") {
+			t.Errorf("line %d holds a bare CR or LF: %q", i+1, l)
+		}
+		if len(l) > 75 {
+			t.Errorf("line %d is %d octets long: %q", i+1, len(l), l)
+		}
+		if strings.HasPrefix(l, " ") {
+			folded++
+		}
+	}
+	if folded == 0 {
+		t.Errorf("no line of the calendar is folded, so the test shows nothing of folded lines:\n%s", text)
 	}
 }
