@@ -11,30 +11,33 @@ import (
 	"testing"
 
 	"github.com/mafiamail/mafiamail/config"
-	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/templates"
 )
 
-// TestPlayersRulesAreRulesMd: the rules HELP RULES mails are the players'
-// part of rules.md as it is on disk, not a copy that could drift from it.
-func TestPlayersRulesAreRulesMd(t *testing.T) {
+// TestRulesLinkThePlayersRules: the referee's rulebook points to the
+// rules as players read them, which HELP RULES mails, so that a change of
+// a rule is made in both.
+func TestRulesLinkThePlayersRules(t *testing.T) {
 	b, err := os.ReadFile("rules.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := docs.PlayersRules()
-	if len(got) < 2000 || !strings.Contains(string(b), strings.TrimSpace(got)) {
-		t.Fatalf("the embedded players' rules (%d bytes) are not a part of rules.md", len(got))
+	if !strings.Contains(string(b), "](../lang/en/rules.md)") {
+		t.Error("rules.md does not link to lang/en/rules.md, the players' rules")
+	}
+	if r := lang.Get(lang.Default).Rules(); len(r) < 2000 {
+		t.Errorf("English's players' rules are %d bytes", len(r))
 	}
 }
 
-// TestPlayersRulesInPlainWords: the players' part cites no rule by its ID,
+// TestPlayersRulesInPlainWords: the players' rules cite no rule by its ID,
 // names every command a player has, and gives the lengths the built-in
 // setups use.
 func TestPlayersRulesInPlainWords(t *testing.T) {
-	r := docs.PlayersRules()
+	r := lang.Get(lang.Default).Rules()
 	if m := regexp.MustCompile(`\b[SDNWCFT][0-9]{1,2}\b`).FindString(r); m != "" {
 		t.Errorf("the players' rules cite rule %s", m)
 	}

@@ -10,8 +10,8 @@ import (
 
 // TestHelpRulesInEveryChannel: HELP RULES, at the host's address, a sign-up
 // address, the thread, a private channel, the mafia list and the referee's
-// channel, answers the sender alone with the rules (docs/rules.md, the
-// players' part).
+// channel, answers the sender alone with the rules as players read them
+// (lang/en/rules.md).
 func TestHelpRulesInEveryChannel(t *testing.T) {
 	hs := newHarness(t)
 	hs.setUp()

@@ -4,7 +4,8 @@
 // the Go code builds, keyed by their English wording, and the layout of a
 // date), verbs.json (the language's own command verbs, beside the English
 // ones that always work), rules.md (the rules as players read them, in
-// that language; English's are docs/rules.md's) and chatter.json (what the
+// plain words: HELP RULES mails them; docs/rules.md is the referee's
+// statement of the same rules, with their IDs) and chatter.json (what the
 // demo's bots say in the thread).
 //
 // A fifth language is a fifth folder and one line in registry below; no

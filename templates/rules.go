@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// The rules mail (HELP RULES) shows the players' part of docs/rules.md,
-// which is Markdown of a small kind: "## " headings, paragraphs of wrapped
+// The rules mail (HELP RULES) shows the rules as players read them
+// (lang/en/rules.md and its translations), which are Markdown of a small kind: "## " headings, paragraphs of wrapped
 // lines, **bold** and `code`. These two functions lay it out for each part
-// of a mail; they know no more Markdown than that file uses.
+// of a mail; they know no more Markdown than those files use.
 
 // markFold drops the Markdown marks of the rules.
 var markFold = strings.NewReplacer("**", "", "`", "")

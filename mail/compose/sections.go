@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mafiamail/mafiamail/docs"
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/templates"
@@ -681,14 +680,13 @@ func setupLines(st engine.Setup, l *lang.Language) []string {
 	return lines
 }
 
-// playersRules is the rules as players read them, in the language: the
-// players' part of docs/rules.md in English, the language's rules.md
-// otherwise.
+// playersRules is the rules as players read them, in the language: its
+// rules.md (lang/en/rules.md in English), or English's where it has none.
 func playersRules(l *lang.Language) string {
-	if r := l.Rules(); r != "" && l.Tag != lang.Default {
+	if r := l.Rules(); r != "" {
 		return r
 	}
-	return docs.PlayersRules()
+	return lang.Get(lang.Default).Rules()
 }
 
 func sendingView(ss SendingStatus, s *engine.State, now time.Time, l *lang.Language) *templates.Sending {
