@@ -10,6 +10,7 @@ import (
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -147,7 +148,7 @@ func (h *Host) sendingStatus(game string) (compose.SendingStatus, bool) {
 	for _, n := range waiting {
 		total += n
 	}
-	if f := sender.Forecast(sent, total, ss.Limit, day, now); !f.IsZero() {
+	if f := sender.Forecast(sendstore.Sent(sent), total, ss.Limit, day, now); !f.IsZero() {
 		// The outbox keeps real time; the game's clock may run faster.
 		ss.Forecast = h.clock.Now().Add(h.clock.gameSpan(f.Sub(now)))
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -133,7 +134,7 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 		Connections:    cfg.SMTP.Connections,
 		// The budget is counted in the store; its windows are the host's
 		// day and minute, which the speed setting shortens.
-		Ledger: st, Budget: SendingBudget(cfg),
+		Ledger: sendstore.Ledger(st), Budget: SendingBudget(cfg),
 		OnHold: func(hold sender.Hold) {
 			if err := h.SendingHeld(context.Background(), host.SendingHold{Reply: hold.Reply,
 				Sent: hold.SentInWindow, Learned: hold.Learned, Blocked: hold.Blocked}); err != nil {
@@ -148,16 +149,16 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 		// A message refused for good is reported by the outbox in the
 		// transaction that marks it failed; this is for the messages that
 		// reached only some of their recipients.
-		OnFailed: func(m store.OutMessage, err error) {
+		OnFailed: func(m sender.Message, err error) {
 			var partial *sender.RecipientsError
 			if !errors.As(err, &partial) {
 				return
 			}
-			if ferr := h.DeliveryFailed(context.Background(), m, err); ferr != nil {
+			if ferr := h.DeliveryFailed(context.Background(), sendstore.OutMessage(m), err); ferr != nil {
 				log.Error("cannot tell the referee of a failed delivery", "message_id", m.MessageID, "err", ferr)
 			}
 		},
-	}, h.Outbox(), time.Now)
+	}, sendstore.Outbox(h.Outbox()), time.Now)
 	if err != nil {
 		st.Close()
 		return nil, err

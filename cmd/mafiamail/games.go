@@ -18,6 +18,7 @@ import (
 	"github.com/mafiamail/mafiamail/internal/cli"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/service"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -365,7 +366,7 @@ func showSending(ctx context.Context, st *store.Store, db string, w io.Writer) e
 	}
 	fmt.Fprintf(w, "  waiting: %d (%s)\n", total, strings.Join(parts, ", "))
 	if lim.Learned > 0 {
-		if t := sender.Forecast(sent, total, lim.Learned, day, now); !t.IsZero() {
+		if t := sender.Forecast(sendstore.Sent(sent), total, lim.Learned, day, now); !t.IsZero() {
 			fmt.Fprintf(w, "  at %d a day, what waits will have gone out by %s\n", lim.Learned, fmtT(t))
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/mafiamail/mafiamail/internal/backoff"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // pool holds the connections of one drain, one slot per worker. Slot i is
@@ -43,7 +42,7 @@ type batch struct {
 	mu   sync.Mutex
 	cond *sync.Cond // signalled when queue, dialing or stopping changes
 	// queue holds the messages no worker has taken yet.
-	queue []store.OutMessage
+	queue []Message
 	// open counts the running workers that hold a connection; dialing
 	// those that are opening one, with a message in hand; idle those
 	// that hold one and wait for work.
@@ -98,7 +97,7 @@ func (b *batch) askMore() {
 
 // add queues msgs claimed for the batch; none means the outbox had no
 // more.
-func (b *batch) add(msgs []store.OutMessage) {
+func (b *batch) add(msgs []Message) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.queue = append(b.queue, msgs...)
@@ -118,7 +117,7 @@ func (b *batch) stopRefills() {
 }
 
 // recipientKeys names the recipients of m, for busy and stalled.
-func recipientKeys(m store.OutMessage) []string {
+func recipientKeys(m Message) []string {
 	keys := make([]string, len(m.To))
 	for i, a := range m.To {
 		keys[i] = strings.ToLower(strings.TrimSpace(a))
@@ -129,7 +128,7 @@ func recipientKeys(m store.OutMessage) []string {
 // next removes and returns the first queued message that may go now: no
 // recipient of it has an earlier message in flight, stalled, or still
 // queued. Called with mu held.
-func (b *batch) next() (store.OutMessage, bool) {
+func (b *batch) next() (Message, bool) {
 	behind := map[string]bool{}
 	for i, m := range b.queue {
 		keys := recipientKeys(m)
@@ -155,13 +154,13 @@ func (b *batch) next() (store.OutMessage, bool) {
 		b.inFlight++
 		return m, true
 	}
-	return store.OutMessage{}, false
+	return Message{}, false
 }
 
 // finished records that a worker is done with m: handed over (sent), or
 // not, and then the rest of its recipients' mail waits for the next claim,
 // where the outbox keeps it behind m.
-func (b *batch) finished(m store.OutMessage, sent bool) {
+func (b *batch) finished(m Message, sent bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.release(m)
@@ -177,7 +176,7 @@ func (b *batch) finished(m store.OutMessage, sent bool) {
 }
 
 // release ends m's time in flight. Called with mu held.
-func (b *batch) release(m store.OutMessage) {
+func (b *batch) release(m Message) {
 	for _, k := range recipientKeys(m) {
 		if b.busy[k]--; b.busy[k] <= 0 {
 			delete(b.busy, k)
@@ -201,7 +200,7 @@ func (b *batch) halt() {
 // without one has no use once the queue is empty. A worker without a
 // connection that gets a message counts as dialing until it calls dialed
 // or dialFailed.
-func (b *batch) take(ctx context.Context, hasConn bool) (store.OutMessage, bool) {
+func (b *batch) take(ctx context.Context, hasConn bool) (Message, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
@@ -246,7 +245,7 @@ func (b *batch) take(ctx context.Context, hasConn bool) (store.OutMessage, bool)
 	if hasConn {
 		b.open--
 	}
-	return store.OutMessage{}, false
+	return Message{}, false
 }
 
 // mayDial reports whether a worker without a connection may take a
@@ -273,12 +272,12 @@ func (b *batch) dialed() {
 // batch: it does when no other worker holds a connection, for then the
 // server is unreachable; otherwise the server only limits connections,
 // and the others go on without this one.
-func (b *batch) dialFailed(m store.OutMessage, err error) (fatal bool) {
+func (b *batch) dialFailed(m Message, err error) (fatal bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.dialing--
 	b.release(m)
-	b.queue = append([]store.OutMessage{m}, b.queue...)
+	b.queue = append([]Message{m}, b.queue...)
 	if b.open == 0 {
 		b.stopping = true
 		if b.err == nil {
@@ -305,7 +304,7 @@ func (b *batch) broke() {
 // connection, or when ctx ended, after releasing them at once. Results,
 // and OnFailed, are done with before it returns; OnFailed runs on the
 // caller's goroutine (Run's).
-func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []store.OutMessage, refill bool) error {
+func (s *Sender) sendBatch(ctx context.Context, p *pool, msgs []Message, refill bool) error {
 	b := &batch{queue: msgs, claimed: len(msgs)}
 	b.cond = sync.NewCond(&b.mu)
 	if refill {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/internal/backoff"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // Budget is how much the account may send. Zero fields mean no limit of
@@ -26,20 +25,18 @@ type Budget struct {
 
 // Ledger is where the sender counts what it has sent and keeps what it
 // learns of the provider's limit, so that both survive restarts.
-// *store.Store implements it.
+// The host hands the sender its store through an adapter.
 type Ledger interface {
 	// SentSince returns the messages accepted after since, oldest first.
-	SentSince(ctx context.Context, since time.Time) ([]store.Sent, error)
+	SentSince(ctx context.Context, since time.Time) ([]Sent, error)
 	// ClaimDueWithin is ClaimDue within a budget's room: by priority
 	// while the mail due is more than the room takes.
-	ClaimDueWithin(ctx context.Context, now time.Time, limit int, room store.Room) ([]store.OutMessage, error)
+	ClaimDueWithin(ctx context.Context, now time.Time, limit int, room Room) ([]Message, error)
 	// SendingLimit returns the learned limit and the hold under way.
-	SendingLimit(ctx context.Context) (store.SendingLimit, error)
+	SendingLimit(ctx context.Context) (SendingLimit, error)
 	// LearnLimit keeps n as the limit in recipients per day.
 	LearnLimit(ctx context.Context, n int, at time.Time) error
 }
-
-var _ Ledger = (*store.Store)(nil)
 
 // Hold describes a time the provider refuses mail for its sending limit:
 // the sender holds every message (none is marked failed) and probes now
@@ -82,7 +79,7 @@ type holdState struct {
 }
 
 type suspect struct {
-	m   store.OutMessage
+	m   Message
 	r   result
 	key string
 }
@@ -367,12 +364,12 @@ func (s *Sender) endHold() *Hold {
 // recipients in any rolling day, given what was sent (oldest first) and
 // now: each send frees its room a day after it. Zero when they fit now or
 // no limit is known.
-func Forecast(sent []store.Sent, waiting, perDay int, day time.Duration, now time.Time) time.Time {
+func Forecast(sent []Sent, waiting, perDay int, day time.Duration, now time.Time) time.Time {
 	if perDay <= 0 || waiting <= 0 {
 		return time.Time{}
 	}
 	used := 0
-	var window []store.Sent
+	var window []Sent
 	for _, x := range sent {
 		if x.At.After(now.Add(-day)) {
 			window = append(window, x)

@@ -20,6 +20,7 @@ import (
 	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -194,7 +195,7 @@ func runBurst(t *testing.T, c burstCase, rng *rand.Rand, base int, window time.D
 	cfg := testConfig(t, prov.addr)
 	cfg.Logger = testlog.New(t, slog.LevelInfo)
 	cfg.Username, cfg.Password = "host", "pw"
-	cfg.Ledger = st
+	cfg.Ledger = sendstore.Ledger(st)
 	cfg.Budget.Day = window
 	cfg.ProbeEvery, cfg.MaxProbe = window/8, window/2
 	cfg.Connections = c.conns
@@ -227,7 +228,7 @@ func runBurst(t *testing.T, c burstCase, rng *rand.Rand, base int, window time.D
 			t.Errorf("end the hold: %v", err)
 		}
 	}
-	s, err := sender.New(cfg, st, time.Now)
+	s, err := sender.New(cfg, sendstore.Outbox(st), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

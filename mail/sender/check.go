@@ -3,8 +3,6 @@ package sender
 import (
 	"context"
 	"time"
-
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // Check connects, says EHLO, upgrades with STARTTLS where the URL demands
@@ -27,7 +25,7 @@ func Check(ctx context.Context, cfg Config) (string, error) {
 // noOutbox is the empty outbox of a Check: there is nothing to send.
 type noOutbox struct{}
 
-func (noOutbox) ClaimDue(context.Context, time.Time, int) ([]store.OutMessage, error) {
+func (noOutbox) ClaimDue(context.Context, time.Time, int) ([]Message, error) {
 	return nil, nil
 }
 func (noOutbox) MarkAllSent(context.Context, []int64, time.Time) error     { return nil }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"github.com/mafiamail/mafiamail/mail/oauth"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // Config configures a Sender. URL is required; every other field has a
@@ -77,14 +76,15 @@ type Config struct {
 	// tell the referee. A host that wants the notice to be enqueued in the
 	// same transaction as the failure can do both in its Outbox.MarkFailed
 	// instead.
-	OnFailed func(msg store.OutMessage, err error)
+	OnFailed func(msg Message, err error)
 
 	// Budget is how much the account may send; the sender never sends
 	// more. It needs a Ledger to count what was sent.
 	Budget Budget
 	// Ledger, if set, counts what was sent (the budget's count survives
 	// restarts) and keeps the limit learned from a provider's refusal
-	// while Budget.RecipientsPerDay is 0. The host passes its store.
+	// while Budget.RecipientsPerDay is 0. The host passes its store,
+	// through an adapter.
 	Ledger Ledger
 	// ProbeEvery and MaxProbe bound the waits while the provider refuses
 	// mail for its sending limit: the first probe (one message) comes

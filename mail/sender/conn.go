@@ -18,7 +18,6 @@ import (
 	"github.com/mafiamail/mafiamail/mail/address"
 	"github.com/mafiamail/mafiamail/mail/mailurl"
 	"github.com/mafiamail/mafiamail/mail/oauth"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // quitTimeout bounds the polite QUIT at the end of a drain.
@@ -232,7 +231,7 @@ func failure(what string, err error) result {
 
 // send delivers one message, in as many transactions as the server's
 // recipient limit needs.
-func (cn *conn) send(ctx context.Context, m store.OutMessage) result {
+func (cn *conn) send(ctx context.Context, m Message) result {
 	if len(m.To) == 0 {
 		return result{err: errors.New("the message has no recipients"), permanent: true}
 	}
@@ -279,7 +278,7 @@ func (cn *conn) send(ctx context.Context, m store.OutMessage) result {
 // takes in one transaction, and DATA. It returns how many of rcpts it
 // dealt with. A result with neither sent nor err set means every
 // recipient it dealt with was refused for good (listed in refused).
-func (cn *conn) transaction(m store.OutMessage, opts *smtp.MailOptions, rcpts []string) (int, result) {
+func (cn *conn) transaction(m Message, opts *smtp.MailOptions, rcpts []string) (int, result) {
 	if cn.dirty {
 		if err := cn.c.Reset(); err != nil {
 			return 0, failure("RSET", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -47,7 +48,7 @@ func (o *memOutbox) add(ms ...store.OutMessage) {
 	}
 }
 
-func (o *memOutbox) ClaimDue(_ context.Context, now time.Time, limit int) ([]store.OutMessage, error) {
+func (o *memOutbox) ClaimDue(_ context.Context, now time.Time, limit int) ([]sender.Message, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var due []*store.OutMessage
@@ -62,7 +63,7 @@ func (o *memOutbox) ClaimDue(_ context.Context, now time.Time, limit int) ([]sto
 		m.Status = store.OutSending
 		out = append(out, *m)
 	}
-	return out, nil
+	return sendstore.Messages(out), nil
 }
 
 func (o *memOutbox) mark(id int64, f func(m *store.OutMessage)) error {
@@ -238,11 +239,11 @@ type failures struct {
 }
 
 type failed struct {
-	msg store.OutMessage
+	msg sender.Message
 	err error
 }
 
-func (f *failures) record(m store.OutMessage, err error) {
+func (f *failures) record(m sender.Message, err error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, failed{m, err})
 	f.mu.Unlock()

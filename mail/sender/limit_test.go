@@ -12,6 +12,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -120,11 +121,11 @@ func TestSendingLimitIsAWait(t *testing.T) {
 			var fails failures
 			cfg := testConfig(t, srv.SMTPAddr())
 			cfg.Username, cfg.Password = "host", "pw"
-			cfg.Ledger = st
+			cfg.Ledger = sendstore.Ledger(st)
 			cfg.Budget.Day = window
 			cfg.ProbeEvery = 100 * time.Millisecond
 			cfg.OnHold, cfg.OnResume, cfg.OnFailed = hs.hold, hs.resume, fails.record
-			s := runSender(t, cfg, st)
+			s := runSender(t, cfg, sendstore.Outbox(st))
 			waitFor(t, "every message sent", func() bool {
 				sent, _ := st.OutMessages(context.Background(), store.OutSent)
 				return len(sent) == 13
@@ -174,11 +175,11 @@ func TestBudgetIsKeptAcrossRestarts(t *testing.T) {
 	enqueueN(t, st, 1, 3)
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.Username, cfg.Password = "host", "pw"
-	cfg.Ledger = st
+	cfg.Ledger = sendstore.Ledger(st)
 	cfg.Budget = sender.Budget{RecipientsPerDay: perWindow, Day: window}
 	cfg.ProbeEvery = 50 * time.Millisecond
 
-	s1, err := sender.New(cfg, st, time.Now)
+	s1, err := sender.New(cfg, sendstore.Outbox(st), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestBudgetIsKeptAcrossRestarts(t *testing.T) {
 	// A new sender on the same store knows that 3 of the 4 are spent.
 	enqueueN(t, st, 4, 9)
 	start := time.Now()
-	runSender(t, cfg, st)
+	runSender(t, cfg, sendstore.Outbox(st))
 	waitFor(t, "all nine sent", func() bool {
 		sent, _ := st.OutMessages(context.Background(), store.OutSent)
 		return len(sent) == 9
@@ -246,7 +247,7 @@ func TestSameRefusalOfManyIsABlock(t *testing.T) {
 	cfg.ProbeEvery = 50 * time.Millisecond
 	cfg.MaxProbe = 100 * time.Millisecond
 	cfg.OnHold, cfg.OnResume, cfg.OnFailed = hs.hold, hs.resume, fails.record
-	runSender(t, cfg, st)
+	runSender(t, cfg, sendstore.Outbox(st))
 	waitFor(t, "a hold", func() bool { b, _ := hs.counts(); return b == 1 })
 	time.Sleep(300 * time.Millisecond) // a few refused probes
 	mu.Lock()
@@ -268,7 +269,7 @@ func TestSameRefusalOfManyIsABlock(t *testing.T) {
 func TestForecast(t *testing.T) {
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	sent := []store.Sent{{At: now.Add(-20 * time.Hour), Recipients: 200}, {At: now.Add(-2 * time.Hour), Recipients: 300}}
+	sent := []sender.Sent{{At: now.Add(-20 * time.Hour), Recipients: 200}, {At: now.Add(-2 * time.Hour), Recipients: 300}}
 	if f := sender.Forecast(sent, 10, 600, day, now); !f.IsZero() {
 		t.Errorf("10 fit in the 100 left, forecast %v", f)
 	}
@@ -297,7 +298,7 @@ func TestHoldSurvivesRestart(t *testing.T) {
 		store.PriorityThread, store.PriorityGame)
 	var hs holds
 	cfg := testConfig(t, srv.SMTPAddr())
-	cfg.Ledger = st
+	cfg.Ledger = sendstore.Ledger(st)
 	cfg.OnHold = hs.hold
 	cfg.OnResume = func(h sender.Hold) {
 		hs.resume(h)
@@ -305,7 +306,7 @@ func TestHoldSurvivesRestart(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	runSender(t, cfg, st)
+	runSender(t, cfg, sendstore.Outbox(st))
 	waitFor(t, "every message sent", func() bool {
 		sent, _ := st.OutMessages(context.Background(), store.OutSent)
 		return len(sent) == 5
@@ -332,10 +333,10 @@ func TestMessagesPerMinute(t *testing.T) {
 	enqueueN(t, st, 1, 6)
 	minute := 400 * time.Millisecond
 	cfg := testConfig(t, srv.SMTPAddr())
-	cfg.Ledger = st
+	cfg.Ledger = sendstore.Ledger(st)
 	cfg.Budget = sender.Budget{MessagesPerMinute: 2, Minute: minute}
 	start := time.Now()
-	runSender(t, cfg, st)
+	runSender(t, cfg, sendstore.Outbox(st))
 	waitFor(t, "every message sent", func() bool {
 		sent, _ := st.OutMessages(context.Background(), store.OutSent)
 		return len(sent) == 6
@@ -371,9 +372,9 @@ func TestEmptyWindowTakesOnlyWhatFits(t *testing.T) {
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.Username, cfg.Password = "host", "pw"
 	cfg.BatchSize = 10
-	cfg.Ledger = st
+	cfg.Ledger = sendstore.Ledger(st)
 	cfg.Budget = sender.Budget{RecipientsPerDay: perDay}
-	s, err := sender.New(cfg, st, time.Now)
+	s, err := sender.New(cfg, sendstore.Outbox(st), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,8 +399,8 @@ func TestEmptyWindowTakesOnlyWhatFits(t *testing.T) {
 	}
 	lim2 := &mailserver.SendLimit{Recipients: 10, Window: 24 * time.Hour}
 	srv.SetSendLimit(lim2)
-	cfg.Ledger = st2
-	s2, err := sender.New(cfg, st2, time.Now)
+	cfg.Ledger = sendstore.Ledger(st2)
+	s2, err := sender.New(cfg, sendstore.Outbox(st2), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,11 +425,11 @@ func TestHoldBuildsNoBackoff(t *testing.T) {
 	enqueueN(t, st, 1, 1)
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.Username, cfg.Password = "host", "pw"
-	cfg.Ledger = st
+	cfg.Ledger = sendstore.Ledger(st)
 	cfg.ProbeEvery, cfg.MaxProbe = 5*time.Millisecond, 5*time.Millisecond
 	// A message's n-th failure waits about MinBackoff doubled n times.
 	cfg.MinBackoff, cfg.MaxBackoff = 100*time.Millisecond, time.Minute
-	runSender(t, cfg, st)
+	runSender(t, cfg, sendstore.Outbox(st))
 	const refusals = 8
 	waitFor(t, "the probe refused again and again", func() bool { return lim.Refused() >= refusals })
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -66,7 +67,7 @@ func TestEachRecipientsMailGoesInQueueOrder(t *testing.T) {
 	}
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.BatchSize, cfg.Connections = 40, 4
-	runSender(t, cfg, st)
+	runSender(t, cfg, sendstore.Outbox(st))
 	waitFor(t, "all sent", func() bool {
 		sent, err := st.OutMessages(ctx, store.OutSent)
 		if err != nil {
@@ -130,9 +131,9 @@ func TestPriorityOrdersMailOnlyUnderATightBudget(t *testing.T) {
 			cfg := testConfig(t, srv.SMTPAddr())
 			cfg.Connections = 1
 			if tc.ledger {
-				cfg.Ledger, cfg.Budget = st, tc.budget
+				cfg.Ledger, cfg.Budget = sendstore.Ledger(st), tc.budget
 			}
-			s, err := sender.New(cfg, st, time.Now)
+			s, err := sender.New(cfg, sendstore.Outbox(st), time.Now)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/mail/mailurl"
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // sink is an SMTP server for the tests of this file: it records what it
@@ -192,7 +191,7 @@ func (l *loginServer) Next(resp []byte) ([]byte, bool, error) {
 // nopOutbox satisfies New; these tests drive connections directly.
 type nopOutbox struct{}
 
-func (nopOutbox) ClaimDue(context.Context, time.Time, int) ([]store.OutMessage, error) {
+func (nopOutbox) ClaimDue(context.Context, time.Time, int) ([]Message, error) {
 	return nil, nil
 }
 func (nopOutbox) MarkAllSent(context.Context, []int64, time.Time) error     { return nil }
@@ -220,13 +219,13 @@ func newTestSender(t *testing.T, url string, mod func(*Config)) *Sender {
 	return s
 }
 
-func testMsg(to ...string) store.OutMessage {
+func testMsg(to ...string) Message {
 	raw := "From: host@example.org\r\nTo: " + strings.Join(to, ", ") + "\r\nMessage-ID: <t1@host.example.org>\r\nSubject: t\r\n\r\nhello\r\n"
-	return store.OutMessage{ID: 1, MessageID: "<t1@host.example.org>", From: "host@example.org", To: to, Raw: []byte(raw)}
+	return Message{ID: 1, MessageID: "<t1@host.example.org>", From: "host@example.org", To: to, Raw: []byte(raw)}
 }
 
 // sendOne connects and sends one message, as a drain does.
-func sendOne(t *testing.T, s *Sender, m store.OutMessage) result {
+func sendOne(t *testing.T, s *Sender, m Message) result {
 	t.Helper()
 	c, err := s.connect(context.Background())
 	if err != nil {

@@ -3,8 +3,6 @@ package sender
 import (
 	"context"
 	"fmt"
-
-	"github.com/mafiamail/mafiamail/store"
 )
 
 // SendOne connects with cfg, sends raw from the envelope sender from to
@@ -20,7 +18,7 @@ func SendOne(ctx context.Context, cfg Config, from string, to []string, raw []by
 		return err
 	}
 	defer cn.close()
-	r := cn.send(ctx, store.OutMessage{From: from, To: to, Raw: raw})
+	r := cn.send(ctx, Message{From: from, To: to, Raw: raw})
 	if !r.sent {
 		return fmt.Errorf("send to %v: %w", to, r.err)
 	}

@@ -13,18 +13,18 @@ import (
 
 	"github.com/mafiamail/mafiamail/internal/backoff"
 	"github.com/mafiamail/mafiamail/mail/mailurl"
-	"github.com/mafiamail/mafiamail/store"
 )
 
-// Outbox is the queue of outgoing mail. *store.Store implements it.
+// Outbox is the queue of outgoing mail; the host hands the sender its
+// store through an adapter.
 // MarkRetry and MarkFailed are called from several goroutines at once when
 // Config.Connections is above 1.
 type Outbox interface {
 	// ClaimDue marks up to limit messages that are due at now as being
 	// sent and returns them in the order they are to be handed over, the
-	// order they were queued (see store.Tx.ClaimDue); a budget claims
+	// order they were queued; a budget claims
 	// through Ledger.ClaimDueWithin instead.
-	ClaimDue(ctx context.Context, now time.Time, limit int) ([]store.OutMessage, error)
+	ClaimDue(ctx context.Context, now time.Time, limit int) ([]Message, error)
 	// MarkAllSent records that the server accepted claimed messages, in
 	// one transaction: a batch's messages are recorded together once the
 	// batch is done.
@@ -47,8 +47,6 @@ type Outbox interface {
 	// sent that is not due at t falls due; ok is false when none is.
 	NextAttemptAfter(ctx context.Context, t time.Time) (next time.Time, ok bool, err error)
 }
-
-var _ Outbox = (*store.Store)(nil)
 
 // Stats describe what a sender has done so far.
 type Stats struct {
@@ -394,9 +392,9 @@ func (s *Sender) budgetRoom(ctx context.Context) (rcpts, msgs int, err error) {
 }
 
 // claim takes due messages from the outbox, within the budget's room.
-func (s *Sender) claim(ctx context.Context, limit, rcpts, msgs int) ([]store.OutMessage, error) {
-	room := store.Room{Recipients: rcpts, Messages: msgs}
-	if s.cfg.Ledger == nil || room == store.Unlimited {
+func (s *Sender) claim(ctx context.Context, limit, rcpts, msgs int) ([]Message, error) {
+	room := Room{Recipients: rcpts, Messages: msgs}
+	if s.cfg.Ledger == nil || room == Unlimited {
 		return s.outbox.ClaimDue(ctx, s.clock(), limit)
 	}
 	claimed, err := s.cfg.Ledger.ClaimDueWithin(ctx, s.clock(), limit, room)
@@ -416,7 +414,7 @@ func (s *Sender) claim(ctx context.Context, limit, rcpts, msgs int) ([]store.Out
 
 // release makes claimed messages that were not attempted due again, after
 // delay.
-func (s *Sender) release(ctx context.Context, msgs []store.OutMessage, why string, delay time.Duration) {
+func (s *Sender) release(ctx context.Context, msgs []Message, why string, delay time.Duration) {
 	next := s.clock().Add(delay)
 	for _, m := range msgs {
 		s.save(ctx, record{what: "release", id: m.ID, save: func(ctx context.Context) error {
@@ -428,7 +426,7 @@ func (s *Sender) release(ctx context.Context, msgs []store.OutMessage, why strin
 // apply records the result of one attempt. It is called from the
 // workers of a drain, several at once; notify runs a record's after on
 // Run's goroutine.
-func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify func(func())) {
+func (s *Sender) apply(ctx context.Context, m Message, r result, notify func(func())) {
 	log := s.log.With("id", m.ID, "message_id", m.MessageID, "kind", m.Kind, "game", m.Game, "attempts", m.Attempts+1)
 	switch {
 	case r.limit:
@@ -487,7 +485,7 @@ func (s *Sender) apply(ctx context.Context, m store.OutMessage, r result, notify
 }
 
 // fail records that the server refused m for good.
-func (s *Sender) fail(ctx context.Context, m store.OutMessage, r result, notify func(func())) {
+func (s *Sender) fail(ctx context.Context, m Message, r result, notify func(func())) {
 	s.update(func(st *Stats) {
 		st.Failed++
 		st.LastError = r.err.Error()
@@ -505,7 +503,7 @@ func (s *Sender) fail(ctx context.Context, m store.OutMessage, r result, notify 
 // and again (the probe of a long hold) must not build up a backoff that
 // would keep it back for hours after the hold, once a passing failure
 // meets it.
-func (s *Sender) holdMessage(ctx context.Context, m store.OutMessage, err error, notify func(func())) {
+func (s *Sender) holdMessage(ctx context.Context, m Message, err error, notify func(func())) {
 	s.update(func(st *Stats) { st.Held++ })
 	why := "held for the provider's sending limit: " + describe(err)
 	s.save(ctx, record{what: "hold", id: m.ID, save: func(ctx context.Context) error {
@@ -519,7 +517,7 @@ func (s *Sender) holdMessage(ctx context.Context, m store.OutMessage, err error,
 // next means the account is blocked: both are held, as for a limit. A
 // different result next (mail accepted, another refusal) means the first
 // was the message's own, and it is failed.
-func (s *Sender) judgeRefusal(ctx context.Context, m store.OutMessage, r result, key string, notify func(func())) bool {
+func (s *Sender) judgeRefusal(ctx context.Context, m Message, r result, key string, notify func(func())) bool {
 	s.holdMu.Lock()
 	if h := s.hs.hold; h != nil && h.Blocked && h.key == key {
 		s.holdMu.Unlock()
@@ -560,7 +558,7 @@ func (s *Sender) judgeRefusal(ctx context.Context, m store.OutMessage, r result,
 	return true
 }
 
-func sharesRecipient(sps []suspect, m store.OutMessage) bool {
+func sharesRecipient(sps []suspect, m Message) bool {
 	for _, sp := range sps {
 		for _, a := range sp.m.To {
 			for _, b := range m.To {
@@ -613,7 +611,7 @@ func (s *Sender) onResume(h Hold) {
 	s.cfg.OnResume(h)
 }
 
-func (s *Sender) onFailed(m store.OutMessage, err error) {
+func (s *Sender) onFailed(m Message, err error) {
 	if s.cfg.OnFailed == nil {
 		return
 	}

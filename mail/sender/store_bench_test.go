@@ -9,6 +9,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -58,7 +59,7 @@ func BenchmarkDrainStore(b *testing.B) {
 				}); err != nil {
 					b.Fatal(err)
 				}
-				s, err := sender.New(sender.Config{URL: "smtp://" + srv.SMTPAddr(), Logger: discard}, st, nil)
+				s, err := sender.New(sender.Config{URL: "smtp://" + srv.SMTPAddr(), Logger: discard}, sendstore.Outbox(st), nil)
 				if err != nil {
 					b.Fatal(err)
 				}

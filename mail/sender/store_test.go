@@ -15,6 +15,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -62,7 +63,7 @@ func TestDrainsTheStoresOutbox(t *testing.T) {
 	var fails failures
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.OnFailed = fails.record
-	s := runSender(t, cfg, st)
+	s := runSender(t, cfg, sendstore.Outbox(st))
 	stopKicks := make(chan struct{})
 	kicksDone := make(chan struct{})
 	go func() {
@@ -110,7 +111,6 @@ func TestDrainsTheStoresOutbox(t *testing.T) {
 	if st := s.Stats(); st.Retried == 0 || st.Sent != 19 || st.Failed != 1 {
 		t.Errorf("stats %+v", st)
 	}
-	var _ sender.Outbox = st
 }
 
 // queuedStore opens a store whose outbox holds messages 1 to n, message i
@@ -170,7 +170,7 @@ func TestSentMessagesRecordedOncePerBatch(t *testing.T) {
 	ob := &recordingOutbox{Store: st, fail: 1}
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.BatchSize, cfg.Connections = 10, 2
-	s, err := sender.New(cfg, ob, nil)
+	s, err := sender.New(cfg, sendstore.Outbox(ob), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestABatchClaimsMoreWhileItSends(t *testing.T) {
 	ob := &claimingOutbox{Store: st, outstanding: map[int64]bool{}}
 	cfg := testConfig(t, srv.SMTPAddr())
 	cfg.BatchSize, cfg.Connections = 5, 3
-	s, err := sender.New(cfg, ob, nil)
+	s, err := sender.New(cfg, sendstore.Outbox(ob), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestWaitsWithoutConnectingWhileDueMailIsHeldBack(t *testing.T) {
 		cfg := testConfig(t, srv.SMTPAddr())
 		cfg.Connections = 1
 		cfg.MinBackoff, cfg.MaxBackoff = 400*time.Millisecond, time.Second
-		s := runSender(t, cfg, st)
+		s := runSender(t, cfg, sendstore.Outbox(st))
 		waitFor(t, "both sent", func() bool {
 			sent, _ := st.OutMessages(context.Background(), store.OutSent)
 			return len(sent) == 2
@@ -337,10 +337,10 @@ func TestWaitsWithoutConnectingWhileDueMailIsHeldBack(t *testing.T) {
 		st := openStore(t)
 		enqueueTo(t, st, [][]string{{"a@example.org", "b@example.org"}, {"c@example.org", "d@example.org"}})
 		cfg := testConfig(t, srv.SMTPAddr())
-		cfg.Ledger = st
+		cfg.Ledger = sendstore.Ledger(st)
 		cfg.Budget = sender.Budget{RecipientsPerDay: 3, Day: 400 * time.Millisecond}
 		cfg.MinBackoff, cfg.MaxBackoff = time.Second, time.Second
-		s := runSender(t, cfg, st)
+		s := runSender(t, cfg, sendstore.Outbox(st))
 		waitFor(t, "both sent", func() bool {
 			sent, _ := st.OutMessages(context.Background(), store.OutSent)
 			return len(sent) == 2

@@ -31,6 +31,7 @@ import (
 	"github.com/mafiamail/mafiamail/internal/loops"
 	"github.com/mafiamail/mafiamail/mail/sender"
 	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -81,7 +82,7 @@ func Open(ctx context.Context, cfg Config) (*Relay, error) {
 	helo := "localhost"
 	r.send, err = sender.New(sender.Config{
 		URL: cfg.SMTPURL, Username: cfg.SMTPUser, Password: cfg.SMTPPassword, Helo: helo, Logger: cfg.Logger,
-	}, st, time.Now)
+	}, sendstore.Outbox(st), time.Now)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("relay: sender: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
+	"github.com/mafiamail/mafiamail/service/sendstore"
 	"github.com/mafiamail/mafiamail/store"
 )
 
@@ -165,7 +166,7 @@ func start(ctx context.Context, cfg Config) (*world, error) {
 		// One connection: the order of the deliveries is the sender's, and
 		// the same on every run.
 		Connections: 1,
-		Ledger:      w.st, Budget: sender.Budget{RecipientsPerDay: cfg.Provider.Recipients, Day: 24 * time.Hour, Minute: time.Minute},
+		Ledger:      sendstore.Ledger(w.st), Budget: sender.Budget{RecipientsPerDay: cfg.Provider.Recipients, Day: 24 * time.Hour, Minute: time.Minute},
 		OnHold: func(hold sender.Hold) {
 			if err := h.SendingHeld(context.Background(), host.SendingHold{Reply: hold.Reply,
 				Sent: hold.SentInWindow, Learned: hold.Learned, Blocked: hold.Blocked}); err != nil {
@@ -177,7 +178,7 @@ func start(ctx context.Context, cfg Config) (*world, error) {
 				cfg.Log.Error("cannot record the resume", "err", err)
 			}
 		},
-	}, h.Outbox(), w.clock.Now)
+	}, sendstore.Outbox(h.Outbox()), w.clock.Now)
 	if err != nil {
 		w.close()
 		return nil, err
