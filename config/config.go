@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/mail"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -26,6 +27,11 @@ type Config struct {
 	Referees []string `toml:"referees"`
 	// Database is the SQLite file.
 	Database string `toml:"database"`
+	// KeyFile is the host key (internal/hostkey), from which the role
+	// draws and the tokens derive: with the configuration it is what to
+	// back up. Load makes it KeyPath of the configuration's path unless
+	// the file names one.
+	KeyFile string `toml:"key_file"`
 	// Language is the host's default language: of its mail about no game,
 	// and of every game whose referee sets none (SETUP language=fr). A tag
 	// such as "de", or the language's name; English when unset.
@@ -180,7 +186,21 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
-	return Parse(data, path, os.LookupEnv)
+	cfg, err := Parse(data, path, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.KeyFile == "" {
+		cfg.KeyFile = KeyPath(path)
+	}
+	return cfg, nil
+}
+
+// KeyPath is where the host key of the configuration file at path lives
+// unless it names another: beside it, with the extension .key
+// (mafiamail.toml: mafiamail.key).
+func KeyPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".key"
 }
 
 // Parse reads and checks a configuration; name is used in errors and

@@ -110,7 +110,7 @@ func (h *Host) confirm(ctx context.Context, w *work, r inbound.Report, reply *co
 // JOIN to serve: a forged one must not use it up.
 func (h *Host) holdJoin(ctx context.Context, w *work, r inbound.Report, g *game, cmd engine.Command, raw string, reply *compose.Answer) (compose.Line, error) {
 	line := compose.Line{Text: raw}
-	if _, err := engine.Apply(g.state.Clone(), cmd, h.env(w)); err != nil {
+	if _, err := engine.Apply(g.state.Clone(), cmd, h.env(w, g.state.Game)); err != nil {
 		line.Err = err
 		return line, nil
 	}

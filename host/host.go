@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
 	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/inbound"
@@ -77,9 +78,14 @@ type Config struct {
 	// referee's STATUS shows them.
 	RecipientsPerDay int
 	SendingDay       time.Duration
-	// Rand is the role draw's random source; nil means crypto/rand. A
-	// seeded one makes a demo repeatable.
-	Rand  io.Reader
+	// Rand is the role draw's random source; nil means Key's, or
+	// crypto/rand without a key. A seeded one makes a demo repeatable.
+	Rand io.Reader
+	// Key is the host key (internal/hostkey): without Rand, each game's
+	// draw and salt derive from it and the game's name, so that a host
+	// replaying its mailbox draws the same roles. The store's tokens derive
+	// from it too (store.UseKey).
+	Key   *hostkey.Key
 	Store *store.Store
 	Log   *slog.Logger
 }
@@ -139,9 +145,6 @@ func New(ctx context.Context, opts Config) (*Host, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
-	}
-	if opts.Rand == nil {
-		opts.Rand = rand.Reader
 	}
 	if opts.KeepRawMail <= 0 {
 		opts.KeepRawMail = DefaultKeepRawMail
@@ -594,4 +597,17 @@ func (h *Host) sideEffects(ctx context.Context, w *work, id string, evs []engine
 		}
 	}
 	return nil
+}
+
+// drawSource is the random source of game's role draw: the configured one,
+// else a stream derived from the host key and the game, so that a replay
+// draws the same roles with the same salt; crypto/rand without a key.
+func (h *Host) drawSource(game string) io.Reader {
+	switch {
+	case h.opts.Rand != nil:
+		return h.opts.Rand
+	case h.opts.Key != nil:
+		return h.opts.Key.Stream(game, "draw")
+	}
+	return rand.Reader
 }

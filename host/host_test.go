@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
 	"github.com/mafiamail/mafiamail/mail/inbound"
 	"github.com/mafiamail/mafiamail/store"
 )
@@ -42,6 +43,8 @@ type harness struct {
 	recipientsPerDay int
 	// arrivalOrder opens the host with Config.ArrivalOrder, as serve does.
 	arrivalOrder bool
+	// key is the host key; nil: tokens and the draw from crypto/rand.
+	key *hostkey.Key
 }
 
 // harnessAuthServ is the receiving server the harness's host trusts.
@@ -97,7 +100,12 @@ func (hs *harness) open() {
 	if err != nil {
 		hs.t.Fatal(err)
 	}
-	h, err := New(context.Background(), Config{Address: "host@example.org", Referees: []string{"ref@example.org"},
+	if hs.key != nil {
+		if _, err := st.UseKey(context.Background(), hs.key, hs.now); err != nil {
+			hs.t.Fatal(err)
+		}
+	}
+	h, err := New(context.Background(), Config{Address: "host@example.org", Referees: []string{"ref@example.org"}, Key: hs.key,
 		PerSenderPerHour: hs.perHour, AuthServID: hs.authserv, Clock: Clock{Real: func() time.Time { return hs.now }}, Store: st, Log: hs.log,
 		Rand: hs.draw, RecipientsPerDay: hs.recipientsPerDay, ArrivalOrder: hs.arrivalOrder})
 	if err != nil {

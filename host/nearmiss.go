@@ -96,7 +96,7 @@ func (h *Host) worthAsking(w *work, g *game, by engine.Actor, le command.LineErr
 			return false
 		}
 		evs, err := engine.Apply(g.state.Clone(), engine.Command{Verb: engine.CmdVote, By: by, Channel: engine.Thread,
-			Target: n.Target}, h.env(w))
+			Target: n.Target}, h.env(w, g.state.Game))
 		if err != nil {
 			return false
 		}

@@ -383,7 +383,7 @@ func (h *Host) signup(ctx context.Context, w *work, r inbound.Report, reply *com
 	h.answerMisplaced(r, reply, who)
 	for _, c := range r.Commands {
 		if c.Verb == command.Help {
-			evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdHelp, Channel: engine.Signup, By: reply.Sender, Text: c.Text}, h.env(w))
+			evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdHelp, Channel: engine.Signup, By: reply.Sender, Text: c.Text}, h.env(w, g.state.Game))
 			w.record(r.Route.Game, evs)
 			reply.Lines = append(reply.Lines, compose.Line{Text: c.Raw, Err: err, Events: evs})
 			continue
@@ -428,7 +428,7 @@ func (h *Host) addSeat(ctx context.Context, w *work, id string, g *game, cmd eng
 	if len(susp) > 0 {
 		cmd.Suspension = susp[0].Reason
 	}
-	env := h.env(w)
+	env := h.env(w, g.state.Game)
 	if _, err := engine.Apply(g.state.Clone(), cmd, env); err != nil {
 		line.Err = err
 		if len(susp) > 0 && cmd.Verb == engine.CmdJoin {
@@ -494,7 +494,7 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 		inbound.RoutePrivate: engine.Private, inbound.RouteMafia: engine.MafiaCh}[r.Route.Kind]
 	reply.State, reply.Sender, reply.Channel = g.state, actor, ch
 	w.sender = &reply.Sender
-	env := h.env(w)
+	env := h.env(w, g.state.Game)
 	who := seat{game: id, kind: actor.Kind, token: token, ended: g.state.Phase == engine.EndedPhase}
 	if actor.Kind == engine.ByOutsider {
 		who.token = "" // a replaced player's old seat: no addresses to offer
@@ -663,7 +663,10 @@ func held(evs []engine.Event) bool {
 	return false
 }
 
-func (h *Host) env(w *work) engine.Env { return engine.Env{Now: w.now, Rand: h.opts.Rand} }
+// env is what the engine is given for a command to game.
+func (h *Host) env(w *work, game string) engine.Env {
+	return engine.Env{Now: w.now, Rand: h.drawSource(game)}
+}
 
 // noCommand reports a message that holds no command at all: at the host's
 // own address and at a sign-up address that is a mistake worth an answer

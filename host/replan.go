@@ -170,7 +170,7 @@ func (h *Host) setPlan(ctx context.Context, id string, f store.SendingPlan, ss c
 			return nil
 		}
 		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdMailPlan, By: engine.Actor{Kind: engine.ByHost}, Duration: f.Interval},
-			engine.Env{Now: w.now, Rand: h.opts.Rand})
+			engine.Env{Now: w.now})
 		w.record(id, evs)
 		if err != nil {
 			// Refused (the game moved on meanwhile): the clock's events are

@@ -215,7 +215,7 @@ func (h *Host) waitForHeldMail(ctx context.Context, id string, at time.Time) (bo
 	err = h.transactAt(ctx, "mail-wait", at, func(w *work) error {
 		g := w.game(id)
 		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdMailWait, By: engine.Actor{Kind: engine.ByHost}, Time: latest},
-			engine.Env{Now: w.now, Rand: h.opts.Rand})
+			engine.Env{Now: w.now})
 		w.record(id, evs)
 		waited = err == nil
 		return nil
@@ -238,7 +238,7 @@ func (h *Host) mailFlowed(ctx context.Context, id string) (bool, error) {
 	err = h.transact(ctx, "mail-flowed", func(w *work) error {
 		g := w.game(id)
 		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdMailFlowed, By: engine.Actor{Kind: engine.ByHost}},
-			engine.Env{Now: w.now, Rand: h.opts.Rand})
+			engine.Env{Now: w.now})
 		w.record(id, evs)
 		if err != nil {
 			h.log.Warn("the close that waited for held mail was not applied", "game", id, "err", err)

@@ -33,7 +33,13 @@ type Confirmation struct {
 // HoldForConfirmation stores a request under a fresh token, which it
 // returns, valid until expires.
 func (tx *Tx) HoldForConfirmation(ctx context.Context, c Confirmation, now, expires time.Time) (Confirmation, error) {
-	c.Token, c.CreatedAt, c.ExpiresAt, c.UsedAt = NewToken(), fromNanos(toNanos(now)), fromNanos(toNanos(expires)), time.Time{}
+	// Numbered by the requests held for the game, as participants' tokens
+	// are, so that a host replaying its mailbox holds them under the same.
+	var held int64
+	if err := tx.q.QueryRowContext(ctx, `SELECT count(*) FROM confirmations WHERE game = ?`, c.Game).Scan(&held); err != nil {
+		return Confirmation{}, fmt.Errorf("store: hold %s in %s for confirmation: %w", c.Verb, c.Game, err)
+	}
+	c.Token, c.CreatedAt, c.ExpiresAt, c.UsedAt = tx.tokenFor(c.Game, "confirm", held), fromNanos(toNanos(now)), fromNanos(toNanos(expires)), time.Time{}
 	if _, err := tx.q.ExecContext(ctx, `INSERT INTO confirmations
 		(token, game, address, verb, name, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		c.Token, c.Game, NormalizeAddress(c.Address), c.Verb, c.Name, toNanos(now), toNanos(expires)); err != nil {

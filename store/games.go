@@ -194,9 +194,15 @@ func (tx *Tx) AddParticipant(ctx context.Context, game, name, address, kind stri
 	// it; the rest of the transaction reads the table all the same, and
 	// the new participant is kept once the transaction commits.
 	tx.wroteParticipants = true
+	// Tokens are numbered by the participants the game has had, so that a
+	// host replaying its mailbox hands out the same ones (tokenFor).
+	var seats int64
+	if err := tx.q.QueryRowContext(ctx, `SELECT count(*) FROM participants WHERE game = ?`, game).Scan(&seats); err != nil {
+		return Participant{}, fmt.Errorf("store: add participant to %s: %w", game, err)
+	}
 	// A collision in 80 random bits will not happen; retrying costs nothing.
-	for range 3 {
-		p.Token = NewToken()
+	for attempt := range int64(3) {
+		p.Token = tx.tokenFor(game, "token", seats+attempt<<32)
 		_, err := tx.q.ExecContext(ctx, `INSERT INTO participants
 			(game, token, name, address, kind, status, joined_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			p.Game, p.Token, p.Name, p.Address, p.Kind, p.Status, toNanos(now))

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver, pure Go
+
+	"github.com/mafiamail/mafiamail/internal/hostkey"
 )
 
 // Errors that callers may test with errors.Is.
@@ -66,6 +68,9 @@ type Store struct {
 	lock     *fileLock
 	outbox   chan struct{}
 	closed   bool
+	// key derives the tokens the store hands out (see UseKey); nil makes
+	// them from crypto/rand. Guarded by mu.
+	key *hostkey.Key
 }
 
 // Config tunes Open. The zero value is the production setting.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/internal/cli"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
 	mailoauth "github.com/mafiamail/mafiamail/mail/oauth"
 	"github.com/mafiamail/mafiamail/mail/provider"
 	"github.com/mafiamail/mafiamail/mail/sender"
@@ -209,6 +210,12 @@ func runInit(ctx context.Context, o initOptions, in *asker, w io.Writer) error {
 	}
 	if _, err := config.Parse([]byte(text), o.out, lookupEnv); err != nil {
 		return fmt.Errorf("the configuration written to %s is not accepted: %w", o.out, err)
+	}
+	keyFile := config.KeyPath(o.out)
+	if _, created, err := hostkey.LoadOrCreate(keyFile); err != nil {
+		return err
+	} else if created {
+		fmt.Fprintf(w, "Wrote the host key %s (readable by you alone): back it up with the configuration.\n", keyFile)
 	}
 	fmt.Fprintf(w, "Wrote %s (readable by you alone). Next: mafiamail serve --config %s, then send NEW GAME name to %s.\n",
 		o.out, o.out, cfg.Address)

@@ -77,6 +77,14 @@ func TestInitWritesAConfigurationServeRuns(t *testing.T) {
 		cfg.Auth.AuthservID != "example.org" || cfg.IMAP.Password != `s3cret "pw"` || cfg.Database != db {
 		t.Fatalf("the configuration read back: %+v", cfg)
 	}
+	// The host key sits beside the configuration, readable by its owner
+	// alone, and the configuration finds it there.
+	if cfg.KeyFile != filepath.Join(dir, "mafiamail.key") {
+		t.Errorf("the configuration's key file is %q", cfg.KeyFile)
+	}
+	if fi, err := os.Stat(cfg.KeyFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the key file: %v; want mode 0600", err)
+	}
 	checkAndServe(t, srv, out, cfg, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
