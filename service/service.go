@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
 	"github.com/mafiamail/mafiamail/internal/loops"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/sender"
@@ -32,9 +34,16 @@ type Config struct {
 	Clock host.Clock
 	// Log receives everything the host logs.
 	Log *slog.Logger
-	// Draw is the random source of the role draw; nil means crypto/rand.
-	// Demos and tests pass a seeded one to repeat a game.
+	// Draw is the random source of the role draw; nil means Key's, or
+	// crypto/rand without a key. Demos and tests pass a seeded one to
+	// repeat a game.
 	Draw io.Reader
+	// Key is the host key (see [LoadKey]): the role draws and every token
+	// derive from it, so that a host restored from a backup, or from none,
+	// and replaying its mailbox decides the same again. Nil makes them
+	// from crypto/rand, as a host without a configuration file (serve
+	// --embedded, demo) does.
+	Key *hostkey.Key
 	// TuneHost and TuneWatcher, when set, may change the host's and the
 	// watcher's settings that Start has made from the configuration, just
 	// before it builds them. They are for tests that need a shorter wait
@@ -67,12 +76,22 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 	if err != nil {
 		return nil, err
 	}
+	if o.Key != nil {
+		recorded, err := st.UseKey(ctx, o.Key, time.Now())
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("%w: restore the key file that was backed up with the configuration, or restore a database written with this key", err)
+		}
+		if recorded {
+			log.Info("the database now records the host key's fingerprint", "fingerprint", o.Key.Fingerprint())
+		}
+	}
 	hc := host.Config{
 		Address: cfg.Address, Referees: cfg.Referees, AuthServID: cfg.Auth.AuthservID,
 		MaxMessageBytes: int(cfg.Limits.MaxMessageBytes), MaxCommandLines: cfg.Limits.MaxCommandLines,
 		PerSenderPerHour: cfg.Limits.PerSenderPerHour, MaxPostBytes: cfg.Limits.MaxPostBytes,
 		KeepRawMail: time.Duration(cfg.Limits.KeepRawMail), Language: cfg.Language,
-		Clock: o.Clock, Rand: o.Draw, Store: st, Log: log,
+		Clock: o.Clock, Rand: o.Draw, Key: o.Key, Store: st, Log: log,
 		ArrivalOrder:     true,
 		RecipientsPerDay: cfg.SMTP.RecipientsPerDay, SendingDay: SendingBudget(cfg).Day,
 	}
@@ -90,22 +109,16 @@ func Start(ctx context.Context, cfg *config.Config, o Config) (*Service, error) 
 		st.Close()
 		return nil, err
 	}
-	wc := watcher.Config{
-		URL: cfg.IMAP.URL, Username: cfg.IMAP.Username, Password: cfg.IMAP.Password,
-		OAuth2:  Bearer(cfg.IMAP.Account, tokens),
-		Mailbox: cfg.IMAP.Mailbox, MoveTo: cfg.IMAP.MoveTo, TLSConfig: TLSConfig(cfg.IMAP.Account),
-		MinBackoff: 100 * time.Millisecond, Logger: log,
-		CommandTimeout: time.Duration(cfg.IMAP.Timeout), IdleRefresh: time.Duration(cfg.IMAP.IdleRefresh),
-		MaxMessageBytes: cfg.Limits.MaxMessageBytes,
-		// Commands count at their mail's arrival; deadlines wait for the
-		// mail that arrived before them (docs/arrival.md).
-		Triage: h.Triage, Barrier: h.Barrier, ArrivalSlack: time.Duration(cfg.IMAP.ArrivalSlack),
-		OnWatermark: func(t time.Time) { h.Advance(context.WithoutCancel(ctx), t) },
-		OnFlood: func(f watcher.Flood) {
-			if err := h.ReportFlood(context.WithoutCancel(ctx), f.Messages, f.First, f.Last); err != nil {
-				log.Error("cannot tell the referees of a flood", "messages", f.Messages, "err", err)
-			}
-		},
+	wc := watcherConfig(cfg, log)
+	wc.OAuth2 = Bearer(cfg.IMAP.Account, tokens)
+	// Commands count at their mail's arrival; deadlines wait for the mail
+	// that arrived before them (docs/arrival.md).
+	wc.Triage, wc.Barrier, wc.ArrivalSlack = h.Triage, h.Barrier, time.Duration(cfg.IMAP.ArrivalSlack)
+	wc.OnWatermark = func(t time.Time) { h.Advance(context.WithoutCancel(ctx), t) }
+	wc.OnFlood = func(f watcher.Flood) {
+		if err := h.ReportFlood(context.WithoutCancel(ctx), f.Messages, f.First, f.Last); err != nil {
+			log.Error("cannot tell the referees of a flood", "messages", f.Messages, "err", err)
+		}
 	}
 	if o.TuneWatcher != nil {
 		o.TuneWatcher(&wc)
@@ -220,7 +233,11 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s, err := Start(ctx, cfg, Config{Clock: clock, Log: log})
+	key, err := LoadKey(cfg, log)
+	if err != nil {
+		return err
+	}
+	s, err := Start(ctx, cfg, Config{Clock: clock, Log: log, Key: key})
 	if err != nil {
 		return err
 	}
@@ -249,4 +266,22 @@ func Embedded(srv *mailserver.Server, password, db string) config.Config {
 	// as is refused, as behind a provider that signs its mail.
 	c.Auth.AuthservID = srv.AuthServID()
 	return c
+}
+
+// LoadKey reads the host key that cfg names (config.Config.KeyFile), nil
+// when it names none. A host whose configuration predates the key gets one
+// made on its first start, and says so: from then on the key is to be
+// backed up with the configuration.
+func LoadKey(cfg *config.Config, log *slog.Logger) (*hostkey.Key, error) {
+	if cfg.KeyFile == "" {
+		return nil, nil
+	}
+	key, created, err := hostkey.LoadOrCreate(cfg.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		log.Warn("made a new host key: back it up with the configuration, it is what a restore needs", "key_file", cfg.KeyFile)
+	}
+	return key, nil
 }

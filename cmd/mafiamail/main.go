@@ -5,6 +5,7 @@
 //	mafiamail init [--address ADDR] [--referee ADDR] [--out FILE] ...
 //	mafiamail serve [--config mafiamail.toml] [--embedded]
 //	mafiamail check --config mafiamail.toml
+//	mafiamail restore [--config mafiamail.toml] [BACKUP]
 //	mafiamail parse [--config FILE] [--db FILE] [message.eml]
 //	mafiamail games list|show|export|archive|backup --db FILE ...
 //	mafiamail version
@@ -37,6 +38,10 @@ Usage:
                   host games on a real mail account (or on built-in servers)
   mafiamail check --config mafiamail.toml
                   check the configuration and log in to IMAP and SMTP
+  mafiamail restore [--config mafiamail.toml] [BACKUP]
+                  bring back a lost database: from BACKUP (games backup made
+                  it) or from nothing, replaying every message of the mailbox
+                  it had not applied; needs the configuration's host key
   mafiamail parse [--config FILE | --db FILE] [message.eml]
                   show what the host makes of one message (stdin if no file)
   mafiamail games list   --db FILE
@@ -71,6 +76,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "check":
 		err = cmdCheck(ctx, args[1:], stdout, stderr)
+	case "restore":
+		err = cmdRestore(ctx, args[1:], stdout, stderr)
 	case "parse":
 		err = cmdParse(ctx, args[1:], stdin, stdout, stderr)
 	case "games":

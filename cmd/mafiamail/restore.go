@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/internal/cli"
+	"github.com/mafiamail/mafiamail/service"
+)
+
+// cmdRestore brings back a host that lost its database: from a backup, or
+// from none, replaying the mailbox (docs/hosting.md, "Backing up and
+// restoring").
+func cmdRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.Flags("restore", stderr)
+	cfgPath := fs.String("config", "mafiamail.toml", "configuration file")
+	if err := parseFlags(fs, args); err != nil {
+		return cli.Usage(err)
+	}
+	if fs.NArg() > 1 {
+		return cli.Usagef("restore [--config FILE] [BACKUP]")
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	log := cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level)
+	rep, err := service.Restore(ctx, cfg, service.RestoreConfig{Backup: fs.Arg(0), Log: log})
+	if err != nil {
+		return err
+	}
+	printRestore(stdout, *cfgPath, cfg, rep)
+	return nil
+}
+
+// printRestore says what a restore did, game by game.
+func printRestore(w io.Writer, cfgPath string, cfg *config.Config, rep service.RestoreReport) {
+	from := "no backup"
+	if rep.FromBackup != "" {
+		from = rep.FromBackup
+	}
+	fmt.Fprintf(w, "Restored %s from %s: the mailbox holds %d messages; %d were in the backup, %d replayed.\n",
+		cfg.Database, from, rep.Messages, rep.Known, rep.Replayed)
+	for _, g := range rep.Games {
+		fmt.Fprintf(w, "  %-20s %d events in the backup, %d now\n", g.Game, g.Before, g.After)
+	}
+	for _, f := range rep.Failed {
+		fmt.Fprintf(w, "  not applied: %s\n", f)
+	}
+	fmt.Fprintf(w, "Next: mafiamail serve --config %s\n", cfgPath)
+}

@@ -1,0 +1,185 @@
+package watcher
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+)
+
+// Stored is one message a mailbox holds, as History lists it.
+type Stored struct {
+	// Mailbox, UIDValidity and UID identify it on the server.
+	Mailbox     string
+	UIDValidity uint32
+	UID         uint32
+	// Arrived is its INTERNALDATE: when it reached the mailbox, set by the
+	// receiving server (a MOVE keeps it).
+	Arrived time.Time
+	Size    int64
+	Seen    bool
+}
+
+// Folder is what History found of one folder.
+type Folder struct {
+	Name        string
+	UIDValidity uint32
+	// UIDNext is the UID the folder's next message will get.
+	UIDNext uint32
+	// Missing says whether the folder does not exist.
+	Missing bool
+}
+
+// History is every message of the watched mailbox and of Config.MoveTo,
+// \Seen or not, in the order they reached the mailbox: a host that lost
+// its database replays it (docs/hosting.md, "Restoring").
+type History struct {
+	w        *Watcher
+	s        *session
+	selected string
+	// Folders are the watched mailbox, then MoveTo if set.
+	Folders []Folder
+	// Messages are in order of arrival: INTERNALDATE, then the folder
+	// mail is moved to before the watched one (what was moved was there
+	// first), then UID.
+	Messages []Stored
+}
+
+// OpenHistory connects and logs in as Run does and lists the messages of
+// the watched mailbox and of MoveTo, changing nothing on the server (the
+// folders are opened read-only). Close ends the connection.
+func OpenHistory(ctx context.Context, cfg Config) (*History, error) {
+	w, err := New(cfg, func(context.Context, Fetched) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	c, err := w.dial(ctx, &imapclient.Options{TLSConfig: w.tls})
+	if err != nil {
+		return nil, err
+	}
+	h := &History{w: w, s: &session{w: w, c: c}}
+	if err := h.s.login(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	names := []string{w.cfg.Mailbox}
+	if w.cfg.MoveTo != "" {
+		names = append(names, w.cfg.MoveTo)
+	}
+	for i, name := range names {
+		f, msgs, err := h.list(ctx, name)
+		if err != nil {
+			h.Close()
+			return nil, err
+		}
+		if f.Missing && i == 0 {
+			h.Close()
+			return nil, fmt.Errorf("open mailbox %q: it does not exist", name)
+		}
+		h.Folders = append(h.Folders, f)
+		h.Messages = append(h.Messages, msgs...)
+	}
+	rank := func(box string) int {
+		if box == w.cfg.Mailbox {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(h.Messages, func(a, b Stored) int {
+		return cmp.Or(a.Arrived.Compare(b.Arrived), cmp.Compare(rank(a.Mailbox), rank(b.Mailbox)), cmp.Compare(a.UID, b.UID))
+	})
+	return h, nil
+}
+
+// list reads the UIDs, arrival times, sizes and flags of a folder's
+// messages.
+func (h *History) list(ctx context.Context, name string) (Folder, []Stored, error) {
+	f := Folder{Name: name}
+	var sel *imap.SelectData
+	err := h.s.cmd(ctx, "EXAMINE "+name, func() (err error) {
+		sel, err = h.s.c.Select(name, &imap.SelectOptions{ReadOnly: true}).Wait()
+		return err
+	})
+	var imapErr *imap.Error
+	if errors.As(err, &imapErr) && imapErr.Type == imap.StatusResponseTypeNo && name != h.w.cfg.Mailbox {
+		f.Missing = true
+		return f, nil, nil
+	}
+	if err != nil {
+		return f, nil, fmt.Errorf("open mailbox %q: %w", name, err)
+	}
+	h.selected = name
+	f.UIDValidity, f.UIDNext = sel.UIDValidity, uint32(sel.UIDNext)
+	if sel.NumMessages == 0 {
+		return f, nil, nil
+	}
+	var out []Stored
+	err = h.s.cmd(ctx, "UID FETCH 1:*", func() error {
+		all := imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}
+		msgs, err := h.s.c.Fetch(all, &imap.FetchOptions{UID: true, InternalDate: true, RFC822Size: true, Flags: true}).Collect()
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			out = append(out, Stored{Mailbox: name, UIDValidity: f.UIDValidity, UID: uint32(m.UID),
+				Arrived: m.InternalDate, Size: m.RFC822Size, Seen: slices.Contains(m.Flags, imap.FlagSeen)})
+		}
+		return nil
+	})
+	if err != nil {
+		return f, nil, fmt.Errorf("list mailbox %q: %w", name, err)
+	}
+	return f, out, nil
+}
+
+// Read fetches a message the listing holds, as Run hands it over: whole,
+// or its header alone when it is larger than Config.MaxMessageBytes. It
+// sets no flag.
+func (h *History) Read(ctx context.Context, m Stored) (Fetched, error) {
+	f := Fetched{Mailbox: m.Mailbox, UIDValidity: m.UIDValidity, UID: m.UID, Size: m.Size, Arrived: m.Arrived}
+	if h.selected != m.Mailbox {
+		if err := h.s.cmd(ctx, "EXAMINE "+m.Mailbox, func() error {
+			sel, err := h.s.c.Select(m.Mailbox, &imap.SelectOptions{ReadOnly: true}).Wait()
+			if err == nil && sel.UIDValidity != m.UIDValidity {
+				err = fmt.Errorf("its UIDVALIDITY changed from %d to %d while it was read", m.UIDValidity, sel.UIDValidity)
+			}
+			return err
+		}); err != nil {
+			return f, fmt.Errorf("open mailbox %q: %w", m.Mailbox, err)
+		}
+		h.selected = m.Mailbox
+	}
+	section := &imap.FetchItemBodySection{Peek: true}
+	if max := h.w.cfg.MaxMessageBytes; max > 0 && m.Size > max {
+		section.Specifier, f.HeaderOnly = imap.PartSpecifierHeader, true
+	}
+	err := h.s.cmd(ctx, "UID FETCH", func() error {
+		msgs, err := h.s.c.Fetch(imap.UIDSetNum(imap.UID(m.UID)), &imap.FetchOptions{BodySection: []*imap.FetchItemBodySection{section}}).Collect()
+		if err != nil {
+			return err
+		}
+		if len(msgs) == 0 {
+			return fmt.Errorf("message %d went away while it was read", m.UID)
+		}
+		f.Raw = msgs[0].FindBodySection(section)
+		return nil
+	})
+	if err != nil {
+		return f, fmt.Errorf("read message %d of %q: %w", m.UID, m.Mailbox, err)
+	}
+	if !f.HeaderOnly {
+		f.Size = int64(len(f.Raw))
+	}
+	return f, nil
+}
+
+// Close logs out.
+func (h *History) Close() {
+	h.s.logout()
+	h.s.c.Close()
+}

@@ -1,0 +1,243 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// RestoreConfig is what Restore needs beyond the configuration.
+type RestoreConfig struct {
+	// Backup is the database to start from (`games backup` made it), ""
+	// for none: every game is then replayed from the mailbox alone.
+	Backup string
+	// Now is the wall clock; nil means time.Now. Tests pass one that
+	// stands where their mail was delivered.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// GameReplay is what a restore did to one game.
+type GameReplay struct {
+	Game string
+	// Before and After are the game's events in the backup and after
+	// the replay.
+	Before, After int
+}
+
+// RestoreReport says what a restore found and did.
+type RestoreReport struct {
+	// FromBackup is the backup started from, "" for none.
+	FromBackup string
+	// Messages is how many messages the mailbox holds (the watched
+	// folder and the one processed mail is moved to); Known how many of
+	// them the backup had applied, Replayed how many were applied now.
+	Messages, Known, Replayed int
+	// Failed are the messages that could not be applied, as the host
+	// would have logged them live.
+	Failed []string
+	Games  []GameReplay
+}
+
+// Restore brings back a host that lost its database: it starts from a
+// backup, or from nothing, and applies every message of the mailbox the
+// backup had not applied, \Seen or not, in the watched folder and in the
+// one processed mail is moved to, in the order they reached the mailbox,
+// with every deadline between them applied at its own time, as the host
+// would have applied them live (docs/arrival.md). The role draws and the
+// tokens derive from the host key, which must be the one the lost
+// database was written with; so the replay decides what the lost host
+// decided. It refuses a database that exists: it brings back a lost one
+// and never writes over one.
+func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreReport, error) {
+	rep := RestoreReport{FromBackup: o.Backup}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	for _, p := range []string{cfg.Database, cfg.Database + "-wal"} {
+		if _, err := os.Lstat(p); err == nil {
+			return rep, fmt.Errorf("restore: %s exists: restore brings back a lost database and never writes over one; move it away first", p)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return rep, fmt.Errorf("restore: %w", err)
+		}
+	}
+	if cfg.KeyFile == "" {
+		return rep, errors.New("restore: the configuration names no host key (key_file): without it no replay can draw the same roles")
+	}
+	key, err := hostkey.Load(cfg.KeyFile)
+	if err != nil {
+		return rep, fmt.Errorf("restore: %w: the key backed up with the configuration is needed", err)
+	}
+
+	// The mailbox is listed before anything is written, so that a restore
+	// that cannot read it leaves nothing behind.
+	hist, err := watcher.OpenHistory(ctx, watcherConfig(cfg, log))
+	if err != nil {
+		return rep, fmt.Errorf("restore: read the mailbox: %w", err)
+	}
+	defer hist.Close()
+	listed := now()
+	rep.Messages = len(hist.Messages)
+
+	if o.Backup != "" {
+		if err := copyBackup(o.Backup, cfg.Database); err != nil {
+			return rep, err
+		}
+	}
+	// Game time while replaying is the arrival of the message in hand.
+	var mu sync.Mutex
+	cur := time.Time{}
+	if len(hist.Messages) > 0 {
+		cur = hist.Messages[0].Arrived
+	} else {
+		cur = listed
+	}
+	clock, err := GameClock(cfg.Database, cfg.Speed, listed)
+	if err != nil {
+		return rep, err
+	}
+	clock.Real = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return cur
+	}
+	moveTo := func(t time.Time) {
+		mu.Lock()
+		if t.After(cur) {
+			cur = t
+		}
+		mu.Unlock()
+	}
+	svc, err := Start(ctx, cfg, Config{Clock: clock, Log: log, Key: key})
+	if err != nil {
+		return rep, err
+	}
+	defer svc.Close()
+	h, st := svc.Host(), svc.Store()
+	before, err := eventCounts(ctx, st)
+	if err != nil {
+		return rep, err
+	}
+
+	for _, m := range hist.Messages {
+		if _, err := st.InboundByUID(ctx, m.Mailbox, m.UIDValidity, m.UID); err == nil {
+			rep.Known++
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return rep, err
+		}
+		// Every deadline before the message's arrival is applied first,
+		// at its own time: all the mail that arrived before it has been.
+		moveTo(m.Arrived)
+		h.Advance(ctx, m.Arrived)
+		if err := h.TickDue(ctx); err != nil {
+			return rep, fmt.Errorf("restore: deadlines before %s: %w", m.Arrived.UTC().Format(time.RFC3339), err)
+		}
+		f, err := hist.Read(ctx, m)
+		if err != nil {
+			return rep, fmt.Errorf("restore: %w", err)
+		}
+		errs := h.HandleBatch(ctx, []host.Mail{{Mailbox: f.Mailbox, UIDValidity: f.UIDValidity, UID: f.UID,
+			Raw: f.Raw, Size: int(f.Size), Arrived: f.Arrived}})
+		if errs[0] != nil {
+			rep.Failed = append(rep.Failed, fmt.Sprintf("%s UID %d (arrived %s): %v", f.Mailbox, f.UID, f.Arrived.UTC().Format(time.RFC3339), errs[0]))
+			continue
+		}
+		rep.Replayed++
+	}
+	// Up to the listing, less the slack a message may take to show, every
+	// message has been read: the deadlines until then are applied too.
+	// Later ones are serve's.
+	until := listed.Add(-time.Duration(cfg.IMAP.ArrivalSlack))
+	moveTo(until)
+	h.Advance(ctx, until)
+	if err := h.TickDue(ctx); err != nil {
+		return rep, fmt.Errorf("restore: deadlines until %s: %w", until.UTC().Format(time.RFC3339), err)
+	}
+
+	after, err := eventCounts(ctx, st)
+	if err != nil {
+		return rep, err
+	}
+	for _, id := range slices.Sorted(maps.Keys(after)) {
+		rep.Games = append(rep.Games, GameReplay{Game: id, Before: before[id], After: after[id]})
+	}
+	return rep, nil
+}
+
+// watcherConfig is the watcher's account and folders of cfg.
+func watcherConfig(cfg *config.Config, log *slog.Logger) watcher.Config {
+	return watcher.Config{
+		URL: cfg.IMAP.URL, Username: cfg.IMAP.Username, Password: cfg.IMAP.Password,
+		Mailbox: cfg.IMAP.Mailbox, MoveTo: cfg.IMAP.MoveTo, TLSConfig: TLSConfig(cfg.IMAP.Account),
+		MinBackoff: 100 * time.Millisecond, Logger: log,
+		CommandTimeout: time.Duration(cfg.IMAP.Timeout), IdleRefresh: time.Duration(cfg.IMAP.IdleRefresh),
+		MaxMessageBytes: cfg.Limits.MaxMessageBytes,
+	}
+}
+
+// eventCounts is the number of events of each game.
+func eventCounts(ctx context.Context, st *store.Store) (map[string]int, error) {
+	games, err := st.Games(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(games))
+	for _, g := range games {
+		evs, err := st.Events(ctx, g.ID, 0)
+		if err != nil {
+			return nil, err
+		}
+		out[g.ID] = len(evs)
+	}
+	return out, nil
+}
+
+// copyBackup copies the backup to the database's place, readable by the
+// host's user alone, synced before the host opens it.
+func copyBackup(backup, db string) error {
+	src, err := os.Open(backup)
+	if err != nil {
+		return fmt.Errorf("restore: open the backup: %w", err)
+	}
+	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	dst, err := os.OpenFile(db, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	_, err = io.Copy(dst, src)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(db)
+		return fmt.Errorf("restore: copy the backup to %s: %w", db, err)
+	}
+	return nil
+}

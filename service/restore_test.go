@@ -1,0 +1,328 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/service"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// table is a game played through the embedded mail servers by a host that
+// serve would run, on a clock the test moves: every message reaches the
+// host's mailbox at the clock's time (its INTERNALDATE), as mail that
+// came while the test looked on, and deadlines pass when the test moves
+// the clock past them.
+type table struct {
+	t   *testing.T
+	srv *mailserver.Server
+	cfg config.Config
+	log *slog.Logger
+	rng *rand.Rand
+
+	mu  sync.Mutex
+	now time.Time
+
+	svc    *service.Service
+	cancel context.CancelFunc
+	done   chan error
+	sent   int
+}
+
+const restoreAuthServ = "mx.players.test"
+
+var restorePlayers = []string{"Alice", "Bob", "Carol", "Dave", "Erin"}
+
+func newTable(t *testing.T, seed uint64) *table {
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", ExtraDomains: []string{"players.test"},
+		Users: map[string]string{"host": "pw"}, AutoCreateUsers: true})
+	dir := t.TempDir()
+	cfg := config.Defaults()
+	cfg.Address, cfg.Referees = "host@example.org", []string{"referee@players.test"}
+	cfg.Database = filepath.Join(dir, "games.db")
+	cfg.KeyFile = filepath.Join(dir, "mafiamail.key")
+	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", "pw"
+	cfg.IMAP.ArrivalSlack = config.Duration(100 * time.Millisecond)
+	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", "pw"
+	cfg.Auth.AuthservID = restoreAuthServ
+	if _, err := hostkey.Create(cfg.KeyFile); err != nil {
+		t.Fatal(err)
+	}
+	return &table{t: t, srv: srv, cfg: cfg, log: testlog.New(t, slog.LevelWarn),
+		rng: rand.New(rand.NewPCG(seed, 0)), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
+}
+
+func (tb *table) clock() time.Time {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return tb.now
+}
+
+// advance moves the clock on by d and applies what it made due, as the
+// host's clock would.
+func (tb *table) advance(d time.Duration) {
+	tb.t.Helper()
+	tb.mu.Lock()
+	tb.now = tb.now.Add(d)
+	tb.mu.Unlock()
+	if err := tb.svc.Host().TickDue(tb.t.Context()); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+func (tb *table) start() {
+	tb.t.Helper()
+	key, err := service.LoadKey(&tb.cfg, tb.log)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	svc, err := service.Start(tb.t.Context(), &tb.cfg, service.Config{Clock: host.Clock{Real: tb.clock}, Log: tb.log, Key: key})
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.svc, tb.cancel, tb.done = svc, cancel, make(chan error, 1)
+	go func() { tb.done <- svc.Run(ctx) }()
+}
+
+func (tb *table) stop() {
+	tb.t.Helper()
+	tb.cancel()
+	if err := <-tb.done; err != nil && err != context.Canceled {
+		tb.t.Errorf("run: %v", err)
+	}
+	if err := tb.svc.Close(); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// send delivers a message from a player's address to the host's mailbox
+// at the clock's time, and waits until the host has taken it in.
+func (tb *table) send(from, to, body string) {
+	tb.t.Helper()
+	tb.sent++
+	at := tb.clock()
+	raw := fmt.Sprintf("Authentication-Results: %s; dmarc=pass header.from=players.test\r\nFrom: %s\r\nTo: %s\r\n"+
+		"Subject: game\r\nMessage-ID: <m%d@players.test>\r\nDate: %s\r\nMIME-Version: 1.0\r\n"+
+		"Content-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n", restoreAuthServ, from, to, tb.sent, at.Format(time.RFC1123Z), body)
+	if err := tb.srv.DeliverAt(from, to, []byte(raw), at); err != nil {
+		tb.t.Fatal(err)
+	}
+	mailtest.WaitFor(tb.t, "the host to take in its mail", 30*time.Second, 10*time.Millisecond, func() bool {
+		h, err := watcher.OpenHistory(tb.t.Context(), watcher.Config{URL: tb.cfg.IMAP.URL, Username: "host", Password: "pw", Mailbox: "INBOX"})
+		if err != nil {
+			tb.t.Fatal(err)
+		}
+		defer h.Close()
+		for _, m := range h.Messages {
+			if !m.Seen {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (tb *table) game() *engine.State {
+	s, _ := tb.svc.Host().Game("g1")
+	return s
+}
+
+// address is the participant's address on a channel ("t", "p" or "m").
+func (tb *table) address(addr, channel string) string {
+	tb.t.Helper()
+	ps, err := tb.svc.Store().Participants(tb.t.Context(), "g1")
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	for _, p := range ps {
+		if strings.EqualFold(p.Address, addr) && p.Status == store.StatusActive {
+			return "host+g1-" + channel + "-" + p.Token + "@example.org"
+		}
+	}
+	tb.t.Fatalf("no participant %s", addr)
+	return ""
+}
+
+func playerAddr(name string) string { return strings.ToLower(name) + "@players.test" }
+
+// signUp creates game g1, sets it up for five players, and fills it.
+func (tb *table) signUp() {
+	tb.send("referee@players.test", "host@example.org", "NEW GAME g1")
+	ref := tb.address("referee@players.test", "p")
+	tb.advance(time.Minute)
+	tb.send("referee@players.test", ref, "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false weekend=off day_length=3h night_length=6h night_step=6h reminder_before=1h")
+	for _, p := range restorePlayers {
+		tb.advance(time.Duration(1+tb.rng.IntN(20)) * time.Minute)
+		tb.send(playerAddr(p), "host+g1@example.org", "JOIN "+p)
+	}
+}
+
+// turn has one living player act: a vote by day, a night action by night
+// (or a word in the thread), chosen by the test's random source.
+func (tb *table) turn() {
+	s := tb.game()
+	living := s.Living()
+	if len(living) == 0 {
+		return
+	}
+	me := s.Player(living[tb.rng.IntN(len(living))])
+	other := s.Player(living[tb.rng.IntN(len(living))])
+	switch {
+	case s.Phase == engine.DayPhase:
+		tb.send(me.Address, tb.address(me.Address, "t"), "VOTE "+other.Name+"\n\nI do not trust them.")
+	case s.Phase == engine.NightPhase && me.Role == engine.Mafia:
+		tb.send(me.Address, tb.address(me.Address, "p"), "KILL "+other.Name)
+	case s.Phase == engine.NightPhase && me.Role == engine.Inspector:
+		tb.send(me.Address, tb.address(me.Address, "p"), "INSPECT "+other.Name)
+	default:
+		tb.send(me.Address, tb.address(me.Address, "p"), "STATUS")
+	}
+}
+
+// logs reads every game's event log: type, time and payload, in order.
+func logs(t *testing.T, st *store.Store) map[string][]string {
+	t.Helper()
+	games, err := st.Games(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, g := range games {
+		evs, err := st.Events(t.Context(), g.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			out[g.ID] = append(out[g.ID], fmt.Sprintf("%d %s %s %s", e.Seq, e.Type, e.At.UTC().Format(time.RFC3339Nano), e.Payload))
+		}
+	}
+	return out
+}
+
+func removeDatabase(t *testing.T, db string) {
+	t.Helper()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(db + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// restoreAndCompare loses the database, restores it from backup ("" for
+// none) and requires every game's log to be the one the host had.
+func (tb *table) restoreAndCompare(want map[string][]string, backup string) service.RestoreReport {
+	tb.t.Helper()
+	removeDatabase(tb.t, tb.cfg.Database)
+	rep, err := service.Restore(tb.t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+	if err != nil {
+		tb.t.Fatalf("restore from %q: %v", backup, err)
+	}
+	tb.t.Logf("restored from %q: %d messages, %d known, %d replayed, games %+v", backup, rep.Messages, rep.Known, rep.Replayed, rep.Games)
+	if len(rep.Failed) > 0 {
+		tb.t.Errorf("messages that failed in the replay: %v", rep.Failed)
+	}
+	st, err := store.Open(tb.t.Context(), tb.cfg.Database, store.Config{Logger: tb.log})
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	got := logs(tb.t, st)
+	st.Close()
+	if len(got) != len(want) {
+		tb.t.Fatalf("restored %d games, the host had %d", len(got), len(want))
+	}
+	for id, w := range want {
+		g := got[id]
+		for i := range max(len(w), len(g)) {
+			var a, b string
+			if i < len(w) {
+				a = w[i]
+			}
+			if i < len(g) {
+				b = g[i]
+			}
+			if a != b {
+				tb.t.Fatalf("game %s, restored from %q: event %d differs:\nhost:     %s\nrestored: %s", id, backup, i+1, a, b)
+			}
+		}
+	}
+	return rep
+}
+
+// TestRestoreReplaysTheMailbox plays a game through the mailbox, loses the
+// database, and brings it back twice: from nothing, and from a backup
+// made at a random moment of the game. Each time every event of the game
+// comes back, in the same order, at the same times: the sign-up, the role
+// draw (the same roles, salt and commitment), every vote and night action
+// at its mail's arrival, and every deadline between them at its own time.
+func TestRestoreReplaysTheMailbox(t *testing.T) {
+	seed := testseed.Seed(t)
+	tb := newTable(t, seed)
+	tb.start()
+	tb.signUp()
+	turns := 30
+	backupAt := tb.rng.IntN(turns + 1) // 0: at START
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	started, backedUp := false, false
+	for i := 0; i <= turns; i++ {
+		// A game over before the turn drawn is backed up after its end.
+		if i == backupAt || (!backedUp && tb.game().Phase == engine.EndedPhase) {
+			if err := tb.svc.Store().Backup(t.Context(), backup); err != nil {
+				t.Fatal(err)
+			}
+			backedUp = true
+			t.Logf("backup after turn %d, in phase %s", i, tb.game().Phase)
+		}
+		if !started {
+			tb.advance(time.Minute)
+			tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+			started = true
+			continue
+		}
+		if tb.game().Phase == engine.EndedPhase {
+			break
+		}
+		// Now and then a deadline passes between two messages.
+		step := time.Duration(5+tb.rng.IntN(40)) * time.Minute
+		if tb.rng.IntN(4) == 0 {
+			if next, ok := engine.NextDeadline(tb.game()); ok {
+				step = max(step, next.Sub(tb.clock())+time.Duration(tb.rng.IntN(30))*time.Minute)
+			}
+		}
+		tb.advance(step)
+		tb.turn()
+	}
+	tb.advance(time.Hour)
+	want := logs(t, tb.svc.Store())
+	tb.stop()
+	if len(want["g1"]) < 20 {
+		t.Fatalf("the game has only %d events", len(want["g1"]))
+	}
+	t.Logf("the game has %d events, phase %s", len(want["g1"]), tb.game().Phase)
+
+	rep := tb.restoreAndCompare(want, "")
+	if rep.Known != 0 || rep.Replayed != tb.sent {
+		t.Errorf("from nothing: %d known, %d replayed of %d sent", rep.Known, rep.Replayed, tb.sent)
+	}
+	rep = tb.restoreAndCompare(want, backup)
+	if rep.Known == 0 || rep.Known+rep.Replayed != tb.sent {
+		t.Errorf("from the backup: %d known, %d replayed of %d sent", rep.Known, rep.Replayed, tb.sent)
+	}
+}
