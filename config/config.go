@@ -89,6 +89,11 @@ type IMAP struct {
 	Mailbox string `toml:"mailbox"`
 	// MoveTo, if set, is the folder processed mail is moved to.
 	MoveTo string `toml:"move_to"`
+	// SentFolder is the folder where the provider keeps a copy of the
+	// mail the host sent (Gmail, Outlook.com and Fastmail do); restore
+	// looks there for the mail a lost database had sent, so as not to send
+	// it again. Empty means the folder marked \Sent (IMAP SPECIAL-USE).
+	SentFolder string `toml:"sent_folder"`
 	// IdleRefresh is how long the watcher waits in IDLE before it checks
 	// the connection with NOOP: the longest a connection that hangs
 	// without closing (a stalled network) can go unnoticed, plus Timeout.

@@ -52,6 +52,14 @@ type RestoreReport struct {
 	// would have logged them live.
 	Failed []string
 	Games  []GameReplay
+	// SentFolder is the folder of sent mail read ("" for none found);
+	// FoundSent how many unsent messages of the outbox were found there
+	// and recorded as sent. SentAgain are those that were not: serve
+	// sends them (again, if the lost host had sent them), with the same
+	// Message-ID, which mail clients use to hide a second copy.
+	SentFolder string
+	FoundSent  int
+	SentAgain  []store.OutMessage
 }
 
 // Restore brings back a host that lost its database: it starts from a
@@ -175,6 +183,13 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 		return rep, fmt.Errorf("restore: deadlines until %s: %w", until.UTC().Format(time.RFC3339), err)
 	}
 
+	// Mail the lost host had sent is in the provider's folder of sent
+	// mail: found there by Message-ID, it is recorded as sent rather than
+	// sent again.
+	if err := recordSent(ctx, st, hist, cfg.IMAP.SentFolder, now(), &rep); err != nil {
+		return rep, err
+	}
+
 	after, err := eventCounts(ctx, st)
 	if err != nil {
 		return rep, err
@@ -183,6 +198,34 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 		rep.Games = append(rep.Games, GameReplay{Game: id, Before: before[id], After: after[id]})
 	}
 	return rep, nil
+}
+
+// recordSent records as sent the outbox's unsent messages that the
+// folder of sent mail holds, and reports the rest.
+func recordSent(ctx context.Context, st *store.Store, hist *watcher.History, folder string, now time.Time, rep *RestoreReport) error {
+	unsent, err := st.OutMessages(ctx, store.OutPending)
+	if err != nil {
+		return err
+	}
+	folder, ids, err := hist.SentMessageIDs(ctx, folder)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	rep.SentFolder = folder
+	var found []int64
+	for _, m := range unsent {
+		if ids[m.MessageID] {
+			found = append(found, m.ID)
+			continue
+		}
+		m.Raw = nil
+		rep.SentAgain = append(rep.SentAgain, m)
+	}
+	if err := st.MarkAllSent(ctx, found, now); err != nil {
+		return fmt.Errorf("restore: record the mail found sent: %w", err)
+	}
+	rep.FoundSent = len(found)
+	return nil
 }
 
 // watcherConfig is the watcher's account and folders of cfg.

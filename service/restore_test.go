@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
@@ -52,7 +57,7 @@ var restorePlayers = []string{"Alice", "Bob", "Carol", "Dave", "Erin"}
 
 func newTable(t *testing.T, seed uint64) *table {
 	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", ExtraDomains: []string{"players.test"},
-		Users: map[string]string{"host": "pw"}, AutoCreateUsers: true})
+		Users: map[string]string{"host": "pw"}, AutoCreateUsers: true, SaveSent: "Sent"})
 	dir := t.TempDir()
 	cfg := config.Defaults()
 	cfg.Address, cfg.Referees = "host@example.org", []string{"referee@players.test"}
@@ -61,6 +66,7 @@ func newTable(t *testing.T, seed uint64) *table {
 	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+srv.IMAPAddr(), "host", "pw"
 	cfg.IMAP.ArrivalSlack = config.Duration(100 * time.Millisecond)
 	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", "pw"
+	cfg.IMAP.SentFolder = "Sent"
 	cfg.Auth.AuthservID = restoreAuthServ
 	if _, err := hostkey.Create(cfg.KeyFile); err != nil {
 		t.Fatal(err)
@@ -226,9 +232,64 @@ func removeDatabase(t *testing.T, db string) {
 	}
 }
 
+// forgetSent deletes the message of Message-ID id from the host's folder
+// of sent mail.
+func (tb *table) forgetSent(id string) {
+	tb.t.Helper()
+	c, err := imapclient.DialInsecure(tb.srv.IMAPAddr(), nil)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login("host", "pw").Wait(); err != nil {
+		tb.t.Fatal(err)
+	}
+	if _, err := c.Select("Sent", nil).Wait(); err != nil {
+		tb.t.Fatal(err)
+	}
+	found, err := c.UIDSearch(&imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-ID", Value: id}}}, nil).Wait()
+	if err != nil || len(found.AllUIDs()) != 1 {
+		tb.t.Fatalf("find %s in Sent: %v %v", id, found, err)
+	}
+	uids := imap.UIDSetNum(found.AllUIDs()...)
+	if err := c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := c.Expunge().Close(); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// outbox reads the outbox: each message's bytes and status by Message-ID.
+func outbox(t *testing.T, st *store.Store) map[string]store.OutMessage {
+	t.Helper()
+	ms, err := st.OutMessages(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]store.OutMessage{}
+	for _, m := range ms {
+		out[m.MessageID] = m
+	}
+	return out
+}
+
+// drain waits until the host has sent everything it queued.
+func (tb *table) drain() {
+	mailtest.WaitFor(tb.t, "the outbox to drain", 30*time.Second, 10*time.Millisecond, func() bool {
+		for _, m := range outbox(tb.t, tb.svc.Store()) {
+			if m.Status != store.OutSent {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // restoreAndCompare loses the database, restores it from backup ("" for
-// none) and requires every game's log to be the one the host had.
-func (tb *table) restoreAndCompare(want map[string][]string, backup string) service.RestoreReport {
+// none) and requires every game's log to be the one the host had, and
+// its outbox to hold the same mail, byte for byte, recorded as sent.
+func (tb *table) restoreAndCompare(want map[string][]string, wantOut map[string]store.OutMessage, backup string) service.RestoreReport {
 	tb.t.Helper()
 	removeDatabase(tb.t, tb.cfg.Database)
 	rep, err := service.Restore(tb.t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
@@ -244,7 +305,25 @@ func (tb *table) restoreAndCompare(want map[string][]string, backup string) serv
 		tb.t.Fatal(err)
 	}
 	got := logs(tb.t, st)
+	gotOut := outbox(tb.t, st)
 	st.Close()
+	if len(gotOut) != len(wantOut) {
+		tb.t.Errorf("restored %d messages of mail, the host had queued %d", len(gotOut), len(wantOut))
+	}
+	for id, w := range wantOut {
+		g, ok := gotOut[id]
+		switch {
+		case !ok:
+			tb.t.Errorf("restored no message %s (%s to %v)", id, w.Kind, w.To)
+		case string(g.Raw) != string(w.Raw):
+			tb.t.Errorf("message %s (%s to %v) differs:\nhost:\n%s\nrestored:\n%s", id, w.Kind, w.To, w.Raw, g.Raw)
+		case g.Status != store.OutSent && !slices.ContainsFunc(rep.SentAgain, func(m store.OutMessage) bool { return m.MessageID == id }):
+			tb.t.Errorf("message %s (%s to %v), which the host had sent, is %s after the restore", id, w.Kind, w.To, g.Status)
+		}
+	}
+	if rep.SentFolder != "Sent" {
+		tb.t.Errorf("the restore read the sent mail of %q", rep.SentFolder)
+	}
 	if len(got) != len(want) {
 		tb.t.Fatalf("restored %d games, the host had %d", len(got), len(want))
 	}
@@ -310,19 +389,49 @@ func TestRestoreReplaysTheMailbox(t *testing.T) {
 		tb.turn()
 	}
 	tb.advance(time.Hour)
-	want := logs(t, tb.svc.Store())
+	tb.drain()
+	want, wantOut := logs(t, tb.svc.Store()), outbox(t, tb.svc.Store())
 	tb.stop()
 	if len(want["g1"]) < 20 {
 		t.Fatalf("the game has only %d events", len(want["g1"]))
 	}
 	t.Logf("the game has %d events, phase %s", len(want["g1"]), tb.game().Phase)
 
-	rep := tb.restoreAndCompare(want, "")
+	rep := tb.restoreAndCompare(want, wantOut, "")
 	if rep.Known != 0 || rep.Replayed != tb.sent {
 		t.Errorf("from nothing: %d known, %d replayed of %d sent", rep.Known, rep.Replayed, tb.sent)
 	}
-	rep = tb.restoreAndCompare(want, backup)
+	if len(rep.SentAgain) != 0 || rep.FoundSent != len(wantOut) {
+		t.Errorf("from nothing: %d messages found sent of %d, %d to send again", rep.FoundSent, len(wantOut), len(rep.SentAgain))
+	}
+
+	// A message the backup had not sent, which the folder of sent mail no
+	// longer holds, is one the restore cannot tell went out: it is sent
+	// again, and said so.
+	bst, err := store.OpenReadOnly(t.Context(), backup, store.Config{Logger: tb.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inBackup := outbox(t, bst)
+	bst.Close()
+	var lost string
+	for _, id := range slices.Sorted(maps.Keys(wantOut)) {
+		if m, ok := inBackup[id]; (!ok || m.Status != store.OutSent) && (lost == "" || tb.rng.IntN(4) == 0) {
+			lost = id
+		}
+	}
+	if lost != "" {
+		tb.forgetSent(lost)
+	}
+	rep = tb.restoreAndCompare(want, wantOut, backup)
 	if rep.Known == 0 || rep.Known+rep.Replayed != tb.sent {
 		t.Errorf("from the backup: %d known, %d replayed of %d sent", rep.Known, rep.Replayed, tb.sent)
+	}
+	if lost == "" && len(rep.SentAgain) != 0 || lost != "" && (len(rep.SentAgain) != 1 || rep.SentAgain[0].MessageID != lost) {
+		var again []string
+		for _, m := range rep.SentAgain {
+			again = append(again, m.MessageID)
+		}
+		t.Errorf("from the backup, with %s gone from the sent mail: sends again %v", lost, again)
 	}
 }

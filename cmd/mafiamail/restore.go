@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/internal/cli"
@@ -48,6 +49,18 @@ func printRestore(w io.Writer, cfgPath string, cfg *config.Config, rep service.R
 	}
 	for _, f := range rep.Failed {
 		fmt.Fprintf(w, "  not applied: %s\n", f)
+	}
+	switch {
+	case rep.SentFolder == "":
+		fmt.Fprintln(w, "No folder of sent mail was found (set [imap] sent_folder): the host cannot tell what the lost database had sent.")
+	default:
+		fmt.Fprintf(w, "%d messages not recorded as sent were found in %s and are recorded as sent now.\n", rep.FoundSent, rep.SentFolder)
+	}
+	if len(rep.SentAgain) > 0 {
+		fmt.Fprintf(w, "%d messages go out when serve starts, sent again if the lost host had sent them (same Message-ID, which mail clients use to hide a second copy):\n", len(rep.SentAgain))
+		for _, m := range rep.SentAgain {
+			fmt.Fprintf(w, "  %-20s %-8s to %s %s\n", m.Game, m.Kind, strings.Join(m.To, ", "), m.MessageID)
+		}
 	}
 	fmt.Fprintf(w, "Next: mafiamail serve --config %s\n", cfgPath)
 }

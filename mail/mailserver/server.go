@@ -55,6 +55,11 @@ type Config struct {
 	// RequireAuth refuses MAIL FROM before a successful AUTH. By default the
 	// SMTP server also acts as the inbound MX: anyone may send to local users.
 	RequireAuth bool
+	// SaveSent, when set, keeps a copy of every message a logged-in user
+	// sends, as delivered, in their folder of that name (created on
+	// first use, the copy flagged \Seen), as Gmail and Outlook.com keep
+	// SMTP-submitted mail in Sent.
+	SaveSent string
 	// AuthResults writes an Authentication-Results field with Domain as
 	// authserv-id on every message delivered, saying whether the sender
 	// logged in as the From address (see AuthServID), and removes any such

@@ -3,9 +3,11 @@ package mailserver
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 )
@@ -163,6 +165,9 @@ func (s *smtpSession) Data(r io.Reader) error {
 		return errTempFail
 	}
 	m.Delivered = true
+	if err := s.saveSent(data); err != nil {
+		s.srv.log.Error("cannot keep a copy of sent mail", "err", err)
+	}
 	if limit != nil && limit.Stage != LimitAtData {
 		limit.count(s.auth, len(s.rcpts))
 		s.limit = nil // counted as sent: nothing of it is open any more
@@ -194,6 +199,31 @@ func (s *smtpSession) deliver(data []byte) error {
 	for _, rc := range s.rcpts {
 		if err := s.srv.deliverTo(rc.user, s.from, rc.addr, s.conn.Hostname(), remote, s.auth, data); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// saveSent keeps a copy of mail a logged-in user sent in their
+// Config.SaveSent folder.
+func (s *smtpSession) saveSent(data []byte) error {
+	folder := s.srv.opts.SaveSent
+	if folder == "" || s.auth == "" {
+		return nil
+	}
+	s.srv.mu.Lock()
+	defer s.srv.mu.Unlock()
+	u := s.srv.users[s.auth]
+	if u == nil {
+		return nil
+	}
+	opts := &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: time.Now()}
+	if _, err := u.mem.Append(folder, bytes.NewReader(data), opts); err != nil {
+		if cerr := u.mem.Create(folder, nil); cerr != nil {
+			return fmt.Errorf("save sent mail of %s: %w", s.auth, err)
+		}
+		if _, err := u.mem.Append(folder, bytes.NewReader(data), opts); err != nil {
+			return fmt.Errorf("save sent mail of %s: %w", s.auth, err)
 		}
 	}
 	return nil

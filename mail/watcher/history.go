@@ -1,15 +1,19 @@
 package watcher
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/emersion/go-message/textproto"
 )
 
 // Stored is one message a mailbox holds, as History lists it.
@@ -182,4 +186,61 @@ func (h *History) Read(ctx context.Context, m Stored) (Fetched, error) {
 func (h *History) Close() {
 	h.s.logout()
 	h.s.c.Close()
+}
+
+// SentMessageIDs reads the Message-IDs (canonical: in angle brackets, as
+// written) of every message in the folder where the provider keeps what
+// the host sent: folder, or the one the server marks \Sent (SPECIAL-USE,
+// RFC 6154) when folder is empty. It returns the folder it read, "" when
+// there is none.
+func (h *History) SentMessageIDs(ctx context.Context, folder string) (string, map[string]bool, error) {
+	if folder == "" {
+		if err := h.s.cmd(ctx, "LIST", func() error {
+			boxes, err := h.s.c.List("", "*", &imap.ListOptions{ReturnSpecialUse: h.s.c.Caps().Has(imap.CapSpecialUse)}).Collect()
+			for _, b := range boxes {
+				if folder == "" && slices.Contains(b.Attrs, imap.MailboxAttrSent) {
+					folder = b.Mailbox
+				}
+			}
+			return err
+		}); err != nil {
+			return "", nil, fmt.Errorf("list the folders: %w", err)
+		}
+		if folder == "" {
+			return "", nil, nil
+		}
+	}
+	f, msgs, err := h.list(ctx, folder)
+	if err != nil {
+		return folder, nil, err
+	}
+	if f.Missing {
+		return "", nil, fmt.Errorf("the folder of sent mail %q does not exist", folder)
+	}
+	ids := map[string]bool{}
+	if len(msgs) == 0 {
+		return folder, ids, nil
+	}
+	section := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, HeaderFields: []string{"Message-ID"}, Peek: true}
+	err = h.s.cmd(ctx, "UID FETCH Message-ID", func() error {
+		all := imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}
+		fetched, err := h.s.c.Fetch(all, &imap.FetchOptions{BodySection: []*imap.FetchItemBodySection{section}}).Collect()
+		if err != nil {
+			return err
+		}
+		for _, m := range fetched {
+			hdr, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(m.FindBodySection(section))))
+			if err != nil {
+				continue
+			}
+			if id := strings.TrimSpace(hdr.Get("Message-Id")); id != "" {
+				ids[id] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return folder, nil, fmt.Errorf("read the Message-IDs of %q: %w", folder, err)
+	}
+	return folder, ids, nil
 }
