@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,10 +109,24 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 	rep.Messages = len(hist.Messages)
 
 	if o.Backup != "" {
+		if err := checkBackup(ctx, o.Backup, key, hist, log); err != nil {
+			return rep, err
+		}
 		if err := copyBackup(o.Backup, cfg.Database); err != nil {
 			return rep, err
 		}
 	}
+	// A restore that fails leaves no database behind: serve would take
+	// it for the host's, and never read again the mail it had not
+	// replayed, which is flagged \Seen already.
+	restored := false
+	defer func() {
+		if !restored {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(cfg.Database + suffix)
+			}
+		}
+	}()
 	// Game time while replaying is the arrival of the message in hand.
 	var mu sync.Mutex
 	cur := time.Time{}
@@ -197,7 +212,59 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 	for _, id := range slices.Sorted(maps.Keys(after)) {
 		rep.Games = append(rep.Games, GameReplay{Game: id, Before: before[id], After: after[id]})
 	}
+	restored = true
 	return rep, nil
+}
+
+// checkBackup refuses, before anything is written, a backup that cannot
+// be replayed onto: one written with another host key (the replay would
+// hand out other tokens and draw other roles than the lost host did), and
+// one whose folders have changed their UIDVALIDITY since (the server then
+// numbers its messages anew, and may have dated them anew, so neither
+// what the backup applied nor the order of arrival can be told). It names
+// what cannot be recovered and for which games.
+func checkBackup(ctx context.Context, backup string, key *hostkey.Key, hist *watcher.History, log *slog.Logger) error {
+	bst, err := store.OpenReadOnly(ctx, backup, store.Config{Logger: log})
+	if err != nil {
+		return fmt.Errorf("restore: open the backup: %w", err)
+	}
+	defer bst.Close()
+	fp, err := bst.KeyFingerprint(ctx)
+	if err != nil {
+		return err
+	}
+	if fp != "" && fp != key.Fingerprint() {
+		return fmt.Errorf("restore: %w: the backup %s has %s, the key file %s; nothing was restored: restore the key backed up with the configuration",
+			store.ErrKeyMismatch, backup, fp, key.Fingerprint())
+	}
+	validities, err := bst.InboxValidities(ctx)
+	if err != nil {
+		return err
+	}
+	var changed []string
+	for _, f := range hist.Folders {
+		if was, ok := validities[f.Name]; ok && !f.Missing && !slices.Contains(was, f.UIDValidity) {
+			changed = append(changed, fmt.Sprintf("%s (UIDVALIDITY %v in the backup, %d now)", f.Name, was, f.UIDValidity))
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	games, err := bst.Games(ctx)
+	if err != nil {
+		return err
+	}
+	var open, whole []string
+	for _, g := range games {
+		if g.Status == "ended" {
+			whole = append(whole, g.ID)
+		} else {
+			open = append(open, g.ID)
+		}
+	}
+	return fmt.Errorf("restore: the mail server has numbered its messages anew since the backup in %s: which of them the backup applied, and in which order they came, cannot be told, so nothing was replayed or restored. "+
+		"Games whose mail since the backup is lost: %v; games the backup holds whole (they had ended): %v",
+		strings.Join(changed, ", "), open, whole)
 }
 
 // recordSent records as sent the outbox's unsent messages that the

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -434,4 +435,41 @@ func TestRestoreReplaysTheMailbox(t *testing.T) {
 		}
 		t.Errorf("from the backup, with %s gone from the sent mail: sends again %v", lost, again)
 	}
+
+	tb.refusals(backup)
+}
+
+// refusals checks that a restore that cannot replay says what and why,
+// and leaves no database behind.
+func (tb *table) refusals(backup string) {
+	t := tb.t
+	gone := func(what string) {
+		t.Helper()
+		if _, err := os.Stat(tb.cfg.Database); !os.IsNotExist(err) {
+			t.Errorf("%s: a database was left behind (%v)", what, err)
+		}
+	}
+	// Another key would hand out other tokens and draw other roles.
+	other := tb.cfg
+	other.KeyFile = filepath.Join(t.TempDir(), "other.key")
+	if _, err := hostkey.Create(other.KeyFile); err != nil {
+		t.Fatal(err)
+	}
+	removeDatabase(t, tb.cfg.Database)
+	_, err := service.Restore(t.Context(), &other, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+	if !errors.Is(err, store.ErrKeyMismatch) {
+		t.Errorf("restore with another key: %v, want ErrKeyMismatch", err)
+	}
+	gone("another key")
+
+	// A server that renumbered its messages: the backup's UIDs and the
+	// order of arrival can no longer be trusted.
+	if _, err := tb.srv.ResetMailbox("host"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+	if err == nil || !strings.Contains(err.Error(), "INBOX (UIDVALIDITY") || !strings.Contains(err.Error(), "g1") {
+		t.Errorf("restore after the mailbox's UIDVALIDITY changed: %v", err)
+	}
+	gone("UIDVALIDITY changed")
 }

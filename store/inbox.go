@@ -248,3 +248,26 @@ func (tx *Tx) DropRawInbound(ctx context.Context, before time.Time) (int64, erro
 	n, _ := res.RowsAffected()
 	return n, nil
 }
+
+// InboxValidities is, for each mailbox the inbox has mail of, the
+// UIDVALIDITY values it was recorded under.
+func (r reader) InboxValidities(ctx context.Context) (map[string][]uint32, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT DISTINCT mailbox, uidvalidity FROM inbox ORDER BY mailbox, uidvalidity`)
+	if err != nil {
+		return nil, fmt.Errorf("store: inbox validities: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]uint32{}
+	for rows.Next() {
+		var box string
+		var v int64
+		if err := rows.Scan(&box, &v); err != nil {
+			return nil, fmt.Errorf("store: inbox validities: %w", err)
+		}
+		out[box] = append(out[box], uint32(v))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: inbox validities: %w", err)
+	}
+	return out, nil
+}
