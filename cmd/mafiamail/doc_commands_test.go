@@ -18,7 +18,8 @@ import (
 
 // docSkipped names the documented commands this test does not run, and why.
 var docSkipped = map[string]string{
-	"demo": "plays a whole game through the built-in mail servers (some seconds classic, half a minute mafia150); TestDemo plays both setups with --setup, --seed and --out, each seed twice, TestDemoInEveryLanguage each --language",
+	"restore": "reads the documented configuration's mailbox, which this test has not; TestRestoreCommand runs it on the built-in mail servers and service's TestRestoreReplaysTheMailbox replays a game with it",
+	"demo":    "plays a whole game through the built-in mail servers (some seconds classic, half a minute mafia150); TestDemo plays both setups with --setup, --seed and --out, each seed twice, TestDemoInEveryLanguage each --language",
 }
 
 // docFiles are the markdown files whose commands and configuration

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
+)
+
+// TestRestoreCommand runs `mafiamail restore` as documented, on the
+// built-in mail servers: it needs the host key, rebuilds the database from
+// the mailbox alone, says what it did game by game, and never writes over
+// a database that exists.
+func TestRestoreCommand(t *testing.T) {
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", Users: map[string]string{"host": "pw"},
+		AutoCreateUsers: true})
+	dir := t.TempDir()
+	cfgPath, db := filepath.Join(dir, "mafiamail.toml"), filepath.Join(dir, "games.db")
+	cfg := fmt.Sprintf(`address = "host@example.org"
+referees = ["ref@example.org"]
+database = %q
+[imap]
+url = "imap://%s"
+username = "host"
+password = "pw"
+[smtp]
+url = "smtp://%s"
+username = "host"
+password = "pw"
+[auth]
+authserv_id = "mx.players.test"
+`, db, srv.IMAPAddr(), srv.SMTPAddr())
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	raw := "Authentication-Results: mx.players.test; dmarc=pass header.from=example.org\r\nFrom: ref@example.org\r\n" +
+		"To: host@example.org\r\nSubject: new\r\nMessage-ID: <new@example.org>\r\n\r\nNEW GAME friday\r\n"
+	if err := srv.DeliverAt("ref@example.org", "host@example.org", []byte(raw), at); err != nil {
+		t.Fatal(err)
+	}
+	restore := func() (int, string) {
+		var out, errOut bytes.Buffer
+		code := run([]string{"restore", "--config", cfgPath}, strings.NewReader(""), &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+
+	if code, out := restore(); code == 0 || !strings.Contains(out, "host key") {
+		t.Fatalf("restore without the host key: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("restore without the host key left a database (%v)", err)
+	}
+	if _, err := hostkey.Create(filepath.Join(dir, "mafiamail.key")); err != nil {
+		t.Fatal(err)
+	}
+	code, out := restore()
+	if code != 0 {
+		t.Fatalf("restore: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"from no backup", "1 messages; 0 were in the backup, 1 replayed", "friday ", "Next: mafiamail serve --config " + cfgPath} {
+		if !strings.Contains(out, want) {
+			t.Errorf("restore did not say %q:\n%s", want, out)
+		}
+	}
+	if code, out := restore(); code == 0 || !strings.Contains(out, "never writes over one") {
+		t.Errorf("restore over a database: exit %d\n%s", code, out)
+	}
+}
