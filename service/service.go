@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mafiamail/mafiamail/config"
@@ -277,6 +279,14 @@ func LoadKey(cfg *config.Config, log *slog.Logger) (*hostkey.Key, error) {
 		return nil, nil
 	}
 	key, created, err := hostkey.LoadOrCreate(cfg.KeyFile)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		// A configuration folder the host may only read (systemd's
+		// ProtectSystem): the host runs on as it did before it had a key,
+		// but a lost database could not be replayed into the same games.
+		log.Error("there is no host key and none can be made beside the configuration: the host runs without one, and a restore could not replay its games; run mafiamail init or write one with key_file",
+			"key_file", cfg.KeyFile, "err", err)
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
