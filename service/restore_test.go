@@ -57,6 +57,12 @@ const restoreAuthServ = "mx.players.test"
 var restorePlayers = []string{"Alice", "Bob", "Carol", "Dave", "Erin"}
 
 func newTable(t *testing.T, seed uint64) *table {
+	return newKeyedTable(t, seed, hostkey.Generate())
+}
+
+// newKeyedTable is newTable with the host key given, so that two tables
+// can be twins.
+func newKeyedTable(t *testing.T, seed uint64, key *hostkey.Key) *table {
 	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org", ExtraDomains: []string{"players.test"},
 		Users: map[string]string{"host": "pw"}, AutoCreateUsers: true, SaveSent: "Sent"})
 	dir := t.TempDir()
@@ -69,7 +75,7 @@ func newTable(t *testing.T, seed uint64) *table {
 	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Password = "smtp://"+srv.SMTPAddr(), "host", "pw"
 	cfg.IMAP.SentFolder = "Sent"
 	cfg.Auth.AuthservID = restoreAuthServ
-	if _, err := hostkey.Create(cfg.KeyFile); err != nil {
+	if err := key.Write(cfg.KeyFile); err != nil {
 		t.Fatal(err)
 	}
 	return &table{t: t, srv: srv, cfg: cfg, log: testlog.New(t, slog.LevelWarn),
@@ -100,13 +106,31 @@ func (tb *table) start() {
 	if err != nil {
 		tb.t.Fatal(err)
 	}
-	svc, err := service.Start(tb.t.Context(), &tb.cfg, service.Config{Clock: host.Clock{Real: tb.clock}, Log: tb.log, Key: key})
+	// The host applies a deadline once the watcher has read the mail
+	// that came before it; the test moves the clock only once the watcher
+	// has looked at the mailbox, as the host's own clock would wait.
+	looked := make(chan struct{})
+	var once sync.Once
+	tune := func(c *watcher.Config) {
+		raise := c.OnWatermark
+		c.OnWatermark = func(t time.Time) {
+			raise(t)
+			once.Do(func() { close(looked) })
+		}
+	}
+	svc, err := service.Start(tb.t.Context(), &tb.cfg, service.Config{Clock: host.Clock{Real: tb.clock}, Log: tb.log, Key: key,
+		TuneWatcher: tune})
 	if err != nil {
 		tb.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.svc, tb.cancel, tb.done = svc, cancel, make(chan error, 1)
 	go func() { tb.done <- svc.Run(ctx) }()
+	select {
+	case <-looked:
+	case <-time.After(30 * time.Second):
+		tb.t.Fatal("the watcher never looked at the mailbox")
+	}
 }
 
 func (tb *table) stop() {

@@ -1,0 +1,189 @@
+//go:build integration
+
+package service_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	netmail "net/mail"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
+	"github.com/mafiamail/mafiamail/service"
+)
+
+// twinTurns is how many turns a twin game is played at most.
+const twinTurns = 24
+
+// playTwin plays the game of seed on tb. At turn cut (-1: never) the
+// host loses its database: it is stopped, its database deleted, restored
+// from the backup made at turn backupAt (-1: from none), and started
+// again, and the game goes on. It returns what the restore sent again, and
+// whether the database was lost before the game ended.
+func playTwin(t *testing.T, tb *table, cut, backupAt int) (again []string, lost bool) {
+	tb.start()
+	tb.signUp()
+	backup := ""
+	for i := 0; i <= twinTurns; i++ {
+		if i == backupAt {
+			backup = filepath.Join(t.TempDir(), "backup.db")
+			if err := tb.svc.Store().Backup(t.Context(), backup); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i == cut {
+			phase := tb.game().Phase
+			tb.stop()
+			removeDatabase(t, tb.cfg.Database)
+			rep, err := service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+			if err != nil {
+				t.Fatalf("restore at turn %d (%s) from %q: %v", i, phase, backup, err)
+			}
+			t.Logf("lost the database at turn %d (%s); restored from %q: %d known, %d replayed, %d found sent, %d sent again",
+				i, phase, backup, rep.Known, rep.Replayed, rep.FoundSent, len(rep.SentAgain))
+			for _, m := range rep.SentAgain {
+				again = append(again, m.MessageID)
+			}
+			tb.start()
+			lost = true
+		}
+		if i == 0 {
+			tb.advance(time.Minute)
+			tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+			continue
+		}
+		if tb.game().Phase == engine.EndedPhase {
+			break
+		}
+		step := time.Duration(5+tb.rng.IntN(40)) * time.Minute
+		if tb.rng.IntN(4) == 0 {
+			if next, ok := engine.NextDeadline(tb.game()); ok {
+				step = max(step, next.Sub(tb.clock())+time.Duration(tb.rng.IntN(30))*time.Minute)
+			}
+		}
+		tb.advance(step)
+		tb.turn()
+	}
+	tb.advance(time.Hour)
+	tb.drain()
+	return again, lost
+}
+
+// mailboxes is, for each recipient, the copies delivered to them by
+// Message-ID.
+func mailboxes(t *testing.T, tb *table) map[string]map[string][][]byte {
+	out := map[string]map[string][][]byte{}
+	for _, d := range tb.srv.Messages() {
+		if !d.Delivered {
+			continue
+		}
+		m, err := netmail.ReadMessage(bytes.NewReader(d.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := m.Header.Get("Message-Id")
+		for _, to := range d.To {
+			to = strings.ToLower(to)
+			if out[to] == nil {
+				out[to] = map[string][][]byte{}
+			}
+			out[to][id] = append(out[to][id], d.Data)
+		}
+	}
+	return out
+}
+
+// TestRestoreAtRandomInstants plays a game twice with the same seed and
+// host key: once undisturbed, and once losing the database at a random
+// turn (during sign-up's START, by day, by night, across a deadline, after
+// the end) and restored from a backup made at an earlier random turn, or
+// from none, then played on. Every event log must be the twin's, and each
+// player's mailbox must hold the twin's mail, the same bytes under the
+// same Message-ID, with no copy more but those the restore said it sent
+// again.
+func TestRestoreAtRandomInstants(t *testing.T) {
+	seed := testseed.Seed(t)
+	var kb [hostkey.Size]byte
+	pick := rand.New(rand.NewPCG(seed, 1))
+	for i := range kb {
+		kb[i] = byte(pick.UintN(256))
+	}
+	for round := range 2 {
+		cut := pick.IntN(twinTurns + 2) // twinTurns+1: after the end
+		backupAt := -1
+		if round == 1 && cut > 0 {
+			backupAt = pick.IntN(cut)
+		}
+		key, _ := hostkey.New(kb[:])
+		twin := newKeyedTable(t, seed, key)
+		playTwin(t, twin, -1, -1)
+		want, wantMail := logs(t, twin.svc.Store()), mailboxes(t, twin)
+		twin.stop()
+
+		key, _ = hostkey.New(kb[:])
+		lost := newKeyedTable(t, seed, key)
+		again, cutDone := playTwin(t, lost, cut, backupAt)
+		if !cutDone {
+			// The game ended before the cut: lose the database after it.
+			lost.stop()
+			removeDatabase(t, lost.cfg.Database)
+			rep, err := service.Restore(t.Context(), &lost.cfg, service.RestoreConfig{Now: lost.clock, Log: lost.log})
+			if err != nil {
+				t.Fatalf("restore after the end: %v", err)
+			}
+			t.Logf("lost the database after the end (%s); restored from nothing: %d replayed, %d found sent, %d sent again",
+				lost.game().Phase, rep.Replayed, rep.FoundSent, len(rep.SentAgain))
+			for _, m := range rep.SentAgain {
+				again = append(again, m.MessageID)
+			}
+			lost.start()
+		}
+		got, gotMail := logs(t, lost.svc.Store()), mailboxes(t, lost)
+		lost.stop()
+
+		for id, w := range want {
+			g := got[id]
+			if len(g) != len(w) {
+				t.Errorf("round %d (cut at %d, backup at %d): game %s has %d events, its twin %d; the last here: %s", round, cut, backupAt, id, len(g), len(w), g[len(g)-1])
+			}
+			for i := range min(len(w), len(g)) {
+				if w[i] != g[i] {
+					t.Fatalf("round %d (cut at %d, backup at %d): game %s, event %d:\ntwin: %s\nhere: %s", round, cut, backupAt, id, i+1, w[i], g[i])
+				}
+			}
+		}
+		resent := map[string]bool{}
+		for _, id := range again {
+			resent[id] = true
+		}
+		for to, box := range wantMail {
+			for id, copies := range box {
+				have := gotMail[to][id]
+				if len(have) == 0 {
+					t.Errorf("round %d: %s never got %s", round, to, id)
+					continue
+				}
+				for _, c := range have {
+					if !bytes.Equal(c, copies[0]) {
+						t.Errorf("round %d: %s got %s with other bytes than its twin", round, to, id)
+					}
+				}
+				if len(have) > len(copies) && !resent[id] {
+					t.Errorf("round %d: %s got %s %d times, its twin %d, and the restore did not say it sent it again", round, to, id, len(have), len(copies))
+				}
+			}
+		}
+		for to, box := range gotMail {
+			for id := range box {
+				if _, ok := wantMail[to][id]; !ok {
+					t.Errorf("round %d: %s got %s, which its twin never did", round, to, id)
+				}
+			}
+		}
+	}
+}
