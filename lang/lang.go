@@ -1,6 +1,8 @@
 // Package lang holds the languages the host writes and reads, one folder
-// each: the folder of a language holds every message template of
-// package templates (KIND.txt and KIND.html), messages*.json (the phrases
+// each: the folder of a language holds pages.json (its wording of every
+// phrase the message templates of package templates mark, keyed by the
+// English wording; the templates themselves are written once, for every
+// language), messages*.json (the phrases
 // the Go code builds, keyed by their English wording, and the layout of a
 // date), verbs.json (the language's own command verbs, beside the English
 // ones that always work), rules.md (the rules as players read them, in
@@ -9,8 +11,8 @@
 // demo's bots say in the thread).
 //
 // A fifth language is a fifth folder and one line in registry below; no
-// code that builds a message changes. The tests of this package and of
-// package templates fail when a language lacks a file, a template, a
+// template and no code that builds a message changes. The tests of this
+// package and of package templates fail when a language lacks a file, a
 // phrase or a placeholder that English has.
 //
 // Plural forms follow CLDR's rules through golang.org/x/text/feature/plural,
@@ -41,7 +43,7 @@ import (
 	"github.com/mafiamail/mafiamail/lang/phrase"
 )
 
-//go:embed */*.txt */*.html */*.json */rules.md
+//go:embed */*.json */rules.md
 var files embed.FS
 
 // registry lists the languages, English first: it is the default, the
@@ -70,6 +72,7 @@ type Language struct {
 	locale   locales.Translator
 	files    fs.FS
 	messages map[string]string
+	pages    map[string]string
 	verbs    map[string]string
 }
 
@@ -82,7 +85,11 @@ var (
 func init() {
 	var ts []language.Tag
 	for _, r := range registry {
-		l, err := load(r.tag, r.name, r.locale)
+		sub, err := fs.Sub(files, r.tag)
+		if err != nil {
+			panic(fmt.Errorf("lang %s: %w", r.tag, err))
+		}
+		l, err := Load(r.tag, r.name, r.locale, sub)
 		if err != nil {
 			// The files are part of the binary; a broken one is a build
 			// error that this package's tests report first.
@@ -95,12 +102,15 @@ func init() {
 	matcher = language.NewMatcher(ts)
 }
 
-func load(tag, name string, loc locales.Translator) (*Language, error) {
-	sub, err := fs.Sub(files, tag)
+// Load reads a language from its folder. The registered languages are
+// loaded from this package's own folders; Load is for a language that is
+// not one of them yet, such as a test's pseudo-language.
+func Load(tag, name string, loc locales.Translator, sub fs.FS) (*Language, error) {
+	t, err := language.Parse(tag)
 	if err != nil {
 		return nil, fmt.Errorf("lang %s: %w", tag, err)
 	}
-	l := &Language{Tag: tag, Name: name, tag: language.MustParse(tag), locale: loc, files: sub}
+	l := &Language{Tag: tag, Name: name, tag: t, locale: loc, files: sub}
 	// The phrases may be split over several files (messages.json,
 	// messages-refusals.json, ...); a phrase worded twice is an error.
 	l.messages = map[string]string{}
@@ -120,6 +130,14 @@ func load(tag, name string, loc locales.Translator) (*Language, error) {
 				return nil, fmt.Errorf("lang %s: %s words %q again", tag, n, k)
 			}
 			l.messages[k] = v
+		}
+	}
+	// English has no pages.json: its wording of a page's phrases is the
+	// English the templates are written in.
+	l.pages = map[string]string{}
+	if _, err := fs.Stat(sub, "pages.json"); err == nil {
+		if l.pages, err = readMap(sub, "pages.json"); err != nil {
+			return nil, fmt.Errorf("lang %s: %w", tag, err)
 		}
 	}
 	verbs, err := readMap(sub, "verbs.json")
@@ -220,7 +238,7 @@ func englishName(t language.Tag) string {
 // its name in every language's phrases ("Deutsch", "allemand").
 func (l *Language) EnglishName() string { return englishName(l.tag) }
 
-// Files is the language's folder: its templates, phrases, verbs and rules.
+// Files is the language's folder: its phrases, verbs, rules and chatter.
 func (l *Language) Files() fs.FS { return l.files }
 
 // Rules is the rules as players read them, in Markdown.
@@ -242,6 +260,24 @@ func (l *Language) Phrase(english string) string {
 		}
 	}
 	return english
+}
+
+// Page is the language's wording of one phrase of the message templates,
+// by its key (see package templates), and whether it has one. English has
+// none: its wording is in the key.
+func (l *Language) Page(key string) (string, bool) {
+	s, ok := l.pages[key]
+	return s, ok
+}
+
+// PageKeys lists the keys of the template phrases the language words.
+func (l *Language) PageKeys() []string {
+	out := make([]string, 0, len(l.pages))
+	for k := range l.pages {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Has reports whether the language words an English phrase itself (the

@@ -25,7 +25,7 @@ func AddressLink(addr string) htmltemplate.HTML {
 	b.Grow(2*len(addr) + 128)
 	b.WriteString(`<a href="mailto:`)
 	writeURLAttr(&b, addr)
-	b.WriteString(`" style="color:#1a5fb4;display:inline-block;max-width:100%;overflow-wrap:anywhere;">`)
+	b.WriteString(linkStyleAttr)
 	b.WriteString(string(Breakable(addr)))
 	b.WriteString(`</a>`)
 	return htmltemplate.HTML(b.String())
@@ -99,3 +99,7 @@ func commandLine(l *lang.Language, cs []Command) string {
 	}
 	return b.String()
 }
+
+// linkStyleAttr ends the opening tag of an address link with the style of
+// class "link", worked out once.
+var linkStyleAttr = `" style="` + Style("link") + `">`

@@ -34,10 +34,10 @@ func HTMLRules(md string) htmltemplate.HTML {
 	for _, p := range Paragraphs(md) {
 		line := strings.Join(p, " ")
 		if h, ok := strings.CutPrefix(line, "## "); ok {
-			b.WriteString(`<h2 style="font-size:17px;line-height:1.35;margin:16px 0 6px 0;">` + htmltemplate.HTMLEscapeString(h) + "</h2>\n")
+			b.WriteString(rulesTitleTag + htmltemplate.HTMLEscapeString(h) + "</h2>\n")
 			continue
 		}
-		b.WriteString(`<p style="margin:0 0 10px 0;">`)
+		b.WriteString(rulesParaTag)
 		b.WriteString(inline(line))
 		b.WriteString("</p>\n")
 	}
@@ -77,3 +77,10 @@ func inline(line string) string {
 	}
 	return b.String()
 }
+
+// The tags of the rules' headings and paragraphs, styled as the classes
+// "rules-title" and "para" of the style table.
+var (
+	rulesTitleTag = `<h2 style="` + Style("rules-title") + `">`
+	rulesParaTag  = `<p style="` + Style("para") + `">`
+)

@@ -27,7 +27,7 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"io"
-	"io/fs"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -84,7 +84,6 @@ func setFor(tag string) *set {
 }
 
 func parse(l *lang.Language) (*set, error) {
-	fsys := l.Files()
 	var ts *texttemplate.Template
 	var hs *htmltemplate.Template
 	tfuncs := texttemplate.FuncMap{
@@ -153,21 +152,40 @@ func parse(l *lang.Language) (*set, error) {
 		return htmltemplate.HTML(out), err
 	}
 
-	var err error
-	ts, err = texttemplate.New("").Funcs(tfuncs).Option("missingkey=error").ParseFS(fsys, "*.txt")
+	ts = texttemplate.New("").Funcs(tfuncs).Option("missingkey=error")
+	hs = htmltemplate.New("").Funcs(hfuncs).Option("missingkey=error")
+	names, err := pageFiles("*.*")
 	if err != nil {
-		return nil, fmt.Errorf("templates %s: parse text: %w", l.Tag, err)
+		return nil, err
 	}
-	hs, err = htmltemplate.New("").Funcs(hfuncs).Option("missingkey=error").ParseFS(fsys, "*.html")
-	if err != nil {
-		return nil, fmt.Errorf("templates %s: parse html: %w", l.Tag, err)
+	for _, n := range names {
+		base := path.Base(n)
+		var perr error
+		switch path.Ext(n) {
+		case ".txt":
+			var src string
+			if src, perr = source(l, n); perr == nil {
+				_, perr = ts.New(base).Parse(src)
+			}
+		case ".html":
+			var src string
+			if src, perr = source(l, n); perr == nil {
+				_, perr = hs.New(base).Parse(src)
+			}
+		default:
+			continue
+		}
+		if perr != nil {
+			return nil, fmt.Errorf("templates %s: %w", l.Tag, perr)
+		}
 	}
-	names, err := fs.Glob(fsys, "*.txt")
+	names, err = pageFiles("*.txt")
 	if err != nil {
 		return nil, err
 	}
 	var ks []string
 	for _, n := range names {
+		n = path.Base(n)
 		if strings.HasPrefix(n, "_") {
 			continue
 		}
