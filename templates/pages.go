@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"path"
 	"regexp"
 	"strings"
 
@@ -199,4 +200,25 @@ func source(l *lang.Language, name string) (string, error) {
 		return inlineStyles(name, src)
 	}
 	return src, nil
+}
+
+// Sources is every template file as the language l reads it: file name
+// (KIND.txt) to template text, its phrases worded and its styles inlined.
+func Sources(l *lang.Language) (map[string]string, error) {
+	names, err := pageFiles("*.*")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, n := range names {
+		if path.Ext(n) != ".txt" && path.Ext(n) != ".html" {
+			continue
+		}
+		src, err := source(l, n)
+		if err != nil {
+			return nil, err
+		}
+		out[path.Base(n)] = src
+	}
+	return out, nil
 }

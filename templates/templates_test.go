@@ -2,6 +2,7 @@ package templates
 
 import (
 	"io/fs"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,12 +23,12 @@ func zone(t testing.TB) *time.Location {
 // TestEveryKindHasBothFiles: each kind is a pair, KIND.txt and KIND.html,
 // and no file stands alone.
 func TestEveryKindHasBothFiles(t *testing.T) {
-	txt, _ := fs.Glob(lang.Get(lang.Default).Files(), "*.txt")
-	html, _ := fs.Glob(lang.Get(lang.Default).Files(), "*.html")
+	txt, _ := fs.Glob(pages, "pages/*.txt")
+	html, _ := fs.Glob(pages, "pages/*.html")
 	base := func(names []string, ext string) map[string]bool {
 		m := map[string]bool{}
 		for _, n := range names {
-			m[strings.TrimSuffix(n, ext)] = true
+			m[strings.TrimSuffix(path.Base(n), ext)] = true
 		}
 		return m
 	}
@@ -237,17 +238,19 @@ var templateComment = regexp.MustCompile(`(?s)\{\{-? ?/\*.*?\*/ ?-?\}\}`)
 // TestNoRuleCodesForPlayers: no template a player may receive cites a rule
 // by its ID, and neither do the command lists players see.
 func TestNoRuleCodesForPlayers(t *testing.T) {
-	names, _ := fs.Glob(lang.Get(lang.Default).Files(), "*.*")
-	for _, n := range names {
+	files, err := Sources(lang.Get(lang.Default))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 60 {
+		t.Fatalf("only %d template files", len(files))
+	}
+	for n, src := range files {
 		kind := strings.TrimSuffix(strings.TrimSuffix(n, ".txt"), ".html")
 		if refereeOnly[kind] {
 			continue
 		}
-		b, err := fs.ReadFile(lang.Get(lang.Default).Files(), n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := templateComment.ReplaceAllString(string(b), "")
+		text := templateComment.ReplaceAllString(src, "")
 		for i, l := range strings.Split(text, "\n") {
 			if m := ruleCode.FindString(l); m != "" {
 				t.Errorf("%s: line %d cites rule %s: %q", n, i+1, m, l)

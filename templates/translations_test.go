@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"io/fs"
 	"sort"
 	"strings"
 	"testing"
@@ -75,19 +74,9 @@ func TestTranslationsKeepThePlaceholders(t *testing.T) {
 
 func templateFiles(t *testing.T, l *lang.Language) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	for _, pat := range []string{"*.txt", "*.html"} {
-		names, err := fs.Glob(l.Files(), pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range names {
-			b, err := fs.ReadFile(l.Files(), n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[n] = string(b)
-		}
+	out, err := Sources(l)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

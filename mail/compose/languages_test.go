@@ -1,7 +1,6 @@
 package compose_test
 
 import (
-	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"text/template/parse"
 
 	"github.com/mafiamail/mafiamail/lang"
+	"github.com/mafiamail/mafiamail/templates"
 )
 
 // TestGoldenLanguages: every kind of message of both scenarios, in every
@@ -75,20 +75,19 @@ func englishFragments(t *testing.T) []string {
 			}
 		}
 	}
-	names, err := fs.Glob(en.Files(), "*.txt")
+	files, err := templates.Sources(en)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range names {
-		b, err := fs.ReadFile(en.Files(), n)
-		if err != nil {
-			t.Fatal(err)
+	for n, src := range files {
+		if !strings.HasSuffix(n, ".txt") {
+			continue
 		}
 		funcs := map[string]any{}
 		for _, f := range templateFuncNames {
 			funcs[f] = func() {}
 		}
-		trees, err := parse.Parse(n, string(b), "{{", "}}", funcs)
+		trees, err := parse.Parse(n, src, "{{", "}}", funcs)
 		if err != nil {
 			t.Fatal(err)
 		}
