@@ -27,6 +27,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -271,14 +273,7 @@ func (l *Language) Page(key string) (string, bool) {
 }
 
 // PageKeys lists the keys of the template phrases the language words.
-func (l *Language) PageKeys() []string {
-	out := make([]string, 0, len(l.pages))
-	for k := range l.pages {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (l *Language) PageKeys() []string { return slices.Sorted(maps.Keys(l.pages)) }
 
 // Has reports whether the language words an English phrase itself (the
 // wording may be the English one: "%d min" reads the same in German).
@@ -408,14 +403,7 @@ func (l *Language) Verbs() [][2]string {
 }
 
 // Phrases lists the English phrases the language words its own way.
-func (l *Language) Phrases() []string {
-	out := make([]string, 0, len(l.messages))
-	for k := range l.messages {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (l *Language) Phrases() []string { return slices.Sorted(maps.Keys(l.messages)) }
 
 // Error words err in the language: a *phrase.Error (an engine refusal, a
 // grammar error) by the language's phrases, any other error as it is.

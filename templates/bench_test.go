@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/mafiamail/mafiamail/lang"
 )
 
 // BenchmarkRenderVote renders the host's most frequent mail, one vote in
@@ -83,4 +85,17 @@ func BenchmarkRenderThreadCopies(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(copies)), "ns/copy")
+}
+
+// BenchmarkInit measures what the package does when it loads: every
+// language's templates worded, styled and parsed.
+func BenchmarkInit(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lang.All() {
+			if _, err := parse(l); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

@@ -6,15 +6,16 @@
 // engine event), framed by a shared layout: the headline, the reader's own
 // state, the sections, the official tally while a vote runs, and a footer
 // with the reader's commands and reply addresses. Each kind of section has
-// one pair of files, KIND.txt and KIND.html, each defining the templates
-// "KIND" (the body) and "KIND.subject" (one line of news, also used as the
-// message's first line). Files whose names start with "_" hold the shared
-// partials.
+// one pair of files in pages/, KIND.txt and KIND.html, each defining the
+// templates "KIND" (the body) and "KIND.subject" (one line of news, also
+// used as the message's first line). Files whose names start with "_" hold
+// the shared partials. The files are written once for every language, their
+// phrases marked for each language to word (see pages.go).
 //
 // The templates are written for a phone first: short lines that the mail
 // client wraps, the news in the first line (which is what an inbox list
-// shows), and an HTML alternative in one column with inline styles and no
-// external resources.
+// shows), and an HTML alternative in one column with inline styles (from
+// the classes of pages/styles.css) and no external resources.
 //
 // Text that players may quote back matters as much as text they read: a
 // reply that quotes a message is stripped of its quote by the inbound
