@@ -240,9 +240,6 @@ func englishName(t language.Tag) string {
 // its name in every language's phrases ("Deutsch", "allemand").
 func (l *Language) EnglishName() string { return englishName(l.tag) }
 
-// Files is the language's folder: its phrases, verbs, rules and chatter.
-func (l *Language) Files() fs.FS { return l.files }
-
 // Rules is the rules as players read them, in Markdown.
 func (l *Language) Rules() string {
 	b, err := fs.ReadFile(l.files, "rules.md")
