@@ -145,44 +145,52 @@ func Style(class string) string {
 	return s
 }
 
-// classAttr is a class attribute of the markup. Its value may hold
-// template actions that choose classes ({{if .Accepted}}done{{end}}): a
-// quote inside an action does not end it.
-var classAttr = regexp.MustCompile(`class="((?:\{\{.*?\}\}|[^"{])*)"`)
-
-// actionRE is a template action.
-var actionRE = regexp.MustCompile(`\{\{.*?\}\}`)
-
 // inlineStyles replaces each class attribute of src with the style
-// attribute of its classes, their declarations one after the other; an
-// action in the attribute stays where it is, so that the classes it picks
-// become the declarations it picks.
+// attribute of its classes, their declarations one after the other. The
+// attribute may hold template actions that choose classes
+// (class="outcome {{if .Accepted}}outcome-done{{end}}"): an action stays
+// where it is, so that the classes it picks become the declarations it
+// picks, and a quote inside it does not end the attribute.
 func inlineStyles(name, src string) (string, error) {
-	var err error
-	out := classAttr.ReplaceAllStringFunc(src, func(attr string) string {
-		v := classAttr.FindStringSubmatch(attr)[1]
-		var b strings.Builder
+	const open = `class="`
+	var b strings.Builder
+	b.Grow(len(src) + len(src)/2)
+	for {
+		i := strings.Index(src, open)
+		if i < 0 {
+			b.WriteString(src)
+			return b.String(), nil
+		}
+		b.WriteString(src[:i])
 		b.WriteString(`style="`)
-		pos := 0
-		text := func(s string) {
-			for _, c := range strings.Fields(s) {
+		src = src[i+len(open):]
+		for {
+			// The classes up to the next action or the closing quote.
+			j := strings.IndexAny(src, `"{`)
+			if j < 0 {
+				return "", fmt.Errorf("%s: a class attribute has no end", name)
+			}
+			for _, c := range strings.Fields(src[:j]) {
 				st, ok := styles[c]
-				if !ok && err == nil {
-					err = fmt.Errorf("%s: class %q is not in styles.css", name, c)
+				if !ok {
+					return "", fmt.Errorf("%s: class %q is not in styles.css", name, c)
 				}
 				b.WriteString(st)
 			}
+			src = src[j:]
+			if src[0] == '"' {
+				b.WriteByte('"')
+				src = src[1:]
+				break
+			}
+			k := strings.Index(src, "}}")
+			if !strings.HasPrefix(src, "{{") || k < 0 {
+				return "", fmt.Errorf("%s: a class attribute holds a stray {", name)
+			}
+			b.WriteString(src[:k+2])
+			src = src[k+2:]
 		}
-		for _, loc := range actionRE.FindAllStringIndex(v, -1) {
-			text(v[pos:loc[0]])
-			b.WriteString(v[loc[0]:loc[1]])
-			pos = loc[1]
-		}
-		text(v[pos:])
-		b.WriteString(`"`)
-		return b.String()
-	})
-	return out, err
+	}
 }
 
 // source is the template file name of pages/ in the language l, ready to

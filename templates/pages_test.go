@@ -68,6 +68,12 @@ func TestEveryLanguageWordsEveryPagePhrase(t *testing.T) {
 // stringLit is a quoted string in a template action.
 var stringLit = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|` + "`[^`]*`")
 
+// classAttr is a class attribute of the markup, actions and all.
+var classAttr = regexp.MustCompile(`class="((?:\{\{.*?\}\}|[^"{])*)"`)
+
+// actionRE is a template action.
+var actionRE = regexp.MustCompile(`\{\{.*?\}\}`)
+
 // tagRE is an HTML tag.
 var tagRE = regexp.MustCompile(`<[^>]*>`)
 
