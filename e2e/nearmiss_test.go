@@ -1,4 +1,6 @@
-package host_test
+//go:build integration
+
+package e2e
 
 import (
 	"strings"
@@ -17,6 +19,7 @@ import (
 // and sending it does it. Nothing is done before that, a misspelt line
 // reaches no one, and a sentence reaches everyone as the discussion it is.
 func TestNearMissesOverMail(t *testing.T) {
+	t.Parallel()
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave"}

@@ -1,4 +1,6 @@
-package host_test
+//go:build integration
+
+package e2e
 
 import (
 	"regexp"
@@ -16,6 +18,7 @@ import (
 // their language: its Content-Language says so, its words are that
 // language's, and no English word of the host's is left in it.
 func TestGameInThreeLanguages(t *testing.T) {
+	t.Parallel()
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave", "erin"}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package host_test
+package e2e
 
 import (
 	"bytes"
@@ -32,6 +32,7 @@ import (
 // 6-hour mark and the night ends there: the early end is told at dawn,
 // not before.
 func TestNightSecretsStayOutOfTheTownsMail(t *testing.T) {
+	t.Parallel()
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan"}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package host_test
+package e2e
 
 import (
 	"bytes"

@@ -1,4 +1,6 @@
-package host_test
+//go:build integration
+
+package e2e
 
 import (
 	"bytes"
@@ -120,6 +122,7 @@ func (e *embeddedHost) drained() {
 // the vote as cleared and cast, and the close charges the voter no missed
 // vote.
 func TestD14_DayShotClearsAVoteByMail(t *testing.T) {
+	t.Parallel()
 	e := startEmbeddedHost(t)
 	users := []string{"alice", "bob", "carol", "dave", "erin"}
 	e.send("referee", "host@example.org", "NEW GAME g1")

@@ -1,4 +1,6 @@
-package host_test
+//go:build integration
+
+package e2e
 
 import (
 	"slices"
@@ -21,6 +23,7 @@ func flat(text string) string { return strings.Join(strings.Fields(text), " ") }
 // referee's STATUS (each Doctor's saves and each Vigilante's shots), the
 // inspection that names the second Doctor's role, and the dawn.
 func TestSeveralDoctorsAndVigilantesOverMail(t *testing.T) {
+	t.Parallel()
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "niaj"}

@@ -1,4 +1,6 @@
-package host_test
+//go:build integration
+
+package e2e
 
 import (
 	"bytes"
@@ -60,10 +62,10 @@ func startEmbedded(t *testing.T) *embeddedGame {
 	// The host trusts its receiving server's authentication, as a real
 	// one does with authserv_id set: then every answer quotes what it
 	// answers (without it, answers to mail at the sign-up and host
-	// addresses are cut short, as adversary_test.go checks).
+	// addresses are cut short, as host/adversary_test.go checks).
 	cfg.Auth.AuthservID = "mx.example.org"
 	rt := hostrun.Start(t, &cfg, service.Config{Clock: host.Clock{Real: g.clock},
-		// drawSeed(7) of channels_test.go: the same draw every run.
+		// drawSeed(7) of host/channels_test.go: the same draw every run.
 		Draw: rand.NewChaCha8([32]byte{7}), Log: testlog.New(t, slog.LevelWarn),
 		// Arrival order maps the instant mail reached the mailbox, real
 		// time, onto game time. Here game time is a clock the test moves a
@@ -190,6 +192,7 @@ func (g *embeddedGame) addrs(slot int) (thread, private string) {
 // mailbox: no misplaced line reaches anyone, every one is answered with
 // where it belongs, and nothing is lost.
 func TestWrongPlaceWrongTime(t *testing.T) {
+	t.Parallel()
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave"}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package host_test
+package e2e
 
 import (
 	"bytes"
@@ -145,9 +145,9 @@ func TestIntegrationDayAndNight(t *testing.T) {
 		tokens[strings.ToLower(p.Address)] = p.Token
 	}
 
-	readers := []*mailReader{{p: e.ref, referee: true, knows: map[int]bool{}}}
+	readers := []*checkedReader{{p: e.ref, referee: true, knows: map[int]bool{}}}
 	for _, sp := range final.Players {
-		r := &mailReader{p: e.player(sp.Name), slot: sp.Slot, role: sp.Role, knows: map[int]bool{sp.Slot: true}}
+		r := &checkedReader{p: e.player(sp.Name), slot: sp.Slot, role: sp.Role, knows: map[int]bool{sp.Slot: true}}
 		switch sp.Role {
 		case engine.Mafia:
 			for _, m := range mafia {
@@ -230,9 +230,9 @@ func (e *e2e) slotOf(p *person) int {
 	return 0
 }
 
-// mailReader is a participant whose mailbox is checked, and what they may
+// checkedReader is a participant whose mailbox is checked, and what they may
 // know: the slots whose roles they are entitled to learn.
-type mailReader struct {
+type checkedReader struct {
 	p       *person
 	referee bool
 	slot    int
@@ -245,7 +245,7 @@ type mailReader struct {
 type mailCheck struct {
 	t      *testing.T
 	e      *e2e
-	r      *mailReader
+	r      *checkedReader
 	final  *engine.State
 	tokens map[string]string
 	// roots maps each conversation's channel letter (t, p, m) to its

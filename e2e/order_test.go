@@ -1,4 +1,6 @@
-package host_test
+//go:build integration
+
+package e2e
 
 import (
 	"context"
@@ -18,6 +20,7 @@ import (
 // close opens the night's, and a post sent during the night to the thread
 // address goes to the night's conversation, whatever its subject.
 func TestMailArrivesInTheOrderOfItsEvents(t *testing.T) {
+	t.Parallel()
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave"}
