@@ -10,23 +10,27 @@ import (
 )
 
 func TestGoldenClassic(t *testing.T) {
+	t.Parallel()
 	_, g := playClassic(t)
 	g.check()
 	g.covers()
 }
 
 func TestGoldenMafia150(t *testing.T) {
+	t.Parallel()
 	_, g := playMafia150(t)
 	g.check()
 	g.covers()
 }
 
 func TestInvariantsClassic(t *testing.T) {
+	t.Parallel()
 	h, _ := playClassic(t)
 	checkInvariants(t, h)
 }
 
 func TestInvariantsMafia150(t *testing.T) {
+	t.Parallel()
 	h, _ := playMafia150(t)
 	checkInvariants(t, h)
 }

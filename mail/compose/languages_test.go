@@ -15,8 +15,10 @@ import (
 // language besides English, as golden files to read (testdata/classic-de,
 // ...), each covering every kind of section as English's do.
 func TestGoldenLanguages(t *testing.T) {
+	t.Parallel()
 	for _, l := range lang.All()[1:] {
 		t.Run(l.Tag, func(t *testing.T) {
+			t.Parallel()
 			_, g := playClassicIn(t, l.Tag)
 			g.check()
 			g.covers()
@@ -34,6 +36,7 @@ func TestGoldenLanguages(t *testing.T) {
 // are not the host's; the harness's players write English, so their posts
 // are taken out before looking.
 func TestNoEnglishLeftInTranslatedMail(t *testing.T) {
+	t.Parallel()
 	fragments := englishFragments(t)
 	if len(fragments) < 300 {
 		t.Fatalf("only %d English fragments to look for", len(fragments))

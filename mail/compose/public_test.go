@@ -21,11 +21,13 @@ import (
 // reply addresses and their own actions told as theirs are the only
 // differences allowed.
 func TestPublicCopiesSameForEveryRole(t *testing.T) {
+	t.Parallel()
 	for _, play := range []struct {
 		name string
 		run  func(*testing.T) (*harness, *goldens)
 	}{{"classic", playClassic}, {"mafia150", playMafia150}} {
 		t.Run(play.name, func(t *testing.T) {
+			t.Parallel()
 			h, _ := play.run(t)
 			people := h.participants()
 			// A reader's own actions are told to them as theirs ("▸ You vote

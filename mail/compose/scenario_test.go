@@ -54,12 +54,21 @@ func (h *harness) single(evs []engine.Event) []compose.Outgoing {
 // naming the messages that become golden files.
 func playClassic(t *testing.T) (*harness, *goldens) { return playClassicIn(t, lang.Default) }
 
-// playClassicIn plays the classic game in a language: the game's, and the
+// playClassicIn is the classic game in a language: the game's, and the
 // host's for mail about no game. Its golden files are
-// testdata/classic-TAG (testdata/classic for English).
+// testdata/classic-TAG (testdata/classic for English). It is played once
+// for all the tests that read it (see shared).
 func playClassicIn(t *testing.T, tag string) (*harness, *goldens) {
+	return shared(t, "classic", tag, playClassicGame)
+}
+
+// playClassicGame plays the classic game in a language.
+func playClassicGame(t *testing.T, tag string) (*harness, *goldens) {
 	h := newHarness(t, inLanguage(engine.Classic(), tag), "dec26", 3)
 	h.c.SetLanguage(tag)
+	if tag != lang.Default {
+		h.sampled() // the English game cross-checks every batch
+	}
 	g := newGoldens(t, goldenDir("classic", tag))
 	g.add("created", to(t, []compose.Outgoing{h.all[0].Outgoing}, "ref"))
 	// Mail to the host's own address, before any game.
@@ -426,10 +435,19 @@ func (h *harness) threadEvents(start int64) []compose.Logged {
 // and an Inspector who learns exact roles, until the referee ends it.
 func playMafia150(t *testing.T) (*harness, *goldens) { return playMafia150In(t, lang.Default) }
 
-// playMafia150In plays the mafia150 game in a language (see playClassicIn).
+// playMafia150In is the mafia150 game in a language (see playClassicIn),
+// played once for all the tests that read it.
 func playMafia150In(t *testing.T, tag string) (*harness, *goldens) {
+	return shared(t, "mafia150", tag, playMafia150Game)
+}
+
+// playMafia150Game plays the mafia150 game in a language.
+func playMafia150Game(t *testing.T, tag string) (*harness, *goldens) {
 	h := newHarness(t, inLanguage(engine.Mafia150(), tag), "m150", 5)
 	h.c.SetLanguage(tag)
+	if tag != lang.Default {
+		h.sampled() // the English game cross-checks every batch
+	}
 	g := newGoldens(t, goldenDir("mafia150", tag))
 	g.add("created", to(t, []compose.Outgoing{h.all[0].Outgoing}, "ref"))
 	_, _, add := h.signup(names25)

@@ -47,6 +47,7 @@ type sentCopy struct {
 // Message-IDs, which count what each of them was sent: nothing the town
 // is sent may tell when or whether a secret input came.
 func TestTownSeesNoSecretInput(t *testing.T) {
+	t.Parallel()
 	const inputs = 16
 	worlds := make([]townWorld, inputs+1)
 	for k := range worlds {
@@ -168,6 +169,9 @@ func startTownWorld(t *testing.T) (*harness, townCast) {
 func playTownWorld(t *testing.T, k int) townWorld {
 	t.Helper()
 	h, c := startTownWorld(t)
+	if k > 0 {
+		h.sampled() // the world without secret inputs cross-checks every batch
+	}
 	// Each public command is named by its sender's count of commands,
 	// the same in every play; only secret actors send secret inputs.
 	sent := map[int]int{}
@@ -260,6 +264,7 @@ func withoutNames(raw []byte, id string) []byte {
 // observers and the reminders to vote; never the referee's copies, the
 // mafia list, answers, private news or a night role's reminder.
 func TestTownMailIsMarked(t *testing.T) {
+	t.Parallel()
 	seen := map[string]int{}
 	for _, play := range []func(*testing.T) (*harness, *goldens){playClassic, playMafia150} {
 		h, _ := play(t)

@@ -14,6 +14,7 @@ import (
 // The end mail shows the story's picture in its HTML, attached as an
 // inline PNG beside it; the plain text never refers to it.
 func TestEndMailCarriesThePicture(t *testing.T) {
+	t.Parallel()
 	h, _ := playClassic(t)
 	var ends int
 	for _, m := range h.all {
