@@ -7,17 +7,14 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailbox"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 )
 
@@ -121,7 +118,7 @@ func TestGamesCommands(t *testing.T) {
 	dir := t.TempDir()
 	cli("games", "export", "--db", db, "--out", dir, "club")
 	mbox, err := os.ReadFile(filepath.Join(dir, "club.mbox"))
-	if err != nil || len(splitMbox(mbox)) == 0 {
+	if err != nil || len(mailbox.SplitMbox(mbox)) == 0 {
 		t.Fatalf("export mbox: %v", err)
 	}
 	evs, err := os.ReadFile(filepath.Join(dir, "club-events.jsonl"))
@@ -133,61 +130,6 @@ func TestGamesCommands(t *testing.T) {
 	if s := cli("games", "list", "--db", backup); !strings.Contains(s, "club") {
 		t.Fatalf("the backup lacks the game:\n%s", s)
 	}
-}
-
-// TestServeStopsOnSignal: serve --embedded exits cleanly on SIGTERM.
-func TestServeStopsOnSignal(t *testing.T) {
-	bin := mafiamail.Path(t)
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "serve", "--embedded", "--db", filepath.Join(dir, "g.db"))
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), "watching mailbox") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("serve did not start:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve after SIGTERM: %v\n%s", err, out.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("serve did not stop on SIGTERM:\n%s", out.String())
-	}
-	if !strings.Contains(out.String(), "stopped watching mailbox") {
-		t.Fatalf("no clean stop in the log:\n%s", out.String())
-	}
-}
-
-// lockedBuffer is a bytes.Buffer a child process writes to while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestParseWithDatabaseAlone: parse --db FILE finds the host's address in

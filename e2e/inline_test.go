@@ -1,4 +1,6 @@
-package main
+//go:build integration
+
+package e2e
 
 import (
 	"bytes"
@@ -20,6 +22,7 @@ import (
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/testkit/hostrun"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/mimepart"
 	"github.com/mafiamail/mafiamail/service"
 )
@@ -52,23 +55,38 @@ type inlineLetter struct {
 
 func startInline(t *testing.T, speed float64) *inlineRun {
 	t.Helper()
-	cfg, srv, pw, err := embeddedConfig(filepath.Join(t.TempDir(), "host.db"), speed)
+	// The embedded servers and configuration as serve --embedded makes
+	// them (cmd/mafiamail's embeddedConfig): the host's and the referee's
+	// mailboxes with passwords of their own.
+	srv, err := mailserver.Start(mailserver.Config{Domain: "example.org", AutoCreateUsers: true, AuthResults: true,
+		AutoCreatePassword: inlinePlayersPassword,
+		Users:              map[string]string{"host": inlineHostPassword, "referee": inlineRefereePassword}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
+	cfg := service.Embedded(srv, inlineHostPassword, filepath.Join(t.TempDir(), "host.db"))
+	cfg.Speed = speed
 	log := testlog.New(t, slog.LevelWarn)
 	clock := host.Clock{Anchor: time.Now(), Start: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), Speed: speed}
-	rt := hostrun.Start(t, cfg, service.Config{Clock: clock, Log: log})
-	return &inlineRun{t: t, imap: srv.IMAPAddr(), smtp: srv.SMTPAddr(), host: rt, referee: pw.referee}
+	rt := hostrun.Start(t, &cfg, service.Config{Clock: clock, Log: log})
+	return &inlineRun{t: t, imap: srv.IMAPAddr(), smtp: srv.SMTPAddr(), host: rt, referee: inlineRefereePassword}
 }
+
+// The passwords of the embedded mailboxes: the players', and the host's
+// and the referee's own.
+const (
+	inlinePlayersPassword = "mafia"
+	inlineHostPassword    = "host-secret"
+	inlineRefereePassword = "referee-secret"
+)
 
 // password is user's password on the embedded servers.
 func (r *inlineRun) password(user string) string {
 	if user == "referee" {
 		return r.referee
 	}
-	return embeddedPassword
+	return inlinePlayersPassword
 }
 
 func inlineAddr(user string) string { return user + "@example.org" }
@@ -277,6 +295,7 @@ func answerBelow(t *testing.T, quote []string, after string, answer string, keep
 // line the first one slipped into his quote, which the digest never held,
 // is neither taken as a command nor relayed, and he is told why.
 func TestInlineRepliesKeepTheirContext(t *testing.T) {
+	t.Parallel()
 	r := startInline(t, 720) // an hour of game time in five seconds
 	const game = "inl"
 	players := []string{"alice", "bob", "carol", "dave", "erin"}
@@ -403,6 +422,7 @@ func (r *inlineRun) openInline(game, setup string, players []string) (refereeCha
 // line the mail never held; the thread shows the answered lines quoted in
 // the relayed post, and the made-up command is neither taken nor shown.
 func TestInlineReplyToAThreadMail(t *testing.T) {
+	t.Parallel()
 	r := startInline(t, 1)
 	const game = "thr"
 	r.openInline(game, "players=5 mafia=1 inspectors=0 doctors=0 vigilantes=0", []string{"alice", "bob", "carol", "dave", "erin"})

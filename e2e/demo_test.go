@@ -1,4 +1,6 @@
-package main
+//go:build integration
+
+package e2e
 
 import (
 	"bytes"
@@ -15,14 +17,8 @@ import (
 	"github.com/emersion/go-message/mail"
 
 	"github.com/mafiamail/mafiamail/engine"
-	"github.com/mafiamail/mafiamail/internal/testkit/binary"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailbox"
 )
-
-// mafiamail is the command, built once for the tests that run it as a user
-// would.
-var mafiamail = binary.New("github.com/mafiamail/mafiamail/cmd/mafiamail")
-
-func TestMain(m *testing.M) { binary.RunTests(m, mafiamail) }
 
 var (
 	winsLine = regexp.MustCompile(`(?m)^(Town|Mafia) wins (on Day|in Night) (\d+)\.$`)
@@ -36,15 +32,13 @@ var (
 // night, as the game's log has it; and that the seed plays the same game
 // again (see sameGame).
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	bin := mafiamail.Path(t)
 	for _, c := range []struct {
 		setup   string
 		players int
 	}{{"classic", 11}, {"mafia150", 25}} {
 		t.Run(c.setup, func(t *testing.T) {
-			if c.setup != "classic" && !integration {
-				t.Skip("the 25-player demo runs with -tags integration (.ci/run)")
-			}
 			text, out := runDemoCommand(t, bin, c.setup, 7)
 			win := winsLine.FindStringSubmatch(text)
 			if win == nil {
@@ -94,7 +88,7 @@ func TestDemo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, m := range splitMbox(data) {
+				for _, m := range mailbox.SplitMbox(data) {
 					r, err := mail.CreateReader(bytes.NewReader(m))
 					if err != nil {
 						t.Fatalf("%s: a message does not parse: %v", filepath.Base(box), err)
@@ -124,7 +118,7 @@ func TestDemo(t *testing.T) {
 				t.Errorf("mail per mailbox with the same seed:\n%s\nthen\n%s", want, got)
 			}
 			sameMail(t, mailTexts(t, boxes), mailTexts(t, againBoxes))
-			if c.setup == "classic" && integration {
+			if c.setup == "classic" {
 				// Another seed, another game: the comparison tells games
 				// apart.
 				_, other := runDemoCommand(t, bin, c.setup, 8)
@@ -241,8 +235,8 @@ func progressLines(text string) string {
 	return strings.Join(out, "\n")
 }
 
-// mailbox is the mailbox of an address: its local part up to the plus.
-func mailbox(addr string) string {
+// mailboxOf is the mailbox of an address: its local part up to the plus.
+func mailboxOf(addr string) string {
 	local, domain, _ := strings.Cut(strings.ToLower(addr), "@")
 	local, _, _ = strings.Cut(local, "+")
 	return local + "@" + domain
@@ -259,7 +253,7 @@ func mboxCounts(t *testing.T, files []string) string {
 			t.Fatal(err)
 		}
 		addr := strings.Replace(strings.TrimSuffix(filepath.Base(f), ".mbox"), "_at_", "@", 1)
-		n[mailbox(addr)] += len(splitMbox(data))
+		n[mailboxOf(addr)] += len(mailbox.SplitMbox(data))
 	}
 	return countLines(n)
 }
@@ -277,13 +271,13 @@ func mailTexts(t *testing.T, files []string) map[string][]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		box := mailbox(strings.Replace(strings.TrimSuffix(filepath.Base(f), ".mbox"), "_at_", "@", 1))
-		for _, raw := range splitMbox(data) {
-			l, err := parseLetter(raw)
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
+		box := mailboxOf(strings.Replace(strings.TrimSuffix(filepath.Base(f), ".mbox"), "_at_", "@", 1))
+		for _, raw := range mailbox.SplitMbox(data) {
+			l := mailbox.Parse(raw)
+			if l.Header.Len() == 0 {
+				t.Fatalf("%s: %v", f, l.Err)
 			}
-			text := l.subject + " | " + l.kind + "\n" + l.text
+			text := l.Subject + " | " + l.Kind + "\n" + strings.ReplaceAll(l.Text, "\r\n", "\n")
 			out[box] = append(out[box], when.ReplaceAllString(token.ReplaceAllString(text, "TOKEN"), "WHEN"))
 		}
 	}
@@ -317,27 +311,4 @@ func countLines(n map[string]int) string {
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
-}
-
-// splitMbox splits an mboxrd file into its messages, unquoting >From lines.
-func splitMbox(data []byte) [][]byte {
-	var out [][]byte
-	var cur []byte
-	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		if bytes.HasPrefix(line, []byte("From ")) {
-			if cur != nil {
-				out = append(out, cur)
-			}
-			cur = []byte{}
-			continue
-		}
-		if bytes.HasPrefix(bytes.TrimLeft(line, ">"), []byte("From ")) {
-			line = line[1:]
-		}
-		cur = append(cur, line...)
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
 }

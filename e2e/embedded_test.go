@@ -1,4 +1,6 @@
-package main
+//go:build integration
+
+package e2e
 
 import (
 	"os/exec"
@@ -20,6 +22,7 @@ import (
 // logs in over IMAP as the host with the players' password is refused,
 // under any spelling of the host's address; the printed passwords work.
 func TestEmbeddedHostMailboxIsTheHosts(t *testing.T) {
+	t.Parallel()
 	bin := mafiamail.Path(t)
 	cmd := exec.Command(bin, "serve", "--embedded", "--db", filepath.Join(t.TempDir(), "g.db"))
 	var out lockedBuffer
@@ -54,6 +57,7 @@ func TestEmbeddedHostMailboxIsTheHosts(t *testing.T) {
 		return m[1]
 	}
 	imapAddr := find(`IMAP\s+(\S+)`)
+	playersPassword := find(`the password "([^"]+)"`)
 
 	login := func(user, pass string) error {
 		t.Helper()
@@ -71,18 +75,18 @@ func TestEmbeddedHostMailboxIsTheHosts(t *testing.T) {
 		return nil
 	}
 	for _, user := range []string{"host", "host@example.org", "HOST@Example.org", "host+g1-t-abc", "host+x@example.org"} {
-		if err := login(user, embeddedPassword); err == nil {
+		if err := login(user, playersPassword); err == nil {
 			t.Errorf("%s logged in with the players' password", user)
 		}
 	}
 	for _, user := range []string{"referee", "referee@example.org", "referee+x"} {
-		if err := login(user, embeddedPassword); err == nil {
+		if err := login(user, playersPassword); err == nil {
 			t.Errorf("%s logged in with the players' password", user)
 		}
 	}
 	hostPass := find(`has one\s+too, for the host alone: (\S+)`)
 	refPass := find(`made for this run: (\S+)`)
-	if hostPass == embeddedPassword || refPass == embeddedPassword || hostPass == refPass {
+	if hostPass == playersPassword || refPass == playersPassword || hostPass == refPass {
 		t.Fatalf("the host's password %q and the referee's %q are not their own", hostPass, refPass)
 	}
 	if !strings.Contains(printed, "not for hosting over a network") {
@@ -97,7 +101,7 @@ func TestEmbeddedHostMailboxIsTheHosts(t *testing.T) {
 	if err := login("referee", refPass); err != nil {
 		t.Errorf("the referee's printed password does not log in: %v", err)
 	}
-	if err := login("alice", embeddedPassword); err != nil {
+	if err := login("alice", playersPassword); err != nil {
 		t.Errorf("a player's mailbox does not take the players' password: %v", err)
 	}
 }

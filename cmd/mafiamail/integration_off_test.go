@@ -1,7 +1,0 @@
-//go:build !integration
-
-package main
-
-// integration: without the build tag, an everyday run plays the classic
-// demo alone.
-const integration = false
