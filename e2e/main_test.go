@@ -14,7 +14,7 @@ import (
 // mafiamail is the command under test, built once for every suite here.
 var mafiamail = binary.New("github.com/mafiamail/mafiamail/cmd/mafiamail")
 
-func TestMain(m *testing.M) { binary.RunTests(m, mafiamail) }
+func TestMain(m *testing.M) { binary.RunTests(m, mafiamail, mafiamailBench) }
 
 // seedEnv names the environment variable that reruns a randomized suite
 // with the seed a failed run logged.
