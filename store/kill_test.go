@@ -469,6 +469,7 @@ func (p *childProc) kill(t *testing.T) {
 }
 
 func TestKillChildProcess(t *testing.T) {
+	t.Parallel() // the package's longest test; the others run meanwhile
 	commands, minKills := 300, 50
 	if testing.Short() {
 		commands, minKills = 80, 10

@@ -108,6 +108,7 @@ func enqueuePriorities(t *testing.T, st *store.Store, from int, priorities ...in
 func TestSendingLimitIsAWait(t *testing.T) {
 	for _, stage := range []mailserver.LimitStage{mailserver.LimitAtMail, mailserver.LimitAtRcpt, mailserver.LimitAtData} {
 		t.Run(fmt.Sprint("stage", stage), func(t *testing.T) {
+			t.Parallel() // each waits for its own server's windows
 			const perWindow = 5
 			window := 1500 * time.Millisecond
 			lim := &mailserver.SendLimit{Recipients: perWindow, Window: window, Stage: stage}
