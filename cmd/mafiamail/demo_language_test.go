@@ -64,7 +64,7 @@ func TestDemoInEveryLanguage(t *testing.T) {
 						t.Fatalf("a delivered message does not parse: %v", err)
 					}
 					want := l.Tag
-					if addr == "referee@example.org" && strings.Contains(hdr.Header.Get("Subject"), "Referee channel") {
+					if addr == "referee@example.org" && isNewGameAnswer(hdr.Header.Get("Subject")) {
 						want = lang.Default // the answer to NEW GAME, before SETUP
 					}
 					if got := hdr.Header.Get("Content-Language"); got != want {
@@ -109,4 +109,11 @@ func plainText(t *testing.T, raw []byte) string {
 			}
 		}
 	}
+}
+
+// isNewGameAnswer reports whether a subject is that of the answer to NEW
+// GAME or of the game's opening, the referee's mail written before SETUP
+// names the game's language.
+func isNewGameAnswer(subject string) bool {
+	return strings.Contains(subject, "] Done: NEW GAME") || strings.Contains(subject, "] Sign-up: Game ")
 }

@@ -242,7 +242,7 @@ func TestHeaderEncoding(t *testing.T) {
 	if to, _ := p.header.AddressList("To"); len(to) != 1 || to[0].Name != "Zoë" {
 		t.Errorf("To %v", to)
 	}
-	if s, _ := p.header.Subject(); s != "[m150] Private: Zoë" {
+	if s, _ := p.header.Subject(); s != "[m150] Your role — keep it secret" {
 		t.Errorf("Subject %q", s)
 	}
 	r = h.ok(h.player("Zoë"), engine.Thread, "", post("Hej, alla! Ärligt talat…"))

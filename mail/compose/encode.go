@@ -99,6 +99,9 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 	var cv conversation
 	if dr.game != "" {
 		cv = c.conversation(dr.game, s, dr.d, l)
+		if own := privateSubject(dr, l, rendered.Subject); own != "" {
+			cv.subject = "[" + dr.game + "] " + own
+		}
 		if dr.replyTo != "" {
 			cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 		}
