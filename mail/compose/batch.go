@@ -232,7 +232,11 @@ func (c *Composer) compose(b Batch, states []*engine.State) ([]draft, error) {
 			held = append(held, l)
 		}
 		for _, d := range deliveries(e, s, dir) {
-			if sender != nil && d.ch != templates.Thread && isSender(d.r, *sender) {
+			// The sender's private copies are in their answer; their own
+			// post to the mafia list comes to them as the list's, as a
+			// post to the thread does.
+			if sender != nil && d.ch != templates.Thread && isSender(d.r, *sender) &&
+				(d.ch != templates.Mafia || e.Type != engine.EvMafiaPost) {
 				continue
 			}
 			if hold && d.ch == templates.Thread && Digestible(e) && readsDigests(s, d.r) {
@@ -412,7 +416,7 @@ func dropRedundant(items []item) []item {
 // section of a message is its headline.
 var rank = map[string]int{
 	"end": 100, "dawn": 90, "close": 85, "runoff": 80, "day": 75, "night": 70,
-	"death": 65, "start": 60, "role": 58, "inspection": 55, "draw": 54, "cleared": 52,
+	"death": 65, "start": 60, "role": 58, "mafialist": 57, "inspection": 55, "draw": 54, "cleared": 52,
 	"deadline": 50, "mailplan": 49, "pause": 48, "announce": 47, "missed": 46, "substitute": 45,
 	"post": 40, "mafia": 40, "action": 35, "held": 34, "extension": 33,
 	"tally": 30, "status": 30, "help": 30, "joined": 28, "renamed": 28, "observer": 28,

@@ -112,9 +112,15 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 		cv.replyTo, cv.replyName = dr.replyTo, dr.replyName
 	}
 	date := dr.dateHeader()
+	fromName := c.fromName(dr.game, dr.fromName)
+	if dr.main != nil && dr.main.Kind == "mafialist" {
+		// The list's first mail comes from the list, by its name, as
+		// its Reply-To says where a Reply goes.
+		fromName = cv.replyName
+	}
 	raw, err := c.encode(envelope{
 		id: dr.id, date: date.In(gameZone(s)), game: dr.game, kind: kind,
-		fromName: c.fromName(dr.game, dr.fromName), lang: l.Tag, to: dr.d.r, cv: cv, images: inlineImages(dr.sections), calendar: dr.calendar,
+		fromName: fromName, lang: l.Tag, to: dr.d.r, cv: cv, images: inlineImages(dr.sections), calendar: dr.calendar,
 		flow: dr.flow,
 	}, rendered)
 	if err != nil {

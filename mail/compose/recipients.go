@@ -80,10 +80,10 @@ func deliveries(e engine.Event, s *engine.State, dir Directory) []delivery {
 	var out []delivery
 	seen := map[string]bool{}
 	add := func(r recipient, ch templates.Channel) {
-		if r.addr == "" || seen[r.key] {
+		if r.addr == "" || seen[r.key+"/"+string(ch)] {
 			return
 		}
-		seen[r.key] = true
+		seen[r.key+"/"+string(ch)] = true
 		out = append(out, delivery{r, ch})
 	}
 	if to.Public {
@@ -102,17 +102,21 @@ func deliveries(e engine.Event, s *engine.State, dir Directory) []delivery {
 			if !p.Alive || p.Role != engine.Mafia {
 				continue
 			}
-			// T2: a mafia post goes to the other living Mafiosi; the
-			// author has it already.
-			if e.Type == engine.EvMafiaPost && p.Slot == e.Slot {
-				continue
-			}
+			// T2: a mafia post goes to the other living Mafiosi, and to
+			// its author too, as a mailing list does: their copy shows
+			// that it went out, and how the others read it.
 			add(playerRecipient(p), templates.Mafia)
 		}
 	}
 	if to.Slot > 0 {
 		if p := s.Player(to.Slot); p != nil {
 			add(playerRecipient(p), templates.Private)
+			if e.Type == engine.EvRoleAssigned && len(otherMafiosi(s, p.Slot)) > 0 {
+				// A Mafioso's role message comes with the mafia list's
+				// first mail, so that writing to the others is a Reply
+				// away from the start (S3, T2).
+				add(playerRecipient(p), templates.Mafia)
+			}
 		}
 	}
 	if to.Address != "" {
@@ -122,6 +126,22 @@ func deliveries(e engine.Event, s *engine.State, dir Directory) []delivery {
 		add(refereeRecipient(s, dir), templates.Private)
 	}
 	return out
+}
+
+// otherMafiosi are the living Mafiosi but the one in slot, when that one
+// is a living Mafioso.
+func otherMafiosi(s *engine.State, slot int) []string {
+	if p := s.Player(slot); p == nil || !p.Alive || p.Role != engine.Mafia {
+		return nil
+	}
+	var names []string
+	for i := range s.Players {
+		p := &s.Players[i]
+		if p.Alive && p.Role == engine.Mafia && p.Slot != slot {
+			names = append(names, p.Name)
+		}
+	}
+	return names
 }
 
 // isSender reports whether r is the participant a.
@@ -201,6 +221,12 @@ func (c *Composer) conversation(game string, s *engine.State, d delivery, l *lan
 			cv.replyTo = c.SignupAddress(game)
 		}
 	case templates.Mafia:
+		if key == "signup" {
+			// The list's first mail comes with the roles, before Day 1
+			// opens: it heads Day 1's conversation, where the Mafia's
+			// first replies go.
+			key, words = "d1", l.Sprintf("Day %d", 1)
+		}
 		cv.root = c.msgID(game, "mafia", key)
 		cv.subject = "[" + game + "] " + l.Sprintf("Mafia list, %s", words)
 		cv.list = true

@@ -128,6 +128,7 @@ func playClassicGame(t *testing.T, tag string) (*harness, *goldens) {
 	}
 	g.add("reply-start", r.reply)
 	g.add("role-mafia", toKind(t, r.msgs, h.key(mafia[0]), compose.KindRole))
+	g.add("mafialist", toKind(t, r.msgs, h.key(mafia[0]), compose.KindMafia))
 	g.add("role-inspector", toKind(t, r.msgs, h.key(insp), compose.KindRole))
 	g.add("role-townsperson", toKind(t, r.msgs, h.key(towns[0]), compose.KindRole))
 	g.add("day1", toKind(t, r.msgs, h.key(towns[0]), compose.KindThread))
@@ -160,6 +161,7 @@ func playClassicGame(t *testing.T, tag string) (*harness, *goldens) {
 	g.add("post", to(t, r.msgs, h.key(towns[6])))
 	r = h.ok(h.player(mafia[0]), engine.MafiaCh, "", post("Stay calm, keep voting "+a+"."))
 	g.add("mafia", to(t, r.msgs, h.key(mafia[1])))
+	g.add("mafia-own", to(t, r.msgs, h.key(mafia[0])))
 	r = h.ok(h.player(towns[6]), engine.Private, "", post("I will be away on Thursday, sorry."))
 	g.add("note", to(t, r.msgs, "ref"))
 	r = h.ok(engine.Referee, engine.Thread, "", post("Please keep it civil, everyone."))
@@ -469,6 +471,7 @@ func playMafia150Game(t *testing.T, tag string) (*harness, *goldens) {
 	insp, doc, vig := h.withRole(engine.Inspector)[0], h.withRole(engine.Doctor)[0], h.withRole(engine.Vigilante)[0]
 	towns := h.withRole(engine.Townsperson)
 	g.add("role-mafia", toKind(t, r.msgs, h.key(mafia[0]), compose.KindRole))
+	g.add("mafialist", toKind(t, r.msgs, h.key(mafia[0]), compose.KindMafia))
 	g.add("role-inspector", toKind(t, r.msgs, h.key(insp), compose.KindRole))
 	g.add("role-doctor", toKind(t, r.msgs, h.key(doc), compose.KindRole))
 	g.add("role-vigilante", toKind(t, r.msgs, h.key(vig), compose.KindRole))

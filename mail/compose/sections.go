@@ -91,6 +91,11 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 		sec.Reason = e.Salt
 		sec.Text = e.Commitment
 	case engine.EvRoleAssigned:
+		if d.ch == templates.Mafia {
+			sec.Kind = "mafialist"
+			sec.Names = otherMafiosi(s, e.Slot)
+			break
+		}
 		sec.Kind = "role"
 		sec.Role = c.roleInfo(e, s, l)
 	case engine.EvDayStarted, engine.EvExtraStarted:
