@@ -1,4 +1,6 @@
-package host_test
+//go:build integration
+
+package e2e
 
 import (
 	"strings"
