@@ -114,7 +114,7 @@ func (b *builder) read(e engine.Event) {
 		b.died(e.Slot, d.Cause)
 		switch {
 		case b.night != nil:
-			b.night.Deaths = append(b.night.Deaths, d)
+			b.night.Removed = append(b.night.Removed, d)
 		case b.day != nil:
 			b.day.Deaths = append(b.day.Deaths, d)
 		}
@@ -137,7 +137,7 @@ func (b *builder) read(e engine.Event) {
 	case engine.EvDawn:
 		if n := b.nightOf(e.Day); n != nil {
 			b.settleShots()
-			n.Saved = e.Blocked
+			n.Dawn, n.Saved = true, e.Blocked
 			for _, d := range e.Deaths {
 				n.Deaths = append(n.Deaths, Death{At: e.At, Name: d.Name, Cause: d.Cause})
 				b.died(d.Slot, d.Cause)

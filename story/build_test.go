@@ -90,7 +90,7 @@ func TestBuildFinishedGame(t *testing.T) {
 		t.Errorf("day 1 deaths = %+v", d1.Deaths)
 	}
 	n := d1.Night
-	want := &Night{Number: 1, Kill: "Alice", Protections: []Protection{{By: "Alice", Target: "Alice"}}, Saved: 1,
+	want := &Night{Number: 1, Kill: "Alice", Protections: []Protection{{By: "Alice", Target: "Alice"}}, Saved: 1, Dawn: true,
 		Inspections: []Inspection{{By: "Bob", Target: "Erin", Result: "Erin is not Mafia"}},
 		Shots:       []Shot{{By: "Carol", Target: ""}}}
 	if !reflect.DeepEqual(n, want) {

@@ -118,8 +118,14 @@ type Night struct {
 	Inspections []Inspection
 	Shots       []Shot
 	// Saved counts the attacks the Doctors' protections blocked.
-	Saved  int
+	Saved int
+	// Dawn: the night resolved, and Deaths are its dawn's. A night the
+	// game's end cut short had no dawn.
+	Dawn   bool
 	Deaths []Death
+	// Removed are the players who left the game during the night, before
+	// any dawn (the referee's removals): they did not die at dawn.
+	Removed []Death
 }
 
 // Protection is a Doctor's protection.

@@ -80,9 +80,17 @@ type StoryDeath struct {
 // StoryNight is one night: its actions once the game is over, and its
 // deaths.
 type StoryNight struct {
-	Title  string
-	Lines  []string
+	Title string
+	Lines []string
+	// Removed are those who left the game during the night, before any
+	// dawn (the referee's removals).
+	Removed []StoryDeath
+	// Dawn: the night resolved, and Deaths are its dawn's; a night the
+	// game's end cut short had none.
+	Dawn   bool
 	Deaths []StoryDeath
+	// Cut: the game ended during the night, before its dawn.
+	Cut bool
 }
 
 // gridWidth is the widest line of the text grid: within FixedWidth, so

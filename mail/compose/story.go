@@ -55,7 +55,10 @@ func StoryView(h story.History, zone engine.Setup, l *lang.Language) *templates.
 			dv.Deaths = append(dv.Deaths, templates.StoryDeath{Name: dth.Name, Cause: l.Phrase(CauseWords(dth.Cause)), At: moment(s, dth.At, dth.At)})
 		}
 		if n := d.Night; n != nil {
-			nv := &templates.StoryNight{Title: l.Sprintf("Night %d", n.Number), Lines: nightLines(l, *n, h.Revealed, h.Doctors)}
+			nv := &templates.StoryNight{Title: l.Sprintf("Night %d", n.Number), Lines: nightLines(l, *n, h.Revealed, h.Doctors), Dawn: n.Dawn, Cut: !n.Dawn && h.Winner != ""}
+			for _, dth := range n.Removed {
+				nv.Removed = append(nv.Removed, templates.StoryDeath{Name: dth.Name, Cause: l.Phrase(CauseWords(dth.Cause)), At: moment(s, dth.At, dth.At)})
+			}
 			for _, dth := range n.Deaths {
 				nv.Deaths = append(nv.Deaths, templates.StoryDeath{Name: dth.Name, Cause: l.Phrase(CauseWords(dth.Cause)), At: moment(s, dth.At, dth.At)})
 			}
