@@ -239,9 +239,19 @@ func (c *Composer) section(e engine.Event, s *engine.State, d delivery) (*templa
 	case engine.EvPaused:
 		sec.Kind = "pause"
 	case engine.EvResumed:
+		// Every deadline moved by the pause (the engine's shift): the mail
+		// says by how much and when the round or night now ends, as the
+		// engine decides it (a moved close can fall in the weekend).
 		sec.Kind = "pause"
 		sec.Variant = "resumed"
 		sec.Span = templates.SpanOf(e.Duration)
+		switch s.Phase {
+		case engine.DayPhase:
+			sec.When = closes()
+		case engine.NightPhase:
+			sec.Variant = "resumed-night"
+			sec.When = mo(s.Night.End)
+		}
 	case engine.EvAnnouncement:
 		sec.Kind = "announce"
 		sec.Text = e.Text
