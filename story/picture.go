@@ -81,7 +81,8 @@ type panel struct {
 	title   string
 	voters  []Vote
 	targets []target
-	// noOne is how the picture's language says "no one", for null votes.
+	// noOne is how the picture's language names a null vote ("null"), the
+	// tallies' word for it.
 	noOne string
 }
 
@@ -145,7 +146,7 @@ func panelsOf(h History, word func(string) string) []panel {
 			if r.Closed.IsZero() {
 				continue
 			}
-			p := panel{title: panelTitle(d, r, word), voters: r.Votes, noOne: word(lang.Key("no one"))}
+			p := panel{title: panelTitle(d, r, word), voters: r.Votes, noOne: word(lang.Key("null"))}
 			count := map[string]int{}
 			for _, v := range r.Votes {
 				if t := voteTarget(v); t != "" {

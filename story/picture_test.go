@@ -27,7 +27,7 @@ func TestPictureGolden(t *testing.T) {
 		t.Errorf("size = %v", got)
 	}
 	sum := sha256.Sum256(b)
-	const want = "eb685cd2773d3152dcccfae82d4ec8ce75ef1e471a26b1f543957c8db1facac8"
+	const want = "c46ef2cf835e00e8f34b376c67e1712232d977f5b62bb420f931b7ef6ef26b2e"
 	if got := hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("picture hash = %s, want %s", got, want)
 	}

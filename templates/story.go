@@ -37,8 +37,8 @@ type StoryRow struct {
 	Cells []StoryCell
 }
 
-// StoryCell is one vote at a round's close: its target's name, "no one"
-// for a vote for no elimination, "-" for no vote, "" when the player was
+// StoryCell is one vote at a round's close: its target's name, "null"
+// for a null vote (a missed vote at the close, as no vote is), "-" for no vote, "" when the player was
 // out of the game.
 type StoryCell struct {
 	Text string

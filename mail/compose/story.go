@@ -74,7 +74,7 @@ func StoryView(h story.History, zone engine.Setup, l *lang.Language) *templates.
 			switch {
 			case !ok:
 			case vt.Null:
-				cell.Text = l.Phrase("no one")
+				cell.Text = l.Phrase("null")
 			case vt.Target == "":
 				cell.Text = "-"
 			default:
@@ -128,13 +128,13 @@ func outcomeWords(l *lang.Language, r story.Round) string {
 func moveWords(l *lang.Language, m story.Move) string {
 	switch {
 	case m.Kind == story.MoveVote && m.Null:
-		return l.Sprintf("%s votes no one", m.Voter)
+		return l.Sprintf("%s votes null", m.Voter)
 	case m.Kind == story.MoveVote:
 		return l.Sprintf("%s votes %s", m.Voter, m.Target)
 	case m.Kind == story.MoveUnvote:
 		return l.Sprintf("%s takes back their vote", m.Voter)
 	case m.Kind == story.MoveLock && m.Null:
-		return l.Sprintf("%s locks their vote on no one", m.Voter)
+		return l.Sprintf("%s locks their null vote", m.Voter)
 	case m.Kind == story.MoveLock && m.Target == "":
 		return l.Sprintf("%s locks their vote", m.Voter)
 	case m.Kind == story.MoveLock:
