@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang"
@@ -301,5 +302,56 @@ func checkEndAccount(t *testing.T, h *harness, l *lang.Language, text string) {
 		if !found {
 			t.Errorf("the end mail's roles do not say that %s was %s", p.Name, l.Phrase(compose.CauseWords(p.Cause)))
 		}
+	}
+}
+
+// TestResumeSaysWhereTheDeadlineMoved: the mail of RESUME says by how much
+// every deadline moved and when the round, or the night, now ends, as an
+// absolute time with its zone.
+func TestResumeSaysWhereTheDeadlineMoved(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, night := range []bool{false, true} {
+		h := smallGame(t, "en")
+		if night {
+			h.voteOut(h.withRole(engine.Townsperson)[0])
+			h.untilClose()
+		}
+		h.ok(engine.Referee, engine.Private, "PAUSE", verb(engine.CmdPause))
+		h.now = h.now.Add(3*time.Hour + 20*time.Minute)
+		r := h.ok(engine.Referee, engine.Private, "RESUME", verb(engine.CmdResume))
+		text := mimepart.DecodeFlowed(readBack(t, toKind(t, r.msgs, "s1", compose.KindThread).Raw).text, false)
+		end, say := h.s.ClosesAt(), "voting now closes "
+		if night {
+			end, say = h.s.Night.End, "the night now ends "
+		}
+		want := "moved by the length of the pause, 3 h 20 min: " + say + end.In(ny).Format("Mon 2 Jan 2006 15:04 MST")
+		if !strings.Contains(text, want) {
+			t.Errorf("night=%v: the mail of RESUME does not say %q:\n%s", night, want, text)
+		}
+	}
+}
+
+// TestFinalTallyCountsANullVoteAsMissed: at the close a null vote is a
+// missed vote (D3), and the final tally says so rather than what would
+// happen "if still null at the close".
+func TestFinalTallyCountsANullVoteAsMissed(t *testing.T) {
+	h := smallGame(t, "en")
+	m := h.withRole(engine.Mafia)[0]
+	towns := h.withRole(engine.Townsperson)
+	h.ok(h.player(m), engine.Thread, "VOTE NULL", vote("null"))
+	h.voteOut(towns[0], m)
+	msgs := h.untilClose()
+	text := mimepart.DecodeFlowed(readBack(t, toKind(t, msgs, "s1", compose.KindThread).Raw).text, false)
+	if want := "- " + m + ": null, a missed vote"; !strings.Contains(text, want) {
+		t.Errorf("the final tally does not say %q:\n%s", want, text)
+	}
+	if strings.Contains(text, "if still null at the close") {
+		t.Errorf("the final tally speaks of the close as still to come:\n%s", text)
+	}
+	if want := m + " has missed 1 vote"; !strings.Contains(text, want) {
+		t.Errorf("the close does not say %q:\n%s", want, text)
 	}
 }
