@@ -73,7 +73,7 @@ func TestKeyRefusesWhatItCannotWriteWhole(t *testing.T) {
 // newsView, if it is the same for every reader, or among the reader's.
 func TestEveryViewFieldIsSortedForTheNews(t *testing.T) {
 	inNews := []string{"Kind", "Game", "Lang", "Channel", "Now", "Headline", "Sections", "main", "headlineSet"}
-	readers := []string{"Reader", "Self", "Tally", "Footer", "cache", "keys"}
+	readers := []string{"Reader", "Receipt", "Self", "Tally", "Footer", "cache", "keys"}
 	var fields []string
 	vt := reflect.TypeFor[View]()
 	for i := range vt.NumField() {

@@ -35,6 +35,10 @@ type View struct {
 	// Headline, when set, replaces the subject of the first section as the
 	// message's first line.
 	Headline string
+	// Receipt, when set, is the reader's receipt for their own command in
+	// one line right under the headline, when the headline is the news
+	// the command caused.
+	Receipt string
 	// Self is the reader's own position, for the line every copy of thread
 	// mail carries (nil: none).
 	Self *Self

@@ -333,7 +333,9 @@ func (c *Composer) receipt(b Batch) (string, bool) {
 }
 
 // groupDraft decides one reader's message for a group of sections.
-// headline, when set, replaces its first line; dated gives its Date from
+// headline, when set, is the reader's receipt: it replaces the first line
+// of a message of their own votes and posts, and follows the first line of
+// one that carries news of the game; dated gives its Date from
 // the time of its news.
 func (c *Composer) groupDraft(g *group, dir Directory, headline string, sh *shared, dated func(time.Time) time.Time) (draft, error) {
 	items := dropRedundant(g.items)
@@ -359,6 +361,12 @@ func (c *Composer) groupDraft(g *group, dir Directory, headline string, sh *shar
 		date:     dated(now),
 		cache:    sh.cache(),
 		flow:     sh.flowMemo(),
+	}
+	if headline != "" && rank[main.Kind] > rank["post"] {
+		// News of the game (a close, a death, the end) leads, in the
+		// first line as everyone's copy has it; the sender's receipt for
+		// the command that caused it follows in one line.
+		dr.receipt, dr.headline = headline, ""
 	}
 	if g.d.ch == templates.Thread {
 		dr.self = selfView(s, g.d.r, now)

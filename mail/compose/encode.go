@@ -23,8 +23,11 @@ type draft struct {
 	sections []*templates.Section
 	main     *templates.Section
 	headline string
-	self     *templates.Self
-	tally    *templates.Tally
+	// receipt, when set, is the reader's own receipt in one line under
+	// the headline: the mail's news leads, and the receipt follows.
+	receipt string
+	self    *templates.Self
+	tally   *templates.Tally
 	// id is the Message-ID, with brackets.
 	id string
 	// date is the Date header; zero: now. It is later than now for mail
@@ -69,6 +72,7 @@ func (c *Composer) finish(dr draft) (Outgoing, error) {
 		Reader:   dr.d.r.reader(),
 		Now:      moment(s, dr.now, dr.now),
 		Headline: dr.headline,
+		Receipt:  dr.receipt,
 		Self:     dr.self,
 		Sections: dr.sections,
 		Tally:    dr.tally,
