@@ -518,10 +518,12 @@ func (h *Host) channel(ctx context.Context, w *work, r inbound.Report, reply *co
 			reply.Lines = append(reply.Lines, compose.Line{Text: le.Text, Err: le.Phrase})
 		}
 	}
-	postFirst := text != "" && !announced && h.endsGame(g.state, r.Commands, actor, ch, env)
+	postFirst := text != "" && !announced && h.closesRound(g.state, r.Commands, actor, ch, env)
 	if postFirst {
-		// The message's own discussion is relayed before the end mail that
-		// its commands cause, as the last word of the game.
+		// The message's own discussion is relayed before the close or the
+		// end mail that its commands cause, as the last word of the round
+		// or the game: the discussion that argued for a result comes
+		// before it, in the digest before the close too.
 		h.discuss(w, g, id, actor, ch, text, reply, env)
 	}
 	for _, c := range r.Commands {
@@ -599,9 +601,9 @@ func (h *Host) engineCommand(c command.Command, actor engine.Actor, ch engine.Ch
 		Name: c.Name, Address: c.Address, Text: c.Text, Duration: c.Duration, Held: c.Held, Suspend: c.Suspend}, nil
 }
 
-// endsGame reports whether a message's commands would end the game, tried
-// on a copy of it: then its discussion goes first.
-func (h *Host) endsGame(s *engine.State, cmds []command.Command, actor engine.Actor, ch engine.Channel, env engine.Env) bool {
+// closesRound reports whether a message's commands would close the round
+// or end the game, tried on a copy of it: then its discussion goes first.
+func (h *Host) closesRound(s *engine.State, cmds []command.Command, actor engine.Actor, ch engine.Channel, env engine.Env) bool {
 	if s.Phase == engine.EndedPhase || len(cmds) == 0 {
 		return false
 	}
@@ -617,9 +619,11 @@ func (h *Host) endsGame(s *engine.State, cmds []command.Command, actor engine.Ac
 		if err != nil {
 			continue
 		}
-		_, _ = engine.Apply(trial, cmd, env)
-		if trial.Phase == engine.EndedPhase {
-			return true
+		evs, _ := engine.Apply(trial, cmd, env)
+		for _, e := range evs {
+			if e.Type == engine.EvRoundClosed || e.Type == engine.EvGameEnded {
+				return true
+			}
 		}
 	}
 	return false
