@@ -7,6 +7,8 @@ import (
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/mail/mimepart"
+	"github.com/mafiamail/mafiamail/mail/reply"
 )
 
 // closingLock brings a small game's Day 1 to one lock short of its early
@@ -106,5 +108,88 @@ func TestCloseNewsLeadsTheReceipt(t *testing.T) {
 				g.check()
 			}
 		})
+	}
+}
+
+// TestPersonalLinesAreNeverRelayedAsContext quotes, from every copy of
+// thread, mafia-list and dawn mail of a game, each line that is its
+// reader's own — their vote, their null vote, their state before voting,
+// their night line, their state once out, their receipt, a time in their
+// own zone — and checks it against the host's record of that copy (its
+// public lines): none is context to relay.
+func TestPersonalLinesAreNeverRelayedAsContext(t *testing.T) {
+	h := smallGame(t, "en")
+	h.ok(h.player("Bob"), engine.Private, "ZONE Europe/Berlin", engine.Command{Verb: engine.CmdZone, Text: "Europe/Berlin"})
+	from := len(h.all)
+	h.ok(h.player("Alice"), engine.Thread, "post", post("I trust Bob."))
+	h.ok(h.player("Carol"), engine.Thread, "VOTE NULL", vote("null"))
+	a := closingLock(t, h)
+	// The closing LOCK with a post, as the host batches it: the author's
+	// copy carries the receipt under the close.
+	before := h.s.Clone()
+	env := engine.Env{Now: h.now, Rand: h.rand}
+	by := h.player(a)
+	p := post("My last word.")
+	p.By, p.Channel = by, engine.Thread
+	posted, err := engine.Apply(h.s, p, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := verb(engine.CmdLock)
+	lock.By, lock.Channel = by, engine.Thread
+	evs, err := engine.Apply(h.s, lock, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := h.c.Batch(compose.Batch{Before: before, Events: h.logged(append(posted, evs...)), Dir: h.dir, Sender: &by,
+		Answer: &compose.Answer{State: h.s, Dir: h.dir, Sender: by, Channel: engine.Thread, Cause: "<l@players.example.net>",
+			Received: h.now, Now: h.now, Lines: []compose.Line{{Text: "LOCK", Events: evs}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.record(msgs)
+	if h.s.Phase != engine.NightPhase {
+		t.Fatalf("phase %s, want the night", h.s.Phase)
+	}
+	h.ok(h.player(h.withRole(engine.Mafia)[0]), engine.MafiaCh, "post", post("Quiet night."))
+	h.ok(h.player("Alice"), engine.Thread, "post", post("Who is next?"))
+
+	kinds := map[string]string{
+		"vote": "You vote ", "null": "Your vote is null", "not voted": "You have not voted yet",
+		"night": "Night actions, if your role has one", "out": "You are out of the game",
+		"receipt": "Your message: ", "own zone": " for you)",
+	}
+	seen := map[string]bool{}
+	for _, m := range h.all[from:] {
+		if m.Kind != compose.KindThread && m.Kind != compose.KindMafia && m.Kind != compose.KindDawn {
+			continue
+		}
+		text := mimepart.DecodeFlowed(readBack(t, m.Raw).text, false)
+		rec := &reply.Record{Public: m.Public, Texts: []string{text}}
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "-- ") || line == "--" {
+				break
+			}
+			for kind, mark := range kinds {
+				if !strings.Contains(line, mark) {
+					continue
+				}
+				seen[kind] = true
+				quotes := [][]string{{line}}
+				if first, _, ok := strings.Cut(line, ". "); ok {
+					quotes = append(quotes, []string{first + "."})
+				}
+				for _, q := range quotes {
+					if got := rec.Check(q); got[0] == reply.Public {
+						t.Errorf("%s: %s's own line %q (%s) is relayed as context when quoted", m.step, m.Recipient, q[0], kind)
+					}
+				}
+			}
+		}
+	}
+	for kind := range kinds {
+		if !seen[kind] {
+			t.Errorf("no copy carries a line of kind %q to quote", kind)
+		}
 	}
 }
