@@ -206,9 +206,12 @@ type Missed struct {
 
 // Tally is the official tally (D15), ready to show.
 type Tally struct {
-	Day        int
-	Round      string // opening, runoff, extra
-	Final      bool   // the round has closed
+	Day   int
+	Round string // opening, runoff, extra
+	Final bool   // the round has closed
+	// Paused: the referee paused the game; Closes moves by the length of
+	// the pause when it resumes.
+	Paused     bool
 	At         Moment
 	Closes     Moment
 	Candidates []string

@@ -538,6 +538,7 @@ func tallyView(t *engine.Tally, s *engine.State, final bool, now time.Time, l *l
 		Candidates: t.Candidates,
 		Notes:      t.Notes,
 		Living:     len(t.Votes),
+		Paused:     s.Paused && !final,
 	}
 	if len(t.NotePhrases) == len(t.Notes) {
 		v.Notes = nil
