@@ -378,8 +378,11 @@ func checkCase(t *testing.T, name string, w *chanWorld, s chanSender, ch string,
 			answerReplyTo = append(answerReplyTo, l.ReplyTo)
 			continue
 		}
-		if first, _, _ := strings.Cut(body, "\n"); mine && m.Kind == "thread" && ch == "thread" &&
-			first == "Your message: "+line+" done" {
+		// The folded answer is the copy's first line, or, under the news
+		// the line caused (a deadline moved, a close), its second.
+		head := strings.SplitN(body, "\n", 3)
+		if receipt := "Your message: " + line + " done"; mine && m.Kind == "thread" && ch == "thread" &&
+			(head[0] == receipt || len(head) > 1 && head[1] == receipt) {
 			answers = append(answers, body)
 			answerReplyTo = append(answerReplyTo, l.ReplyTo)
 			folded = true
