@@ -49,31 +49,36 @@ var (
 )
 
 var (
-	facesOnce             sync.Once
-	regularFace, boldFace font.Face
-	facesErr              error
+	fontsOnce             sync.Once
+	regularFont, boldFont *opentype.Font
+	fontsErr              error
 )
 
-// faces loads the Go fonts, which are compiled into the binary: the picture
-// needs no font of the machine's and draws the same everywhere.
-func faces() (font.Face, font.Face, error) {
-	facesOnce.Do(func() {
-		load := func(ttf []byte, size float64) font.Face {
-			f, err := opentype.Parse(ttf)
-			if err != nil {
-				facesErr = fmt.Errorf("story picture: parse font: %w", err)
-				return nil
-			}
-			face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingFull})
-			if err != nil {
-				facesErr = fmt.Errorf("story picture: font face: %w", err)
-			}
-			return face
+// faces gives a picture its own faces of the Go fonts, which are compiled
+// into the binary: the picture needs no font of the machine's and draws the
+// same everywhere. The fonts are parsed once and are safe to share; a face
+// is not (it keeps the buffers of the glyph it draws), so that Picture is
+// safe to call from several goroutines, each drawing takes its own.
+func faces() (regular, bold font.Face, err error) {
+	fontsOnce.Do(func() {
+		if regularFont, fontsErr = opentype.Parse(goregular.TTF); fontsErr != nil {
+			fontsErr = fmt.Errorf("story picture: parse font: %w", fontsErr)
+			return
 		}
-		regularFace = load(goregular.TTF, picTextPt)
-		boldFace = load(gobold.TTF, picTitlePt)
+		if boldFont, fontsErr = opentype.Parse(gobold.TTF); fontsErr != nil {
+			fontsErr = fmt.Errorf("story picture: parse font: %w", fontsErr)
+		}
 	})
-	return regularFace, boldFace, facesErr
+	if fontsErr != nil {
+		return nil, nil, fontsErr
+	}
+	if regular, err = opentype.NewFace(regularFont, &opentype.FaceOptions{Size: picTextPt, DPI: 72, Hinting: font.HintingFull}); err != nil {
+		return nil, nil, fmt.Errorf("story picture: font face: %w", err)
+	}
+	if bold, err = opentype.NewFace(boldFont, &opentype.FaceOptions{Size: picTitlePt, DPI: 72, Hinting: font.HintingFull}); err != nil {
+		return nil, nil, fmt.Errorf("story picture: font face: %w", err)
+	}
+	return regular, bold, nil
 }
 
 // panel is one closed round, ready to draw.

@@ -41,3 +41,30 @@ func TestPictureGolden(t *testing.T) {
 		t.Errorf("a second drawing differs (err %v)", err)
 	}
 }
+
+// Pictures drawn at once come out as one drawn alone: they share no face, whose glyph buffers one drawing would
+// overwrite under another (go test -race tells it, and the bytes differ).
+func TestPicturesDrawnAtOnceAreEachRight(t *testing.T) {
+	want, err := Picture(Build(ended(sampleLog())), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	got := make([][]byte, n)
+	errs := make([]error, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			got[i], errs[i] = Picture(Build(ended(sampleLog())), nil)
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		if errs[i] != nil || !bytes.Equal(got[i], want) {
+			t.Errorf("picture %d drawn beside others differs from one drawn alone (err %v)", i, errs[i])
+		}
+	}
+}
