@@ -657,7 +657,8 @@ func nightAction(game []*benchPlayer, p *benchPlayer, op dayOp, r *rand.Rand) st
 // day load's games are set up: a thread message (post or vote) reaches
 // every player who takes each post, its sender included; a vote from a
 // digest reader reaches its sender too (the host's private answer); a
-// mafia list post reaches the other Mafiosi. The host sends the referee
+// mafia list post reaches every Mafioso, its author included (the author's
+// own copy, as a mailing list sends it). The host sends the referee
 // no copy of either, and neither does the relay. A night action reaches
 // its sender and the referee, a whack every Mafioso (N2) and the referee.
 func fanout(e *benchEnv, o benchOptions, p *benchPlayer, op dayOp) []string {
@@ -672,7 +673,7 @@ func fanout(e *benchEnv, o benchOptions, p *benchPlayer, op dayOp) []string {
 	}
 	for _, q := range e.gamePlayers(p, o.players) {
 		switch {
-		case op == opMafiaPost && (q == p || q.day.mafia.Load() == nil):
+		case op == opMafiaPost && q.day.mafia.Load() == nil:
 		case op != opMafiaPost && q.day.digest.Load() && (q != p || op.isPost()):
 		default:
 			to = append(to, q.addr)
