@@ -350,13 +350,22 @@ func (c *mailCheck) check(letters []letter, sent []string) {
 			continue
 		}
 		ch := m[1][0]
+		// A conversation keeps its subject, but for two kinds of mail that
+		// take one of their own within it: each mail of the referee's
+		// channel says what it is and whether it waits for the referee, and
+		// the role message has a subject that never names the role, so that
+		// it can be found again.
+		ownSubject := l.Kind == "role" || r.referee && ch == 'p'
 		cv := convs[refs[0]]
 		if cv == nil {
-			cv = &conv{ch: ch, subject: l.Subject, listID: l.Header.Get("List-Id")}
+			cv = &conv{ch: ch, listID: l.Header.Get("List-Id")}
 			convs[refs[0]] = cv
 		}
+		if cv.subject == "" && !ownSubject {
+			cv.subject = l.Subject
+		}
 		cv.n++
-		if cv.ch != ch || cv.subject != l.Subject || cv.listID != l.Header.Get("List-Id") {
+		if cv.ch != ch || !ownSubject && cv.subject != l.Subject || cv.listID != l.Header.Get("List-Id") {
 			t.Errorf("%s: in conversation %s with Reply-To channel %c, subject %q, List-Id %q; its first message had %c, %q, %q",
 				where, refs[0], ch, l.Subject, l.Header.Get("List-Id"), cv.ch, cv.subject, cv.listID)
 		}
