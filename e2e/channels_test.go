@@ -145,6 +145,25 @@ func (g *embeddedGame) await(user, what string, cond func(letter) bool) letter {
 	return found
 }
 
+// started opens game g1 from the referee's address ref, sets it up with
+// the setup line, signs users up (each under their name capitalized) and
+// starts it, waiting for Day 1. It returns the referee's channel.
+func (g *embeddedGame) started(ref, setup string, users []string) (refChannel string) {
+	g.t.Helper()
+	g.send(ref, "host@example.org", "NEW GAME g1")
+	created := g.await(ref, "the answer to NEW GAME", func(l letter) bool { return l.Game == "g1" && l.ReplyTo != "" })
+	refChannel = created.ReplyTo
+	g.send(ref, refChannel, setup)
+	g.answerTo(ref, "SETUP")
+	for _, u := range users {
+		g.send(u, "host+g1@example.org", "JOIN "+strings.ToUpper(u[:1])+u[1:])
+		g.answerTo(u, "JOIN")
+	}
+	g.send(ref, refChannel, "START")
+	waitFor(g.t, "Day 1", func() bool { return g.state().Phase == engine.DayPhase })
+	return refChannel
+}
+
 // answerTo waits for the host's answer quoting line.
 func (g *embeddedGame) answerTo(user, line string) letter {
 	g.t.Helper()

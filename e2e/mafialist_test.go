@@ -17,17 +17,7 @@ func TestMafiaListByReply(t *testing.T) {
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave", "erin", "frank"}
-	g.send(ref, "host@example.org", "NEW GAME g1")
-	created := g.await(ref, "the answer to NEW GAME", func(l letter) bool { return l.Game == "g1" && l.ReplyTo != "" })
-	refChannel := created.ReplyTo
-	g.send(ref, refChannel, "SETUP players=6 mafia=2 inspectors=0 doctors=0 vigilantes=0")
-	g.answerTo(ref, "SETUP")
-	for _, u := range users {
-		g.send(u, "host+g1@example.org", "JOIN "+strings.ToUpper(u[:1])+u[1:])
-		g.answerTo(u, "JOIN")
-	}
-	g.send(ref, refChannel, "START")
-	waitFor(t, "Day 1", func() bool { return g.state().Phase == engine.DayPhase })
+	g.started(ref, "SETUP players=6 mafia=2 inspectors=0 doctors=0 vigilantes=0", users)
 	g.settled()
 	s := g.state()
 	var mafia []*engine.Player

@@ -24,17 +24,7 @@ func TestMailArrivesInTheOrderOfItsEvents(t *testing.T) {
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave"}
-	g.send(ref, "host@example.org", "NEW GAME g1")
-	created := g.await(ref, "the answer to NEW GAME", func(l letter) bool { return l.Game == "g1" && l.ReplyTo != "" })
-	refChannel := created.ReplyTo
-	g.send(ref, refChannel, "SETUP players=4 mafia=1 doctors=1 inspectors=0 vigilantes=0 digest_interval=2h")
-	g.answerTo(ref, "SETUP")
-	for _, u := range users {
-		g.send(u, "host+g1@example.org", "JOIN "+strings.ToUpper(u[:1])+u[1:])
-		g.answerTo(u, "JOIN")
-	}
-	g.send(ref, refChannel, "START")
-	waitFor(t, "Day 1", func() bool { return g.state().Phase == engine.DayPhase })
+	g.started(ref, "SETUP players=4 mafia=1 doctors=1 inspectors=0 vigilantes=0 digest_interval=2h", users)
 	s := g.state()
 	user := func(slot int) string { return strings.ToLower(s.Player(slot).Name) }
 

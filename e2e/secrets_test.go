@@ -36,17 +36,7 @@ func TestNightSecretsStayOutOfTheTownsMail(t *testing.T) {
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan"}
-	g.send(ref, "host@example.org", "NEW GAME g1")
-	created := g.await(ref, "the answer to NEW GAME", func(l letter) bool { return l.Game == "g1" && l.ReplyTo != "" })
-	refChannel := created.ReplyTo
-	g.send(ref, refChannel, "SETUP mafia150 players=9 mafia=2")
-	g.answerTo(ref, "SETUP")
-	for _, u := range users {
-		g.send(u, "host+g1@example.org", "JOIN "+strings.ToUpper(u[:1])+u[1:])
-		g.answerTo(u, "JOIN")
-	}
-	g.send(ref, refChannel, "START")
-	waitFor(t, "Day 1", func() bool { return g.state().Phase == engine.DayPhase })
+	refChannel := g.started(ref, "SETUP mafia150 players=9 mafia=2", users)
 	g.send(ref, refChannel, "CLOSE")
 	waitFor(t, "Night 1", func() bool { return g.state().Phase == engine.NightPhase })
 
