@@ -1,6 +1,8 @@
 package service
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"mime"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,11 +18,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emersion/go-message/textproto"
+
 	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/mail/compose"
 	"github.com/mafiamail/mafiamail/mail/watcher"
 	"github.com/mafiamail/mafiamail/store"
+	"github.com/mafiamail/mafiamail/templates"
 )
 
 // RestoreConfig is what Restore needs beyond the configuration.
@@ -37,8 +45,19 @@ type RestoreConfig struct {
 type GameReplay struct {
 	Game string
 	// Before and After are the game's events in the backup and after
-	// the replay.
-	Before, After int
+	// the replay; Replayed how many of its messages were applied anew.
+	Before, After, Replayed int
+	// Ended says whether the game had ended when the replay was done.
+	Ended bool
+}
+
+// Resent is a message of the outbox that serve sends when it starts,
+// the restore not knowing whether the lost host had sent it.
+type Resent struct {
+	Game, Kind, MessageID string
+	// Subject is its Subject, decoded.
+	Subject string
+	To      []string
 }
 
 // RestoreReport says what a restore found and did.
@@ -60,7 +79,10 @@ type RestoreReport struct {
 	// Message-ID, which mail clients use to hide a second copy.
 	SentFolder string
 	FoundSent  int
-	SentAgain  []store.OutMessage
+	SentAgain  []Resent
+	// Notices are the Message-IDs of the notices queued to the referees,
+	// one a game told (RestoreReport.tell).
+	Notices []string
 }
 
 // Restore brings back a host that lost its database: it starts from a
@@ -161,6 +183,7 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 	if err != nil {
 		return rep, err
 	}
+	replayed := map[string]int{}
 
 	for _, m := range hist.Messages {
 		if _, err := st.InboundByUID(ctx, m.Mailbox, m.UIDValidity, m.UID); err == nil {
@@ -187,6 +210,11 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 			continue
 		}
 		rep.Replayed++
+		// A message the backup had applied under another UID (moved, or
+		// delivered twice) is a duplicate, recorded under no new UID.
+		if in, err := st.InboundByUID(ctx, f.Mailbox, f.UIDValidity, f.UID); err == nil && in.Game != "" {
+			replayed[in.Game]++
+		}
 	}
 	// Up to the listing, less the slack a message may take to show, every
 	// message has been read: the deadlines until then are applied too.
@@ -210,7 +238,12 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 		return rep, err
 	}
 	for _, id := range slices.Sorted(maps.Keys(after)) {
-		rep.Games = append(rep.Games, GameReplay{Game: id, Before: before[id], After: after[id]})
+		s, _ := h.Game(id)
+		rep.Games = append(rep.Games, GameReplay{Game: id, Before: before[id], After: after[id], Replayed: replayed[id],
+			Ended: s != nil && s.Phase == engine.EndedPhase})
+	}
+	if err := tell(ctx, h, o.Backup, listed, &rep); err != nil {
+		return rep, err
 	}
 	restored = true
 	return rep, nil
@@ -285,14 +318,61 @@ func recordSent(ctx context.Context, st *store.Store, hist *watcher.History, fol
 			found = append(found, m.ID)
 			continue
 		}
-		m.Raw = nil
-		rep.SentAgain = append(rep.SentAgain, m)
+		rep.SentAgain = append(rep.SentAgain, Resent{Game: m.Game, Kind: m.Kind, MessageID: m.MessageID,
+			Subject: subjectOf(m.Raw), To: m.To})
 	}
 	if err := st.MarkAllSent(ctx, found, now); err != nil {
 		return fmt.Errorf("restore: record the mail found sent: %w", err)
 	}
 	rep.FoundSent = len(found)
 	return nil
+}
+
+// tell queues to each game's referee the restore's account of the game
+// (compose.Restored): every game under way, and every game that ended
+// but that the restore changed or that has mail going out again. A game
+// the backup holds whole, ended, with nothing to send, is not news.
+func tell(ctx context.Context, h *host.Host, backup string, listed time.Time, rep *RestoreReport) error {
+	again := map[string][]templates.Resent{}
+	for _, m := range rep.SentAgain {
+		again[m.Game] = append(again[m.Game], templates.Resent{Subject: m.Subject, Recipients: len(m.To)})
+	}
+	for _, g := range rep.Games {
+		if g.Ended && g.Before == g.After && g.Replayed == 0 && len(again[g.Game]) == 0 {
+			continue
+		}
+		n := compose.RestoreNotice{Replayed: g.Replayed, Before: g.Before, After: g.After, Again: again[g.Game],
+			NoSentFolder: rep.SentFolder == "", Listed: listed}
+		if backup != "" {
+			n.Backup = filepath.Base(backup)
+		}
+		id, err := h.Restored(ctx, g.Game, n)
+		if err != nil {
+			return fmt.Errorf("restore: tell the referee of %s: %w", g.Game, err)
+		}
+		if id != "" {
+			rep.Notices = append(rep.Notices, id)
+		}
+	}
+	return nil
+}
+
+// subjectOf is the decoded Subject of a message, cut short when long.
+func subjectOf(raw []byte) string {
+	hdr, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(raw)))
+	if err != nil {
+		return ""
+	}
+	subject := hdr.Get("Subject")
+	if dec, err := new(mime.WordDecoder).DecodeHeader(subject); err == nil {
+		subject = dec
+	}
+	subject = strings.Join(strings.Fields(subject), " ")
+	const most = 72
+	if r := []rune(subject); len(r) > most {
+		subject = strings.TrimSpace(string(r[:most-1])) + "…"
+	}
+	return subject
 }
 
 // watcherConfig is the watcher's account and folders of cfg.

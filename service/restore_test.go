@@ -1,9 +1,11 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	gomail "github.com/emersion/go-message/mail"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
@@ -332,6 +335,10 @@ func (tb *table) restoreAndCompare(want map[string][]string, wantOut map[string]
 	got := logs(tb.t, st)
 	gotOut := outbox(tb.t, st)
 	st.Close()
+	tb.checkNotices(rep, gotOut, backup)
+	for _, id := range rep.Notices {
+		delete(gotOut, id)
+	}
 	if len(gotOut) != len(wantOut) {
 		tb.t.Errorf("restored %d messages of mail, the host had queued %d", len(gotOut), len(wantOut))
 	}
@@ -342,7 +349,7 @@ func (tb *table) restoreAndCompare(want map[string][]string, wantOut map[string]
 			tb.t.Errorf("restored no message %s (%s to %v)", id, w.Kind, w.To)
 		case string(g.Raw) != string(w.Raw):
 			tb.t.Errorf("message %s (%s to %v) differs:\nhost:\n%s\nrestored:\n%s", id, w.Kind, w.To, w.Raw, g.Raw)
-		case g.Status != store.OutSent && !slices.ContainsFunc(rep.SentAgain, func(m store.OutMessage) bool { return m.MessageID == id }):
+		case g.Status != store.OutSent && !slices.ContainsFunc(rep.SentAgain, func(m service.Resent) bool { return m.MessageID == id }):
 			tb.t.Errorf("message %s (%s to %v), which the host had sent, is %s after the restore", id, w.Kind, w.To, g.Status)
 		}
 	}
@@ -368,6 +375,105 @@ func (tb *table) restoreAndCompare(want map[string][]string, wantOut map[string]
 		}
 	}
 	return rep
+}
+
+// checkNotices requires the restore to have queued one notice to the
+// referee of g1, unsent, in the referee's private channel, saying what
+// the restore did: the backup, the messages applied again, and each mail
+// that goes out again by its subject.
+func (tb *table) checkNotices(rep service.RestoreReport, out map[string]store.OutMessage, backup string) {
+	tb.t.Helper()
+	var g1 service.GameReplay
+	for _, g := range rep.Games {
+		if g.Game == "g1" {
+			g1 = g
+		}
+	}
+	// A game that had ended, which the backup holds whole and which has
+	// no mail to send again, is not news to its referee.
+	if g1.Ended && g1.Before == g1.After && len(rep.SentAgain) == 0 {
+		if len(rep.Notices) != 0 {
+			tb.t.Errorf("the restore told the referee of a game it left as it was: %v", rep.Notices)
+		}
+		return
+	}
+	if len(rep.Notices) != 1 {
+		tb.t.Fatalf("the restore queued %d notices to the referees, want one for g1: %v", len(rep.Notices), rep.Notices)
+	}
+	n, ok := out[rep.Notices[0]]
+	switch {
+	case !ok:
+		tb.t.Fatalf("the notice %s is not in the outbox", rep.Notices[0])
+	case n.Status != store.OutPending || n.Game != "g1" || len(n.To) != 1 || n.To[0] != "referee@players.test":
+		tb.t.Fatalf("the notice is %s, for game %q, to %v; want it waiting, for g1, to the referee", n.Status, n.Game, n.To)
+	}
+	subject, body := readMail(tb.t, n.Raw)
+	text := subject + "\n" + strings.Join(strings.Fields(body), " ")
+	from := "Host restored from its mailbox alone"
+	if backup != "" {
+		from = "Host restored from a backup"
+	}
+	again := "nothing sent again"
+	if len(rep.SentAgain) == 1 {
+		again = "1 mail sent again"
+	} else if len(rep.SentAgain) > 1 {
+		again = fmt.Sprintf("%d mails sent again", len(rep.SentAgain))
+	}
+	want := []string{"[g1] Report: " + from + " — " + again + "\n",
+		fmt.Sprintf("This game: %d messages applied again; %d events before the restore, %d now.", g1.Replayed, g1.Before, g1.After)}
+	if backup != "" {
+		want = append(want, "from the backup "+filepath.Base(backup)+":")
+	}
+	for _, m := range rep.SentAgain {
+		want = append(want, "- "+m.Subject+" (")
+	}
+	if len(rep.SentAgain) == 0 {
+		want = append(want, "No mail of this game goes out again")
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			tb.t.Errorf("the referee's notice does not say %q:\n%s", w, text)
+		}
+	}
+	// Every message replayed is g1's but NEW GAME, which was for no game
+	// yet.
+	newGame := 0
+	if backup == "" {
+		newGame = 1
+	}
+	if g1.Replayed != rep.Replayed-newGame {
+		tb.t.Errorf("g1 has %d messages replayed, the restore %d, events %d to %d", g1.Replayed, rep.Replayed, g1.Before, g1.After)
+	}
+}
+
+// readMail is a message's decoded subject and its plain text.
+func readMail(t *testing.T, raw []byte) (subject, text string) {
+	t.Helper()
+	r, err := gomail.CreateReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subject, err = r.Header.Subject(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			return subject, text
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := p.Header.(*gomail.InlineHeader); ok {
+			if ct, _, _ := h.ContentType(); ct == "text/plain" && text == "" {
+				b, err := io.ReadAll(p.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = string(b)
+			}
+		}
+	}
 }
 
 // TestRestoreReplaysTheMailbox plays a game through the mailbox, loses the

@@ -25,7 +25,7 @@ const twinTurns = 24
 // from the backup made at turn backupAt (-1: from none), and started
 // again, and the game goes on. It returns what the restore sent again, and
 // whether the database was lost before the game ended.
-func playTwin(t *testing.T, tb *table, cut, backupAt int) (again []string, lost bool) {
+func playTwin(t *testing.T, tb *table, cut, backupAt int) (again, notices []string, lost bool) {
 	tb.start()
 	tb.signUp()
 	backup := ""
@@ -49,6 +49,7 @@ func playTwin(t *testing.T, tb *table, cut, backupAt int) (again []string, lost 
 			for _, m := range rep.SentAgain {
 				again = append(again, m.MessageID)
 			}
+			notices = rep.Notices
 			tb.start()
 			lost = true
 		}
@@ -71,7 +72,7 @@ func playTwin(t *testing.T, tb *table, cut, backupAt int) (again []string, lost 
 	}
 	tb.advance(time.Hour)
 	tb.drain()
-	return again, lost
+	return again, notices, lost
 }
 
 // mailboxes is, for each recipient, the copies delivered to them by
@@ -127,7 +128,7 @@ func TestRestoreAtRandomInstants(t *testing.T) {
 
 		key, _ = hostkey.New(kb[:])
 		lost := newKeyedTable(t, seed, key)
-		again, cutDone := playTwin(t, lost, cut, backupAt)
+		again, notices, cutDone := playTwin(t, lost, cut, backupAt)
 		if !cutDone {
 			// The game ended before the cut: lose the database after it.
 			lost.stop()
@@ -141,7 +142,9 @@ func TestRestoreAtRandomInstants(t *testing.T) {
 			for _, m := range rep.SentAgain {
 				again = append(again, m.MessageID)
 			}
+			notices = rep.Notices
 			lost.start()
+			lost.drain()
 		}
 		got, gotMail := logs(t, lost.svc.Store()), mailboxes(t, lost)
 		lost.stop()
@@ -178,9 +181,18 @@ func TestRestoreAtRandomInstants(t *testing.T) {
 				}
 			}
 		}
+		// The referee gets the restore's account of the game, once; no
+		// one else gets it.
+		told := map[string]bool{}
+		for _, id := range notices {
+			told[id] = true
+			if n := len(gotMail["referee@players.test"][id]); n != 1 {
+				t.Errorf("round %d: the referee got the restore's notice %s %d times", round, id, n)
+			}
+		}
 		for to, box := range gotMail {
 			for id := range box {
-				if _, ok := wantMail[to][id]; !ok {
+				if _, ok := wantMail[to][id]; !ok && !(told[id] && to == "referee@players.test") {
 					t.Errorf("round %d: %s got %s, which its twin never did", round, to, id)
 				}
 			}

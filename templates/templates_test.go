@@ -230,7 +230,7 @@ var ruleCode = regexp.MustCompile(`\b[SDNWCFT][0-9]{1,2}\b`)
 // refereeOnly are the kinds only the referee ever receives: their text may
 // cite the rules by ID, since the referee works from docs/rules.md. Every
 // other template may reach a player, so none of its text may.
-var refereeOnly = map[string]bool{"draw": true, "failure": true, "sendinghold": true, "revoked": true}
+var refereeOnly = map[string]bool{"draw": true, "failure": true, "sendinghold": true, "revoked": true, "restored": true}
 
 // templateComment is a template's comment, which no reader sees.
 var templateComment = regexp.MustCompile(`(?s)\{\{-? ?/\*.*?\*/ ?-?\}\}`)

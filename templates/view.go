@@ -176,6 +176,8 @@ type Section struct {
 	Hold    *SendingHold
 	Plan    *SendingPlan
 	Revoked *Revoked
+	// Restored is set for a restore's account to the referee.
+	Restored *Restored
 	// Address is an address the section names (never a player's own
 	// address in public mail).
 	Address string
@@ -494,6 +496,31 @@ type Revoked struct {
 	Error string
 	// Reading and Sending say which of IMAP and SMTP log in with it.
 	Reading, Sending bool
+}
+
+// Restored tells a game's referee what a restore of the host's lost
+// database did to the game (docs/hosting.md, "Backing up and restoring").
+type Restored struct {
+	At Moment
+	// Backup is the file name of the backup the restore started from, ""
+	// for none: the game was rebuilt from the mailbox alone.
+	Backup string
+	// Replayed is how many of the game's messages were applied anew;
+	// Before and After its events in the backup and now.
+	Replayed, Before, After int
+	// Again are the first few of the game's mails that go out again, the
+	// host not knowing whether it had sent them; AgainCount all of them,
+	// More those Again leaves out.
+	Again            []Resent
+	AgainCount, More int
+	// NoSentFolder: the mailbox has no folder of sent mail to look in.
+	NoSentFolder bool
+}
+
+// Resent is one mail a restore sends (again).
+type Resent struct {
+	Subject    string
+	Recipients int
 }
 
 // Failure is a message the SMTP server refused for good.

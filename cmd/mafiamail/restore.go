@@ -45,7 +45,7 @@ func printRestore(w io.Writer, cfgPath string, cfg *config.Config, rep service.R
 	fmt.Fprintf(w, "Restored %s from %s: the mailbox holds %d messages; %d were in the backup, %d replayed.\n",
 		cfg.Database, from, rep.Messages, rep.Known, rep.Replayed)
 	for _, g := range rep.Games {
-		fmt.Fprintf(w, "  %-20s %d events in the backup, %d now\n", g.Game, g.Before, g.After)
+		fmt.Fprintf(w, "  %-20s %d messages applied again; %d events in the backup, %d now\n", g.Game, g.Replayed, g.Before, g.After)
 	}
 	for _, f := range rep.Failed {
 		fmt.Fprintf(w, "  not applied: %s\n", f)
@@ -59,8 +59,12 @@ func printRestore(w io.Writer, cfgPath string, cfg *config.Config, rep service.R
 	if len(rep.SentAgain) > 0 {
 		fmt.Fprintf(w, "%d messages go out when serve starts, sent again if the lost host had sent them (same Message-ID, which mail clients use to hide a second copy):\n", len(rep.SentAgain))
 		for _, m := range rep.SentAgain {
-			fmt.Fprintf(w, "  %-20s %-8s to %s %s\n", m.Game, m.Kind, strings.Join(m.To, ", "), m.MessageID)
+			fmt.Fprintf(w, "  %-20s %q to %s %s\n", m.Game, m.Subject, strings.Join(m.To, ", "), m.MessageID)
 		}
+	}
+	if len(rep.Notices) > 0 {
+		fmt.Fprintf(w, "The referees are told the same, one mail a game, which goes out when serve starts (%d: %s).\n",
+			len(rep.Notices), strings.Join(rep.Notices, ", "))
 	}
 	fmt.Fprintf(w, "Next: mafiamail serve --config %s\n", cfgPath)
 }

@@ -65,7 +65,11 @@ authserv_id = "mx.players.test"
 	if code != 0 {
 		t.Fatalf("restore: exit %d\n%s", code, out)
 	}
-	for _, want := range []string{"from no backup", "1 messages; 0 were in the backup, 1 replayed", "friday ", "Next: mafiamail serve --config " + cfgPath} {
+	t.Logf("restore said:\n%s", out)
+	for _, want := range []string{"from no backup", "1 messages; 0 were in the backup, 1 replayed", "friday ",
+		"No folder of sent mail was found", "messages go out when serve starts", `"[friday] Done: NEW GAME friday" to ref@example.org`,
+		"The referees are told the same, one mail a game, which goes out when serve starts (1: <friday.restored.",
+		"Next: mafiamail serve --config " + cfgPath} {
 		if !strings.Contains(out, want) {
 			t.Errorf("restore did not say %q:\n%s", want, out)
 		}

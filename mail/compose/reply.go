@@ -482,3 +482,42 @@ func (c *Composer) AuthorisationRevoked(r Revoked) (Outgoing, error) {
 		Reading: r.Reading, Sending: r.Sending}
 	return c.hostNotice(s, r.Dir, &templates.Section{Kind: "revoked", Revoked: view}, "revoked", r.Number, r.Since, r.Now)
 }
+
+// RestoreNotice is the referee's account of what a restore of the host's
+// lost database did to the game.
+type RestoreNotice struct {
+	State *engine.State
+	Dir   Directory
+	// Backup is the backup's file name, "" for none.
+	Backup string
+	// Replayed, Before and After are as in templates.Restored.
+	Replayed, Before, After int
+	// Again are the game's mails that go out (again), all of them: the
+	// notice lists the first few.
+	Again        []templates.Resent
+	NoSentFolder bool
+	// Listed is when the restore read the mailbox: with the game, it
+	// makes the notice's Message-ID, so that a restore is told once.
+	Listed time.Time
+	Now    time.Time
+}
+
+// restoredListed is how many of the mails sent again a restore's notice
+// names; it says how many more there are.
+const restoredListed = 5
+
+// Restored tells a game's referee, once per restore, what a restore did:
+// the backup it started from, what it applied again, and which mails go
+// out again.
+func (c *Composer) Restored(r RestoreNotice) (Outgoing, error) {
+	s := r.State
+	if s == nil {
+		return Outgoing{}, errors.New("compose: a restore's notice needs its game")
+	}
+	view := &templates.Restored{At: moment(s, r.Listed, r.Now), Backup: r.Backup,
+		Replayed: r.Replayed, Before: r.Before, After: r.After,
+		AgainCount: len(r.Again), NoSentFolder: r.NoSentFolder}
+	view.Again = r.Again[:min(len(r.Again), restoredListed)]
+	view.More = len(r.Again) - len(view.Again)
+	return c.hostNotice(s, r.Dir, &templates.Section{Kind: "restored", Restored: view}, "restored", 0, r.Listed, r.Now)
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
+	"github.com/mafiamail/mafiamail/templates"
 )
 
 const observerAddr = "olga@watchers.example.net"
@@ -418,6 +419,16 @@ func playClassicGame(t *testing.T, tag string) (*harness, *goldens) {
 	}
 	h.record([]compose.Outgoing{revoked})
 	g.add("revoked", revoked)
+	restored, err := h.c.Restored(compose.RestoreNotice{State: h.s, Dir: h.dir, Backup: "games-2026-12-02.db",
+		Replayed: 31, Before: 214, After: 262, Listed: h.now.Add(-3 * time.Minute), Now: h.now,
+		Again: []templates.Resent{{Subject: "[dec26] Day 3 is over", Recipients: 12}, {Subject: "[dec26] Night 3", Recipients: 3},
+			{Subject: "[dec26] Digest", Recipients: 9}, {Subject: "[dec26] Digest", Recipients: 9},
+			{Subject: "[dec26] Day 4 begins", Recipients: 12}, {Subject: "[dec26] Digest", Recipients: 9}, {Subject: "[dec26] Digest", Recipients: 8}}})
+	if err != nil {
+		t.Fatalf("Restored: %v", err)
+	}
+	h.record([]compose.Outgoing{restored})
+	g.add("restored", restored)
 	return h, g
 }
 
@@ -703,6 +714,13 @@ func playMafia150Game(t *testing.T, tag string) (*harness, *goldens) {
 	}
 	h.record([]compose.Outgoing{revoked})
 	g.add("revoked", revoked)
+	restored, err := h.c.Restored(compose.RestoreNotice{State: h.s, Dir: h.dir, Replayed: 410, After: 388,
+		Listed: h.now.Add(-time.Minute), Now: h.now})
+	if err != nil {
+		t.Fatalf("Restored: %v", err)
+	}
+	h.record([]compose.Outgoing{restored})
+	g.add("restored-nothing-again", restored)
 	return h, g
 }
 
