@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
@@ -35,4 +36,33 @@ func (h *Host) Restored(ctx context.Context, game string, n compose.RestoreNotic
 		return nil
 	})
 	return id, err
+}
+
+// PauseForRestore pauses a game as its referee's PAUSE does, for a
+// restore that found part of its mail deleted from the mailbox: nothing
+// more is decided, and no deadline passes, on mail that may be missing,
+// until the referee has looked and sent RESUME. Everyone in the game is
+// told it is paused, as by the referee's PAUSE. It says whether it paused
+// the game: one that has ended, or is paused already, is left as it is.
+func (h *Host) PauseForRestore(ctx context.Context, game string) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	paused := false
+	err := h.transact(ctx, "restore", func(w *work) error {
+		g := w.game(game)
+		if g == nil {
+			return fmt.Errorf("pause: no game %s", game)
+		}
+		if g.state.Paused || g.state.Phase == engine.EndedPhase || g.state.Phase == engine.SignupPhase {
+			return nil
+		}
+		evs, err := engine.Apply(g.state, engine.Command{Verb: engine.CmdPause, By: engine.Referee, Channel: engine.Private}, h.env(w, game))
+		if err != nil {
+			return fmt.Errorf("pause %s: %w", game, err)
+		}
+		w.record(game, evs)
+		paused = true
+		return nil
+	})
+	return paused, err
 }

@@ -49,6 +49,12 @@ type GameReplay struct {
 	Before, After, Replayed int
 	// Ended says whether the game had ended when the replay was done.
 	Ended bool
+	// Missing is how many messages of the game the backup had read that
+	// the mailbox no longer holds: the game cannot be proven complete.
+	// Paused says the restore paused it for that, so that nothing more is
+	// decided until its referee has looked (RESUME).
+	Missing int
+	Paused  bool
 }
 
 // Resent is a message of the outbox that serve sends when it starts,
@@ -80,6 +86,11 @@ type RestoreReport struct {
 	SentFolder string
 	FoundSent  int
 	SentAgain  []Resent
+	// Missing are the messages the backup had read that the mailbox no
+	// longer holds; Gaps the runs of UIDs that no message accounts for
+	// (see Gap).
+	Missing []Missing
+	Gaps    []Gap
 	// Notices are the Message-IDs of the notices queued to the referees,
 	// one a game told (RestoreReport.tell).
 	Notices []string
@@ -130,8 +141,9 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 	listed := now()
 	rep.Messages = len(hist.Messages)
 
+	var reads []store.Read
 	if o.Backup != "" {
-		if err := checkBackup(ctx, o.Backup, key, hist, log); err != nil {
+		if reads, err = checkBackup(ctx, o.Backup, key, hist, log); err != nil {
 			return rep, err
 		}
 		if err := copyBackup(o.Backup, cfg.Database); err != nil {
@@ -233,6 +245,27 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 		return rep, err
 	}
 
+	// A game whose mail the mailbox no longer holds in part cannot be
+	// proven complete: what was deleted after the backup may be missing
+	// from it too. It is replayed as far as the mailbox goes and paused,
+	// so that no deadline passes and nothing more is decided on mail that
+	// may be missing until its referee has looked and sent RESUME.
+	rep.Missing, rep.Gaps = findMissing(reads, hist, cfg.IMAP.MoveTo)
+	missing := map[string]int{}
+	for _, m := range rep.Missing {
+		missing[m.Game]++
+	}
+	paused := map[string]bool{}
+	for _, id := range slices.Sorted(maps.Keys(missing)) {
+		if id == "" {
+			continue
+		}
+		p, err := h.PauseForRestore(ctx, id)
+		if err != nil {
+			return rep, fmt.Errorf("restore: pause %s, whose mail is missing: %w", id, err)
+		}
+		paused[id] = p
+	}
 	after, err := eventCounts(ctx, st)
 	if err != nil {
 		return rep, err
@@ -240,7 +273,7 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 	for _, id := range slices.Sorted(maps.Keys(after)) {
 		s, _ := h.Game(id)
 		rep.Games = append(rep.Games, GameReplay{Game: id, Before: before[id], After: after[id], Replayed: replayed[id],
-			Ended: s != nil && s.Phase == engine.EndedPhase})
+			Ended: s != nil && s.Phase == engine.EndedPhase, Missing: missing[id], Paused: paused[id]})
 	}
 	if err := tell(ctx, h, o.Backup, listed, &rep); err != nil {
 		return rep, err
@@ -256,23 +289,23 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 // numbers its messages anew, and may have dated them anew, so neither
 // what the backup applied nor the order of arrival can be told). It names
 // what cannot be recovered and for which games.
-func checkBackup(ctx context.Context, backup string, key *hostkey.Key, hist *watcher.History, log *slog.Logger) error {
+func checkBackup(ctx context.Context, backup string, key *hostkey.Key, hist *watcher.History, log *slog.Logger) ([]store.Read, error) {
 	bst, err := store.OpenReadOnly(ctx, backup, store.Config{Logger: log})
 	if err != nil {
-		return fmt.Errorf("restore: open the backup: %w", err)
+		return nil, fmt.Errorf("restore: open the backup: %w", err)
 	}
 	defer bst.Close()
 	fp, err := bst.KeyFingerprint(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if fp != "" && fp != key.Fingerprint() {
-		return fmt.Errorf("restore: %w: the backup %s has %s, the key file %s; nothing was restored: restore the key backed up with the configuration",
+		return nil, fmt.Errorf("restore: %w: the backup %s has %s, the key file %s; nothing was restored: restore the key backed up with the configuration",
 			store.ErrKeyMismatch, backup, fp, key.Fingerprint())
 	}
 	validities, err := bst.InboxValidities(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var changed []string
 	for _, f := range hist.Folders {
@@ -281,11 +314,15 @@ func checkBackup(ctx context.Context, backup string, key *hostkey.Key, hist *wat
 		}
 	}
 	if len(changed) == 0 {
-		return nil
+		reads, err := bst.Reads(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("restore: read the backup: %w", err)
+		}
+		return reads, nil
 	}
 	games, err := bst.Games(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var open, whole []string
 	for _, g := range games {
@@ -295,7 +332,7 @@ func checkBackup(ctx context.Context, backup string, key *hostkey.Key, hist *wat
 			open = append(open, g.ID)
 		}
 	}
-	return fmt.Errorf("restore: the mail server has numbered its messages anew since the backup in %s: which of them the backup applied, and in which order they came, cannot be told, so nothing was replayed or restored. "+
+	return nil, fmt.Errorf("restore: the mail server has numbered its messages anew since the backup in %s: which of them the backup applied, and in which order they came, cannot be told, so nothing was replayed or restored. "+
 		"Games whose mail since the backup is lost: %v; games the backup holds whole (they had ended): %v",
 		strings.Join(changed, ", "), open, whole)
 }
@@ -330,19 +367,29 @@ func recordSent(ctx context.Context, st *store.Store, hist *watcher.History, fol
 
 // tell queues to each game's referee the restore's account of the game
 // (compose.Restored): every game under way, and every game that ended
-// but that the restore changed or that has mail going out again. A game
-// the backup holds whole, ended, with nothing to send, is not news.
+// but that the restore changed, whose mail is missing in part, or that
+// has mail going out again. A game the backup holds whole, ended, with
+// nothing to send, is not news. Mail gone for no game that can be told
+// (Gap) is told to every referee told.
 func tell(ctx context.Context, h *host.Host, backup string, listed time.Time, rep *RestoreReport) error {
 	again := map[string][]templates.Resent{}
 	for _, m := range rep.SentAgain {
 		again[m.Game] = append(again[m.Game], templates.Resent{Subject: m.Subject, Recipients: len(m.To)})
 	}
+	gone := map[string][]compose.Gone{}
+	for _, m := range rep.Missing {
+		gone[m.Game] = append(gone[m.Game], compose.Gone{Arrived: m.Arrived, From: m.From, Subject: m.Subject})
+	}
+	unaccounted := 0
+	for _, g := range rep.Gaps {
+		unaccounted += g.Count
+	}
 	for _, g := range rep.Games {
-		if g.Ended && g.Before == g.After && g.Replayed == 0 && len(again[g.Game]) == 0 {
+		if g.Ended && g.Before == g.After && g.Replayed == 0 && len(again[g.Game]) == 0 && g.Missing == 0 {
 			continue
 		}
 		n := compose.RestoreNotice{Replayed: g.Replayed, Before: g.Before, After: g.After, Again: again[g.Game],
-			NoSentFolder: rep.SentFolder == "", Listed: listed}
+			NoSentFolder: rep.SentFolder == "", Missing: gone[g.Game], Paused: g.Paused, Unaccounted: unaccounted, Listed: listed}
 		if backup != "" {
 			n.Backup = filepath.Base(backup)
 		}
@@ -367,12 +414,7 @@ func subjectOf(raw []byte) string {
 	if dec, err := new(mime.WordDecoder).DecodeHeader(subject); err == nil {
 		subject = dec
 	}
-	subject = strings.Join(strings.Fields(subject), " ")
-	const most = 72
-	if r := []rune(subject); len(r) > most {
-		subject = strings.TrimSpace(string(r[:most-1])) + "…"
-	}
-	return subject
+	return shorten(strings.Join(strings.Fields(subject), " "), 72)
 }
 
 // watcherConfig is the watcher's account and folders of cfg.

@@ -603,3 +603,202 @@ func (tb *table) refusals(backup string) {
 	}
 	gone("UIDVALIDITY changed")
 }
+
+// expunge deletes the message of a UID from a folder of the host's
+// mailbox, as a person or a provider's retention rule would.
+func (tb *table) expunge(folder string, uid uint32) {
+	tb.t.Helper()
+	c, err := imapclient.DialInsecure(tb.srv.IMAPAddr(), nil)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login("host", "pw").Wait(); err != nil {
+		tb.t.Fatal(err)
+	}
+	if _, err := c.Select(folder, nil).Wait(); err != nil {
+		tb.t.Fatal(err)
+	}
+	uids := imap.UIDSetNum(imap.UID(uid))
+	if err := c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
+		tb.t.Fatal(err)
+	}
+	if err := c.UIDExpunge(uids).Close(); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// uidOf is the UID of the message of a Message-ID in a folder of the
+// host's mailbox.
+func (tb *table) uidOf(folder, id string) uint32 {
+	tb.t.Helper()
+	h, err := watcher.OpenHistory(tb.t.Context(), watcher.Config{URL: tb.cfg.IMAP.URL, Username: "host", Password: "pw",
+		Mailbox: "INBOX", MoveTo: folder})
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	defer h.Close()
+	for _, m := range h.Messages {
+		if m.Mailbox == folder && m.MessageID == id {
+			return m.UID
+		}
+	}
+	tb.t.Fatalf("no %s in %s", id, folder)
+	return 0
+}
+
+// TestRestoreNamesDeletedMail deletes from the mailbox a message the
+// backup had read and one that came after the backup, and restores. From
+// the backup, the first is named, with its game, which cannot be proven
+// complete: the game is paused until its referee's RESUME, and the
+// referee's notice says why and lists the message; the second, which no
+// record accounts for, is a gap in the folder's UIDs, told as mail gone
+// for a game that cannot be told. From no backup, both are gaps, and no
+// game is paused on a gap alone.
+//
+// With processed mail moved to another folder, where the UIDs are new,
+// the message the backup read is named by its Message-ID, and the gaps
+// are those of the folder mail is moved to.
+func TestRestoreNamesDeletedMail(t *testing.T) {
+	seed := testseed.Seed(t)
+	for _, moveTo := range []string{"", "Done"} {
+		t.Run("move_to="+moveTo, func(t *testing.T) {
+			tb := newTable(t, seed)
+			tb.cfg.IMAP.MoveTo = moveTo
+			namesDeletedMail(t, tb)
+		})
+	}
+}
+
+func namesDeletedMail(t *testing.T, tb *table) {
+	tb.start()
+	tb.signUp()
+	tb.advance(time.Minute)
+	tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+	turn := func() {
+		tb.advance(time.Duration(5+tb.rng.IntN(20)) * time.Minute)
+		tb.turn()
+	}
+	for range 3 {
+		turn()
+	}
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := tb.svc.Store().Backup(t.Context(), backup); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		turn()
+	}
+	tb.drain()
+	tb.stop()
+
+	bst, err := store.OpenReadOnly(t.Context(), backup, store.Config{Logger: tb.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads, err := bst.Reads(t.Context())
+	bst.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var known []store.Read
+	last := uint32(0)
+	for _, r := range reads {
+		if r.Game == "g1" {
+			known = append(known, r)
+		}
+		last = max(last, r.UID)
+	}
+	gone := known[tb.rng.IntN(len(known))]
+	later := last + 1 + uint32(tb.rng.IntN(tb.sent-int(last)))
+	t.Logf("deleting UID %d (%s, read by the backup) and UID %d (after the backup, of %d)", gone.UID, gone.MessageID, later, tb.sent)
+	folder, goneUID, laterUID := "INBOX", gone.UID, later
+	if moveTo := tb.cfg.IMAP.MoveTo; moveTo != "" {
+		folder = moveTo
+		goneUID, laterUID = tb.uidOf(moveTo, "<"+gone.MessageID+">"), tb.uidOf(moveTo, fmt.Sprintf("<m%d@players.test>", later))
+	}
+	tb.expunge(folder, goneUID)
+	tb.expunge(folder, laterUID)
+
+	removeDatabase(t, tb.cfg.Database)
+	rep, err := service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Missing) != 1 || rep.Missing[0].UID != gone.UID || rep.Missing[0].Game != "g1" || rep.Missing[0].MessageID != gone.MessageID {
+		t.Errorf("from the backup: missing %+v, want UID %d of g1", rep.Missing, gone.UID)
+	}
+	// In the folder mail is moved to, the gaps are counted, less those of
+	// the messages named missing.
+	if len(rep.Gaps) != 1 || rep.Gaps[0].Folder != folder || rep.Gaps[0].Count != 1 ||
+		folder == "INBOX" && rep.Gaps[0].First != later {
+		t.Errorf("from the backup: gaps %+v, want UID %d of %s", rep.Gaps, laterUID, folder)
+	}
+	st, err := store.Open(t.Context(), tb.cfg.Database, store.Config{Logger: tb.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.Events(t.Context(), "g1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outbox(t, st)
+	st.Close()
+	lastEv := evs[len(evs)-1]
+	ended := slices.ContainsFunc(evs, func(e store.Event) bool { return e.Type == string(engine.EvGameEnded) })
+	if len(rep.Games) != 1 || rep.Games[0].Missing != 1 || rep.Games[0].Paused == ended {
+		t.Fatalf("from the backup: %+v; the game ended: %v", rep.Games, ended)
+	}
+	if !ended && lastEv.Type != string(engine.EvPaused) {
+		t.Errorf("the game's last event is %s, want it paused", lastEv.Type)
+	}
+	if len(rep.Notices) != 1 {
+		t.Fatalf("notices %v", rep.Notices)
+	}
+	subject, body := readMail(t, out[rep.Notices[0]].Raw)
+	text := strings.Join(strings.Fields(body), " ")
+	wantSubject := "[g1] Report: Host restored from a backup — 1 message missing"
+	if !ended {
+		wantSubject = "[g1] Host restored from a backup — 1 message missing — waits for you: RESUME"
+	}
+	if subject != wantSubject {
+		t.Errorf("the notice's subject is %q, want %q", subject, wantSubject)
+	}
+	want := []string{
+		"This game cannot be proven complete: 1 message the host had read is no longer in its mailbox",
+		", " + rep.Missing[0].From + ": game",
+		"The mailbox also lacks 1 message that its server numbered and that no backup accounts for",
+	}
+	if !ended {
+		want = append(want, "So the host has paused the game")
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("the referee's notice does not say %q:\n%s", w, text)
+		}
+	}
+
+	// Without a backup nothing names the message the lost host had read:
+	// both are gaps, and a gap alone pauses nothing.
+	removeDatabase(t, tb.cfg.Database)
+	rep, err = service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Now: tb.clock, Log: tb.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := min(goneUID, laterUID), max(goneUID, laterUID)
+	wantGaps := []service.Gap{{Folder: folder, First: lo, Last: lo, Count: 1}, {Folder: folder, First: hi, Last: hi, Count: 1}}
+	if folder != "INBOX" || hi == lo+1 {
+		// One run of UIDs, or one count for the folder mail is moved to.
+		wantGaps = []service.Gap{{Folder: folder, First: lo, Last: hi, Count: 2}}
+	}
+	var gotGaps []service.Gap
+	for _, g := range rep.Gaps {
+		gotGaps = append(gotGaps, service.Gap{Folder: g.Folder, First: g.First, Last: g.Last, Count: g.Count})
+	}
+	if len(rep.Missing) != 0 || !slices.Equal(gotGaps, wantGaps) {
+		t.Errorf("from no backup: missing %+v, gaps %+v, want gaps %+v", rep.Missing, gotGaps, wantGaps)
+	}
+	if len(rep.Games) != 1 || rep.Games[0].Paused || rep.Games[0].Missing != 0 {
+		t.Errorf("from no backup: %+v", rep.Games)
+	}
+}

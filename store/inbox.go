@@ -271,3 +271,46 @@ func (r reader) InboxValidities(ctx context.Context) (map[string][]uint32, error
 	}
 	return out, nil
 }
+
+// Read is what the inbox recorded of one message read: where the server
+// kept it when it was read, its Message-ID, when it arrived, for which
+// game, and its header (cut short), without the body.
+type Read struct {
+	Mailbox     string
+	UIDValidity uint32
+	UID         uint32
+	MessageID   string
+	ReceivedAt  time.Time
+	Game        string
+	Outcome     Outcome
+	Header      []byte
+}
+
+// Reads lists every message the inbox recorded, in the order they were
+// read. A restore checks the mailbox still holds them.
+func (r reader) Reads(ctx context.Context) ([]Read, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT mailbox, uidvalidity, uid, message_id, received_at, game, outcome,
+		substr(raw, 1, CASE WHEN instr(raw, x'0d0a0d0a') > 0 THEN instr(raw, x'0d0a0d0a') + 3
+			WHEN instr(raw, x'0a0a') > 0 THEN instr(raw, x'0a0a') + 1 ELSE 4096 END)
+		FROM inbox ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: inbox reads: %w", err)
+	}
+	defer rows.Close()
+	var out []Read
+	for rows.Next() {
+		var m Read
+		var uv, uid, at int64
+		var game sql.NullString
+		var outcome string
+		if err := rows.Scan(&m.Mailbox, &uv, &uid, &m.MessageID, &at, &game, &outcome, &m.Header); err != nil {
+			return nil, fmt.Errorf("store: inbox reads: %w", err)
+		}
+		m.UIDValidity, m.UID, m.ReceivedAt, m.Game, m.Outcome = uint32(uv), uint32(uid), fromNanos(at), game.String, Outcome(outcome)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: inbox reads: %w", err)
+	}
+	return out, nil
+}

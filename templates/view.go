@@ -515,6 +515,23 @@ type Restored struct {
 	AgainCount, More int
 	// NoSentFolder: the mailbox has no folder of sent mail to look in.
 	NoSentFolder bool
+	// Missing are the first few messages of the game the host had read
+	// that the mailbox no longer holds; MissingCount all of them,
+	// MissingMore those Missing leaves out. Paused: the restore paused the
+	// game for them, until the referee's RESUME.
+	Missing                   []Gone
+	MissingCount, MissingMore int
+	Paused                    bool
+	// Unaccounted is how many messages the mailbox's folders numbered and
+	// no longer hold, for no game that can be told (service.Gap).
+	Unaccounted int
+}
+
+// Gone is a message the mailbox no longer holds.
+type Gone struct {
+	Arrived Moment
+	From    string
+	Subject string
 }
 
 // Resent is one mail a restore sends (again).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/internal/cli"
@@ -46,6 +47,28 @@ func printRestore(w io.Writer, cfgPath string, cfg *config.Config, rep service.R
 		cfg.Database, from, rep.Messages, rep.Known, rep.Replayed)
 	for _, g := range rep.Games {
 		fmt.Fprintf(w, "  %-20s %d messages applied again; %d events in the backup, %d now\n", g.Game, g.Replayed, g.Before, g.After)
+	}
+	for _, g := range rep.Games {
+		if g.Missing == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "NOT PROVEN COMPLETE: game %s: %d messages the backup had read are no longer in the mailbox (deleted); mail after the backup may be gone too.", g.Game, g.Missing)
+		if g.Paused {
+			fmt.Fprint(w, " The game is paused until its referee sends RESUME.")
+		}
+		fmt.Fprintln(w)
+	}
+	for _, m := range rep.Missing {
+		game := m.Game
+		if game == "" {
+			game = "(no game)"
+		}
+		fmt.Fprintf(w, "  missing: %-20s %s UID %d, arrived %s, from %s: %q %s\n", game, m.Mailbox, m.UID,
+			m.Arrived.UTC().Format(time.RFC3339), m.From, m.Subject, m.MessageID)
+	}
+	for _, g := range rep.Gaps {
+		fmt.Fprintf(w, "WARNING: %s no longer holds %d messages its server numbered (UIDs %d to %d) that no backup accounts for; which games they were for cannot be told. "+
+			"On a server that numbers messages one by one (Dovecot) they were deleted; Gmail skips numbers.\n", g.Folder, g.Count, g.First, g.Last)
 	}
 	for _, f := range rep.Failed {
 		fmt.Fprintf(w, "  not applied: %s\n", f)

@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/internal/hostkey"
 	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
+	"github.com/mafiamail/mafiamail/service"
 )
 
 // TestRestoreCommand runs `mafiamail restore` as documented, on the
@@ -76,5 +78,26 @@ authserv_id = "mx.players.test"
 	}
 	if code, out := restore(); code == 0 || !strings.Contains(out, "never writes over one") {
 		t.Errorf("restore over a database: exit %d\n%s", code, out)
+	}
+}
+
+// TestRestoreSaysWhatIsMissing: the terminal names each game that cannot
+// be proven complete, each message gone with its game, and each gap.
+func TestRestoreSaysWhatIsMissing(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
+	rep := service.RestoreReport{FromBackup: "/backups/b.db", Messages: 40, Known: 30, Replayed: 10, SentFolder: "Sent",
+		Games:   []service.GameReplay{{Game: "friday", Before: 50, After: 61, Replayed: 10, Missing: 1, Paused: true}},
+		Missing: []service.Missing{{Game: "friday", Mailbox: "INBOX", UID: 7, MessageID: "m7@players.test", Arrived: at, From: "bob@players.test", Subject: "Re: vote"}},
+		Gaps:    []service.Gap{{Folder: "INBOX", First: 38, Last: 39, Count: 2}}}
+	var out bytes.Buffer
+	printRestore(&out, "mafiamail.toml", &config.Config{Database: "games.db"}, rep)
+	for _, want := range []string{
+		"NOT PROVEN COMPLETE: game friday: 1 messages the backup had read are no longer in the mailbox (deleted); mail after the backup may be gone too. The game is paused until its referee sends RESUME.",
+		`  missing: friday               INBOX UID 7, arrived 2026-12-02T09:30:00Z, from bob@players.test: "Re: vote" m7@players.test`,
+		"WARNING: INBOX no longer holds 2 messages its server numbered (UIDs 38 to 39) that no backup accounts for",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("restore did not say %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -496,10 +496,21 @@ type RestoreNotice struct {
 	// notice lists the first few.
 	Again        []templates.Resent
 	NoSentFolder bool
+	// Missing are the game's messages the mailbox no longer holds, all
+	// of them; Paused, Unaccounted are as in templates.Restored.
+	Missing     []Gone
+	Paused      bool
+	Unaccounted int
 	// Listed is when the restore read the mailbox: with the game, it
 	// makes the notice's Message-ID, so that a restore is told once.
 	Listed time.Time
 	Now    time.Time
+}
+
+// Gone is a message a restore found deleted from the mailbox.
+type Gone struct {
+	Arrived       time.Time
+	From, Subject string
 }
 
 // restoredListed is how many of the mails sent again a restore's notice
@@ -519,5 +530,10 @@ func (c *Composer) Restored(r RestoreNotice) (Outgoing, error) {
 		AgainCount: len(r.Again), NoSentFolder: r.NoSentFolder}
 	view.Again = r.Again[:min(len(r.Again), restoredListed)]
 	view.More = len(r.Again) - len(view.Again)
+	view.MissingCount, view.Paused, view.Unaccounted = len(r.Missing), r.Paused, r.Unaccounted
+	for _, m := range r.Missing[:min(len(r.Missing), restoredListed)] {
+		view.Missing = append(view.Missing, templates.Gone{Arrived: moment(s, m.Arrived, r.Now), From: m.From, Subject: m.Subject})
+	}
+	view.MissingMore = len(r.Missing) - len(view.Missing)
 	return c.hostNotice(s, r.Dir, &templates.Section{Kind: "restored", Restored: view}, "restored", 0, r.Listed, r.Now)
 }

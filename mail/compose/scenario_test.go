@@ -429,6 +429,18 @@ func playClassicGame(t *testing.T, tag string) (*harness, *goldens) {
 	}
 	h.record([]compose.Outgoing{restored})
 	g.add("restored", restored)
+	gone := []compose.Gone{{Arrived: h.now.Add(-26 * time.Hour), From: "Zoë <zoe@example.net>", Subject: "Re: [dec26] Day 3"}}
+	for i := range 6 {
+		gone = append(gone, compose.Gone{Arrived: h.now.Add(-time.Duration(25-i) * time.Hour), From: "bob@example.org", Subject: "Re: [dec26]"})
+	}
+	incomplete, err := h.c.Restored(compose.RestoreNotice{State: h.s, Dir: h.dir, Backup: "games-2026-12-02.db",
+		Replayed: 12, Before: 214, After: 231, Listed: h.now.Add(-2 * time.Minute), Now: h.now,
+		Missing: gone, Paused: true, Unaccounted: 3})
+	if err != nil {
+		t.Fatalf("Restored: %v", err)
+	}
+	h.record([]compose.Outgoing{incomplete})
+	g.add("restored-missing", incomplete)
 	return h, g
 }
 

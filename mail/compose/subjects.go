@@ -51,6 +51,8 @@ func refereeSubject(dr draft, l *lang.Language, headline string) string {
 			return l.Sprintf("%s — waits for you: RELAY %d or REJECT %d", news, sec.Held, sec.Held)
 		case sec.Kind == "extension" && sec.Variant == "referee-asked":
 			return l.Sprintf("%s — waits for you: GRANT or DENY", l.Sprintf("%s asks for more time", sec.Name))
+		case sec.Kind == "restored" && sec.Restored.Paused:
+			return l.Sprintf("%s — waits for you: RESUME", headline)
 		}
 	}
 	main := dr.main

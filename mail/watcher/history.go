@@ -27,6 +27,9 @@ type Stored struct {
 	Arrived time.Time
 	Size    int64
 	Seen    bool
+	// MessageID is its Message-ID as written, "" for none: a message moved
+	// to another folder keeps it and gets a new UID.
+	MessageID string
 }
 
 // Folder is what History found of one folder.
@@ -123,15 +126,18 @@ func (h *History) list(ctx context.Context, name string) (Folder, []Stored, erro
 		return f, nil, nil
 	}
 	var out []Stored
+	section := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, HeaderFields: []string{"Message-ID"}, Peek: true}
 	err = h.s.cmd(ctx, "UID FETCH 1:*", func() error {
 		all := imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}
-		msgs, err := h.s.c.Fetch(all, &imap.FetchOptions{UID: true, InternalDate: true, RFC822Size: true, Flags: true}).Collect()
+		msgs, err := h.s.c.Fetch(all, &imap.FetchOptions{UID: true, InternalDate: true, RFC822Size: true, Flags: true,
+			BodySection: []*imap.FetchItemBodySection{section}}).Collect()
 		if err != nil {
 			return err
 		}
 		for _, m := range msgs {
 			out = append(out, Stored{Mailbox: name, UIDValidity: f.UIDValidity, UID: uint32(m.UID),
-				Arrived: m.InternalDate, Size: m.RFC822Size, Seen: slices.Contains(m.Flags, imap.FlagSeen)})
+				Arrived: m.InternalDate, Size: m.RFC822Size, Seen: slices.Contains(m.Flags, imap.FlagSeen),
+				MessageID: headerMessageID(m.FindBodySection(section))})
 		}
 		return nil
 	})
@@ -229,11 +235,7 @@ func (h *History) SentMessageIDs(ctx context.Context, folder string) (string, ma
 			return err
 		}
 		for _, m := range fetched {
-			hdr, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(m.FindBodySection(section))))
-			if err != nil {
-				continue
-			}
-			if id := strings.TrimSpace(hdr.Get("Message-Id")); id != "" {
+			if id := headerMessageID(m.FindBodySection(section)); id != "" {
 				ids[id] = true
 			}
 		}
@@ -243,4 +245,13 @@ func (h *History) SentMessageIDs(ctx context.Context, folder string) (string, ma
 		return folder, nil, fmt.Errorf("read the Message-IDs of %q: %w", folder, err)
 	}
 	return folder, ids, nil
+}
+
+// headerMessageID is the Message-ID of a header, as written, "" for none.
+func headerMessageID(header []byte) string {
+	hdr, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(header)))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(hdr.Get("Message-Id"))
 }
