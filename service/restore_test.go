@@ -802,3 +802,77 @@ func namesDeletedMail(t *testing.T, tb *table) {
 		t.Errorf("from no backup: %+v", rep.Games)
 	}
 }
+
+// TestServeRefusesADatabaseOlderThanItsMailbox: a backup copied in place
+// of the database, whose mailbox holds mail a host read after the backup
+// (\Seen, or moved), is refused with the restore that brings it up to
+// date; so is a new database beside a mailbox a host has read. Once
+// restored from it, the database is current, and serve would start.
+func TestServeRefusesADatabaseOlderThanItsMailbox(t *testing.T) {
+	seed := testseed.Seed(t)
+	for _, moveTo := range []string{"", "Done"} {
+		t.Run("move_to="+moveTo, func(t *testing.T) {
+			tb := newTable(t, seed)
+			tb.cfg.IMAP.MoveTo = moveTo
+			tb.start()
+			tb.signUp()
+			backup := filepath.Join(t.TempDir(), "backup.db")
+			if err := tb.svc.Store().Backup(t.Context(), backup); err != nil {
+				t.Fatal(err)
+			}
+			before := tb.sent
+			tb.advance(time.Minute)
+			tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+			for range 2 {
+				tb.advance(10 * time.Minute)
+				tb.turn()
+			}
+			tb.drain()
+			tb.stop()
+			if err := service.CheckCurrent(t.Context(), &tb.cfg, tb.log); err != nil {
+				t.Fatalf("the host's own database: %v", err)
+			}
+
+			// The backup copied in place of the database.
+			removeDatabase(t, tb.cfg.Database)
+			data, err := os.ReadFile(backup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(tb.cfg.Database, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err = service.CheckCurrent(t.Context(), &tb.cfg, tb.log)
+			var behind *service.BehindMailbox
+			if !errors.As(err, &behind) || behind.Fresh || behind.Unread != tb.sent-before {
+				t.Fatalf("a backup in place of the database, %d messages behind: %v", tb.sent-before, err)
+			}
+			cmds := behind.Commands("mafiamail.toml")
+			want := fmt.Sprintf("    mv %s %s.stale\n    mafiamail restore --config mafiamail.toml %s.stale\n", tb.cfg.Database, tb.cfg.Database, tb.cfg.Database)
+			if cmds != want || !strings.Contains(err.Error(), fmt.Sprintf("%d messages arrived after the last one it read", tb.sent-before)) {
+				t.Errorf("the refusal says %q, then\n%s", err, cmds)
+			}
+			// The commands it gives bring the database up to date.
+			if err := os.Rename(tb.cfg.Database, tb.cfg.Database+".stale"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(tb.cfg.Database + "-wal"); !os.IsNotExist(err) {
+				t.Fatalf("the check left a write-ahead log behind: %v", err)
+			}
+			if _, err := service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Backup: tb.cfg.Database + ".stale", Now: tb.clock, Log: tb.log}); err != nil {
+				t.Fatal(err)
+			}
+			if err := service.CheckCurrent(t.Context(), &tb.cfg, tb.log); err != nil {
+				t.Errorf("after the restore: %v", err)
+			}
+
+			// No database at all beside a mailbox a host has read.
+			removeDatabase(t, tb.cfg.Database)
+			err = service.CheckCurrent(t.Context(), &tb.cfg, tb.log)
+			if !errors.As(err, &behind) || !behind.Fresh || behind.Unread != tb.sent ||
+				behind.Commands("mafiamail.toml") != "    mafiamail restore --config mafiamail.toml\n" {
+				t.Errorf("no database: %v", err)
+			}
+		})
+	}
+}

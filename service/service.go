@@ -239,6 +239,12 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// A database older than its mailbox (an old backup copied in place)
+	// would never read the mail a host had read since: it is refused,
+	// with the restore that brings it up to date.
+	if err := CheckCurrent(ctx, cfg, log); err != nil {
+		return err
+	}
 	s, err := Start(ctx, cfg, Config{Clock: clock, Log: log, Key: key})
 	if err != nil {
 		return err

@@ -314,3 +314,27 @@ func (r reader) Reads(ctx context.Context) ([]Read, error) {
 	}
 	return out, nil
 }
+
+// ReadKeys is Reads without the headers: what a host checks its database
+// against the mailbox with as it starts.
+func (r reader) ReadKeys(ctx context.Context) ([]Read, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT mailbox, uidvalidity, uid, message_id, received_at FROM inbox ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: inbox keys: %w", err)
+	}
+	defer rows.Close()
+	var out []Read
+	for rows.Next() {
+		var m Read
+		var uv, uid, at int64
+		if err := rows.Scan(&m.Mailbox, &uv, &uid, &m.MessageID, &at); err != nil {
+			return nil, fmt.Errorf("store: inbox keys: %w", err)
+		}
+		m.UIDValidity, m.UID, m.ReceivedAt = uint32(uv), uint32(uid), fromNanos(at)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: inbox keys: %w", err)
+	}
+	return out, nil
+}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/internal/hostkey"
 	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
@@ -78,6 +81,31 @@ authserv_id = "mx.players.test"
 	}
 	if code, out := restore(); code == 0 || !strings.Contains(out, "never writes over one") {
 		t.Errorf("restore over a database: exit %d\n%s", code, out)
+	}
+
+	// serve on no database, beside a mailbox a host has read, does not
+	// start the games over: it says the restore to run.
+	c, err := imapclient.DialInsecure(srv.IMAPAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login("host", "pw").Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Store(imap.UIDSetNum(1), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(db + suffix)
+	}
+	var sout, serr bytes.Buffer
+	code = run([]string{"serve", "--config", cfgPath}, strings.NewReader(""), &sout, &serr)
+	if want := "    mafiamail restore --config " + cfgPath + "\n"; code == 0 || !strings.Contains(serr.String(), "there is no database") || !strings.Contains(serr.String(), want) {
+		t.Errorf("serve on no database beside a mailbox a host has read: exit %d, want it to say %q\n%s%s", code, want, sout.String(), serr.String())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,7 +55,11 @@ This is for demos and play on this machine, not for hosting over a network.
 		cfg = c
 	}
 	cli.TuneServerGC(os.Getenv)
-	return service.Serve(ctx, cfg, cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level))
+	err := service.Serve(ctx, cfg, cli.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level))
+	if behind := (*service.BehindMailbox)(nil); errors.As(err, &behind) {
+		return fmt.Errorf("%w:\n\n%s\nthen start serve again (docs/hosting.md, \"Backing up and restoring\")", err, behind.Commands(*cfgPath))
+	}
+	return err
 }
 
 // embeddedPassword is the players' password on the embedded servers:
