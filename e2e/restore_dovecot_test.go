@@ -1,0 +1,564 @@
+//go:build integration
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/mafiamail/mafiamail/config"
+	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
+	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
+	"github.com/mafiamail/mafiamail/mail/watcher"
+	"github.com/mafiamail/mafiamail/service"
+	"github.com/mafiamail/mafiamail/store"
+)
+
+// restorePlayers sign up for the restored game, in this order.
+var restorePlayers = []string{"Alice", "Bob", "Carol", "Dave", "Erin"}
+
+// restoreTurns is how many turns a game is played at most after START.
+const restoreTurns = 22
+
+// Kinds of instant at which the host loses its database.
+const (
+	lostAtSignup   = "sign-up"
+	lostAfterStart = "after START"
+	lostByDay      = "mid-day"
+	lostByNight    = "night"
+	lostOverClose  = "across a deadline"
+	lostAfterEnd   = "after the end"
+)
+
+// dovecotGame is one run of a game on Postfix and Dovecot, with a clock
+// the test moves. The players' mail reaches the host's INBOX on Dovecot
+// with the clock's time as its arrival (IMAP APPEND with an INTERNALDATE,
+// as a delivery at that moment would), so that two runs of the same seed
+// and key decide the same; the host reads it over IMAP and sends through
+// Postfix to the players' mailboxes on Dovecot.
+type dovecotGame struct {
+	t     *testing.T
+	stack *mailstack.Stack
+	cfg   config.Config
+	log   *slog.Logger
+	rng   *rand.Rand
+
+	mu  sync.Mutex
+	now time.Time
+
+	svc    *service.Service
+	cancel context.CancelFunc
+	done   chan error
+	sent   int
+	// kinds is, for each step (a message of the game's, or the end),
+	// the kind of instant before it; steps counts them.
+	kinds []string
+	// again and notices are what the restores reported.
+	again, notices map[string]bool
+}
+
+func newDovecotGame(t *testing.T, seed uint64, key []byte) *dovecotGame {
+	t.Helper()
+	stack := mailstack.Start(t, mailstack.Config{})
+	for _, u := range append([]string{hostUser, "referee"}, restorePlayers...) {
+		if err := stack.AddUser(strings.ToLower(u), e2ePass); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	cfg := config.Defaults()
+	cfg.Address, cfg.Referees = stack.Address(hostUser), []string{stack.Address("referee")}
+	cfg.Database, cfg.KeyFile = filepath.Join(dir, "games.db"), filepath.Join(dir, "mafiamail.key")
+	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Password = "imap://"+stack.IMAPAddr(), hostUser, e2ePass
+	cfg.IMAP.ArrivalSlack = config.Duration(100 * time.Millisecond)
+	cfg.SMTP.URL = "smtp://" + stack.SMTPAddr()
+	cfg.Auth.AuthservID = e2eAuthServ
+	k, err := hostkey.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Write(cfg.KeyFile); err != nil {
+		t.Fatal(err)
+	}
+	return &dovecotGame{t: t, stack: stack, cfg: cfg, log: testlog.New(t, slog.LevelWarn), rng: rand.New(rand.NewPCG(seed, 0)),
+		now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC), again: map[string]bool{}, notices: map[string]bool{}}
+}
+
+func (g *dovecotGame) clock() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.now
+}
+
+// advance moves the clock on by d and, while the host runs, applies what
+// it made due, as the host's clock would.
+func (g *dovecotGame) advance(d time.Duration) {
+	g.t.Helper()
+	g.mu.Lock()
+	g.now = g.now.Add(d)
+	g.mu.Unlock()
+	if g.svc != nil {
+		if err := g.svc.Host().TickDue(g.t.Context()); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+}
+
+// start runs the host as serve does, once serve's check of its database
+// against the mailbox passes, and waits until its watcher has looked.
+func (g *dovecotGame) start() {
+	g.t.Helper()
+	if err := service.CheckCurrent(g.t.Context(), &g.cfg, g.log); err != nil {
+		g.t.Fatal(err)
+	}
+	key, err := service.LoadKey(&g.cfg, g.log)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	looked := make(chan struct{})
+	var once sync.Once
+	tune := func(c *watcher.Config) {
+		raise := c.OnWatermark
+		c.OnWatermark = func(t time.Time) {
+			raise(t)
+			once.Do(func() { close(looked) })
+		}
+	}
+	svc, err := service.Start(g.t.Context(), &g.cfg, service.Config{Clock: host.Clock{Real: g.clock}, Log: g.log, Key: key, TuneWatcher: tune})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.svc, g.cancel, g.done = svc, cancel, make(chan error, 1)
+	go func() { g.done <- svc.Run(ctx) }()
+	select {
+	case <-looked:
+	case <-time.After(e2eWait):
+		g.t.Fatal("the watcher never looked at the mailbox")
+	}
+}
+
+func (g *dovecotGame) stop() {
+	g.t.Helper()
+	g.cancel()
+	if err := <-g.done; err != nil && err != context.Canceled {
+		g.t.Errorf("run: %v", err)
+	}
+	if err := g.svc.Close(); err != nil {
+		g.t.Fatal(err)
+	}
+	g.svc = nil
+}
+
+// imap logs in to Dovecot as user.
+func (g *dovecotGame) imap(user string) *imapclient.Client {
+	g.t.Helper()
+	c, err := imapclient.DialInsecure(g.stack.IMAPAddr(), nil)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if err := c.Login(user, e2ePass).Wait(); err != nil {
+		g.t.Fatal(err)
+	}
+	return c
+}
+
+// send puts a player's message in the host's INBOX, arrived at the
+// clock's time, and waits until the host has taken it in.
+func (g *dovecotGame) send(from, to, body string) {
+	g.t.Helper()
+	g.sent++
+	at := g.clock()
+	raw := fmt.Sprintf("Authentication-Results: %s; dmarc=pass header.from=%s\r\nFrom: %s\r\nTo: %s\r\n"+
+		"Subject: Re: [%s]\r\nMessage-ID: <m%d@players.test>\r\nDate: %s\r\nMIME-Version: 1.0\r\n"+
+		"Content-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n", e2eAuthServ, g.stack.Domain(), from, to, e2eGame, g.sent, at.Format(time.RFC1123Z), body)
+	c := g.imap(hostUser)
+	defer c.Close()
+	cmd := c.Append("INBOX", int64(len(raw)), &imap.AppendOptions{Time: at})
+	if _, err := cmd.Write([]byte(raw)); err != nil {
+		g.t.Fatal(err)
+	}
+	if err := cmd.Close(); err != nil {
+		g.t.Fatal(err)
+	}
+	if _, err := cmd.Wait(); err != nil {
+		g.t.Fatal(err)
+	}
+	if g.svc == nil {
+		return
+	}
+	waitFor(g.t, "the host to take in its mail", func() bool {
+		for _, l := range readMailbox(g.t, g.stack.IMAPAddr(), hostUser) {
+			if !l.Seen {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (g *dovecotGame) game() *engine.State {
+	s, _ := g.svc.Host().Game(e2eGame)
+	return s
+}
+
+// address is a participant's address on a channel ("t", "p" or "m").
+func (g *dovecotGame) address(addr, channel string) string {
+	g.t.Helper()
+	ps, err := g.svc.Store().Participants(g.t.Context(), e2eGame)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for _, p := range ps {
+		if strings.EqualFold(p.Address, addr) && p.Status == store.StatusActive {
+			return strings.Replace(g.cfg.Address, "@", "+"+e2eGame+"-"+channel+"-"+p.Token+"@", 1)
+		}
+	}
+	g.t.Fatalf("no participant %s", addr)
+	return ""
+}
+
+// lose is what a run does to the host at one step: stop it, delete its
+// database, move the clock while it is down (over, when set, past the
+// game's next deadline), and restore it from backup ("" for none).
+type lose struct {
+	backup string
+	over   bool
+}
+
+// play plays the seed's game. Before each step in cuts the host loses its
+// database; at step backupAt a backup is made, which the first loss with
+// a backup restores from. It records each step's kind.
+func (g *dovecotGame) play(cuts map[int]lose, backupAt int) {
+	g.start()
+	backup := filepath.Join(g.t.TempDir(), "backup.db")
+	step := 0
+	// at runs the step's bookkeeping: the backup, the loss, its kind.
+	at := func(kind string, next func()) {
+		g.kinds = append(g.kinds, kind)
+		if step == backupAt {
+			if err := g.svc.Store().Backup(g.t.Context(), backup); err != nil {
+				g.t.Fatal(err)
+			}
+		}
+		if c, ok := cuts[step]; ok {
+			g.stop()
+			removeDatabaseFiles(g.t, g.cfg.Database)
+			from := ""
+			if c.backup != "" {
+				from = backup
+			}
+			if c.over {
+				next() // the clock moves on while the host is down
+				next = nil
+			}
+			rep, err := service.Restore(g.t.Context(), &g.cfg, service.RestoreConfig{Backup: from, Now: g.clock, Log: g.log})
+			if err != nil {
+				g.t.Fatalf("restore before step %d (%s) from %q: %v", step, kind, from, err)
+			}
+			g.t.Logf("lost the database before step %d (%s); restored from %q: %d known, %d replayed, %d found sent, %d sent again, %d missing",
+				step, kind, from, rep.Known, rep.Replayed, rep.FoundSent, len(rep.SentAgain), len(rep.Missing))
+			if len(rep.Failed) > 0 || len(rep.Missing) > 0 || len(rep.Gaps) > 0 {
+				g.t.Errorf("restore: failed %v, missing %v, gaps %v", rep.Failed, rep.Missing, rep.Gaps)
+			}
+			for _, m := range rep.SentAgain {
+				g.again[m.MessageID] = true
+			}
+			for _, id := range rep.Notices {
+				g.notices[id] = true
+			}
+			g.start()
+		}
+		step++
+		if next != nil {
+			next()
+		}
+	}
+	ref := g.stack.Address("referee")
+	at(lostAtSignup, func() { g.send(ref, g.cfg.Address, "NEW GAME "+e2eGame) })
+	g.advance(time.Minute)
+	at(lostAtSignup, func() {
+		g.send(ref, g.address(ref, "p"), "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false weekend=off day_length=3h night_length=6h night_step=6h reminder_before=1h")
+	})
+	signup := strings.Replace(g.cfg.Address, "@", "+"+e2eGame+"@", 1)
+	for _, p := range restorePlayers {
+		d := time.Duration(1+g.rng.IntN(20)) * time.Minute
+		at(lostAtSignup, func() {
+			g.advance(d)
+			g.send(g.stack.Address(strings.ToLower(p)), signup, "JOIN "+p)
+		})
+	}
+	at(lostAtSignup, func() {
+		g.advance(time.Minute)
+		g.send(ref, g.address(ref, "p"), "START")
+	})
+	for i := 0; i < restoreTurns && g.game().Phase != engine.EndedPhase; i++ {
+		d := time.Duration(5+g.rng.IntN(40)) * time.Minute
+		deadline := false
+		if g.rng.IntN(3) == 0 {
+			if next, ok := engine.NextDeadline(g.game()); ok {
+				d, deadline = max(d, next.Sub(g.clock())+time.Duration(g.rng.IntN(30))*time.Minute), true
+			}
+		}
+		kind := lostByDay
+		switch {
+		case i == 0:
+			kind = lostAfterStart
+		case deadline:
+			kind = lostOverClose
+		case g.game().Phase == engine.NightPhase:
+			kind = lostByNight
+		}
+		// The turn is chosen after the clock has moved, by the game as it
+		// then stands, in both runs alike.
+		at(kind, func() { g.advance(d) })
+		g.turn()
+	}
+	at(lostAfterEnd, func() { g.advance(time.Hour) })
+	g.settle()
+}
+
+// turn has one living player act: a vote by day, a night action by
+// night, else a STATUS.
+func (g *dovecotGame) turn() {
+	s := g.game()
+	living := s.Living()
+	if len(living) == 0 {
+		return
+	}
+	me := s.Player(living[g.rng.IntN(len(living))])
+	other := s.Player(living[g.rng.IntN(len(living))])
+	switch {
+	case s.Phase == engine.DayPhase:
+		g.send(me.Address, g.address(me.Address, "t"), "VOTE "+other.Name+"\n\nI do not trust them.")
+	case s.Phase == engine.NightPhase && me.Role == engine.Mafia:
+		g.send(me.Address, g.address(me.Address, "p"), "KILL "+other.Name)
+	case s.Phase == engine.NightPhase && me.Role == engine.Inspector:
+		g.send(me.Address, g.address(me.Address, "p"), "INSPECT "+other.Name)
+	default:
+		g.send(me.Address, g.address(me.Address, "p"), "STATUS")
+	}
+}
+
+// settle waits until the host has sent everything and Postfix has
+// delivered it.
+func (g *dovecotGame) settle() {
+	g.t.Helper()
+	waitFor(g.t, "the outbox to drain", func() bool {
+		drained, err := outboxDrained(g.svc.Store())
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		return drained
+	})
+	if err := g.stack.WaitDelivered(); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// eventLogs is every game's log: type, time and payload, in order.
+func (g *dovecotGame) eventLogs() map[string][]string {
+	g.t.Helper()
+	games, err := g.svc.Store().Games(g.t.Context())
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, gm := range games {
+		evs, err := g.svc.Store().Events(g.t.Context(), gm.ID, 0)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		for _, e := range evs {
+			out[gm.ID] = append(out[gm.ID], fmt.Sprintf("%d %s %s %s", e.Seq, e.Type, e.At.UTC().Format(time.RFC3339Nano), e.Payload))
+		}
+	}
+	return out
+}
+
+// hostPart is a delivered message as the host wrote it: from its Date
+// on, without the fields Postfix and Dovecot put above it.
+func hostPart(raw []byte) []byte {
+	if bytes.HasPrefix(raw, []byte("Date: ")) {
+		return raw
+	}
+	if i := bytes.Index(raw, []byte("\r\nDate: ")); i >= 0 {
+		return raw[i+2:]
+	}
+	return raw
+}
+
+// mailboxes is, for each participant, the copies in their INBOX by
+// Message-ID, as the host wrote them.
+func (g *dovecotGame) mailboxes() map[string]map[string][][]byte {
+	out := map[string]map[string][][]byte{}
+	for _, u := range append([]string{"referee"}, restorePlayers...) {
+		u = strings.ToLower(u)
+		out[u] = map[string][][]byte{}
+		for _, l := range readMailbox(g.t, g.stack.IMAPAddr(), u) {
+			out[u][l.MessageID] = append(out[u][l.MessageID], hostPart(l.Raw))
+		}
+	}
+	return out
+}
+
+// roles is what each player's role messages say their role is.
+func (g *dovecotGame) roles() map[string][]string {
+	out := map[string][]string{}
+	for _, u := range restorePlayers {
+		u = strings.ToLower(u)
+		for _, l := range readMailbox(g.t, g.stack.IMAPAddr(), u) {
+			if l.Kind != "role" {
+				continue
+			}
+			m := roleLine.FindStringSubmatch(l.Text)
+			if m == nil {
+				g.t.Errorf("%s's role message names no role:\n%s", u, l.Text)
+				continue
+			}
+			if !slices.Contains(out[u], m[1]) {
+				out[u] = append(out[u], m[1])
+			}
+		}
+	}
+	return out
+}
+
+func removeDatabaseFiles(t *testing.T, db string) {
+	t.Helper()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(db + suffix); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRestoreOnDovecot plays a game through Postfix and Dovecot twice
+// with the same seed and host key: once undisturbed, and once losing the
+// database twice, at two instants of different kinds the seed picks from
+// sign-up, after START, mid-day, night, across a deadline (the clock
+// passes it while the host is down) and after the end: the first time it
+// is restored from a backup made at an earlier random step, the second
+// from none. Each game's event log must be its twin's; each participant's
+// mailbox must hold the twin's mail, the same bytes under the same
+// Message-ID, with no copy more but of what the restores said they sent
+// again, and nothing else but the referee's restore notices; and no
+// player may hold role mail that contradicts another.
+func TestRestoreOnDovecot(t *testing.T) {
+	seed := testseed.Seed(t)
+	pick := rand.New(rand.NewPCG(seed, 1))
+	key := make([]byte, hostkey.Size)
+	for i := range key {
+		key[i] = byte(pick.UintN(256))
+	}
+
+	twin := newDovecotGame(t, seed, key)
+	twin.play(nil, -1)
+	want, wantMail, wantRoles := twin.eventLogs(), twin.mailboxes(), twin.roles()
+	twin.stop()
+
+	// Two instants of two kinds, the first with a backup made before it.
+	byKind := map[string][]int{}
+	for step, k := range twin.kinds {
+		byKind[k] = append(byKind[k], step)
+	}
+	kinds := []string{lostAtSignup, lostAfterStart, lostByDay, lostByNight, lostOverClose, lostAfterEnd}
+	pick.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	var steps []int
+	for _, k := range kinds {
+		if s := byKind[k]; len(s) > 0 && len(steps) < 2 {
+			c := s[pick.IntN(len(s))]
+			if c > 0 && !slices.Contains(steps, c) {
+				steps = append(steps, c)
+			}
+		}
+	}
+	slices.Sort(steps)
+	if len(steps) != 2 {
+		t.Fatalf("no two instants to lose the database at among %v", byKind)
+	}
+	backupAt := pick.IntN(steps[0])
+	cuts := map[int]lose{steps[0]: {backup: "earlier", over: twin.kinds[steps[0]] == lostOverClose},
+		steps[1]: {over: twin.kinds[steps[1]] == lostOverClose}}
+	t.Logf("losing the database before steps %d (%s, from the backup made at step %d) and %d (%s, from none)",
+		steps[0], twin.kinds[steps[0]], backupAt, steps[1], twin.kinds[steps[1]])
+
+	lost := newDovecotGame(t, seed, key)
+	lost.play(cuts, backupAt)
+	got, gotMail, gotRoles := lost.eventLogs(), lost.mailboxes(), lost.roles()
+	lost.stop()
+
+	if len(got) != len(want) {
+		t.Errorf("%d games, the twin %d", len(got), len(want))
+	}
+	for id, w := range want {
+		g := got[id]
+		if len(g) != len(w) {
+			t.Errorf("game %s has %d events, its twin %d", id, len(g), len(w))
+		}
+		for i := range min(len(w), len(g)) {
+			if w[i] != g[i] {
+				t.Fatalf("game %s, event %d:\ntwin: %s\nhere: %s", id, i+1, w[i], g[i])
+			}
+		}
+	}
+	for who, box := range wantMail {
+		for id, copies := range box {
+			have := gotMail[who][id]
+			if len(have) == 0 {
+				t.Errorf("%s never got %s", who, id)
+				continue
+			}
+			for _, c := range have {
+				if !bytes.Equal(c, copies[0]) {
+					t.Errorf("%s got %s with other bytes than its twin:\ntwin:\n%s\nhere:\n%s", who, id, copies[0], c)
+					break
+				}
+			}
+			if len(have) > len(copies) && !lost.again["<"+strings.Trim(id, "<>")+">"] {
+				t.Errorf("%s got %s %d times, its twin %d, and no restore said it sent it again", who, id, len(have), len(copies))
+			}
+		}
+	}
+	told := 0
+	for who, box := range gotMail {
+		for id, copies := range box {
+			if _, ok := wantMail[who][id]; ok {
+				continue
+			}
+			if who == "referee" && lost.notices["<"+strings.Trim(id, "<>")+">"] {
+				told++
+				if len(copies) != 1 {
+					t.Errorf("the referee got the restore notice %s %d times", id, len(copies))
+				}
+				continue
+			}
+			t.Errorf("%s got %s, which its twin never did", who, id)
+		}
+	}
+	if told != len(lost.notices) {
+		t.Errorf("the referee got %d of the %d restore notices", told, len(lost.notices))
+	}
+	for who, roles := range gotRoles {
+		if len(roles) > 1 || !slices.Equal(roles, wantRoles[who]) {
+			t.Errorf("%s's role mail says %v, the twin's %v", who, roles, wantRoles[who])
+		}
+	}
+}
