@@ -271,3 +271,22 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	mailtest.WaitFor(t, what, waitLong, 5*time.Millisecond, cond)
 }
+
+// concurrently runs n subtests, named by name, at most atOnce of them at a
+// time, each in a goroutine of its own. The cases it is for wait on a
+// provider's clock, not on the processor: as t.Parallel subtests they
+// would queue behind -parallel, which is the number of cores, and the
+// waits would add up instead of overlapping.
+func concurrently(t *testing.T, n, atOnce int, name func(i int) string, run func(t *testing.T, i int)) {
+	t.Helper()
+	slots := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			t.Run(name(i), func(t *testing.T) { run(t, i) })
+		})
+	}
+	wg.Wait()
+}

@@ -106,66 +106,68 @@ func enqueuePriorities(t *testing.T, st *store.Store, from int, priorities ...in
 // outbox, is told once, learns the limit from what it had sent, and sends
 // the rest as the window frees, without being refused again.
 func TestSendingLimitIsAWait(t *testing.T) {
-	for _, stage := range []mailserver.LimitStage{mailserver.LimitAtMail, mailserver.LimitAtRcpt, mailserver.LimitAtData} {
-		t.Run(fmt.Sprint("stage", stage), func(t *testing.T) {
-			t.Parallel() // each waits for its own server's windows
-			const perWindow = 5
-			window := 1500 * time.Millisecond
-			lim := &mailserver.SendLimit{Recipients: perWindow, Window: window, Stage: stage}
-			var got deliveries
-			srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Users: map[string]string{"host": "pw"},
-				SendLimit: lim, OnMessage: got.add})
-			st := openStore(t)
-			enqueueN(t, st, 1, 13)
+	t.Parallel() // it waits for the provider's windows; other tests run meanwhile
+	stages := []mailserver.LimitStage{mailserver.LimitAtMail, mailserver.LimitAtRcpt, mailserver.LimitAtData}
+	// Each stage waits for its own server's windows: all at once.
+	concurrently(t, len(stages), len(stages), func(i int) string { return fmt.Sprint("stage", stages[i]) }, func(t *testing.T, i int) {
+		stage := stages[i]
+		const perWindow = 5
+		window := 1500 * time.Millisecond
+		lim := &mailserver.SendLimit{Recipients: perWindow, Window: window, Stage: stage}
+		var got deliveries
+		srv := startServer(t, mailserver.Config{AutoCreateUsers: true, Users: map[string]string{"host": "pw"},
+			SendLimit: lim, OnMessage: got.add})
+		st := openStore(t)
+		enqueueN(t, st, 1, 13)
 
-			var hs holds
-			var fails failures
-			cfg := testConfig(t, srv.SMTPAddr())
-			cfg.Username, cfg.Password = "host", "pw"
-			cfg.Ledger = sendstore.Ledger(st)
-			cfg.Budget.Day = window
-			cfg.ProbeEvery = 100 * time.Millisecond
-			cfg.OnHold, cfg.OnResume, cfg.OnFailed = hs.hold, hs.resume, fails.record
-			s := runSender(t, cfg, sendstore.Outbox(st))
-			waitFor(t, "every message sent", func() bool {
-				sent, _ := st.OutMessages(context.Background(), store.OutSent)
-				return len(sent) == 13
-			})
-			if failed, _ := st.OutMessages(context.Background(), store.OutFailed); len(failed) != 0 || len(fails.list()) != 0 {
-				t.Errorf("%d messages failed, OnFailed %d times; want none", len(failed), len(fails.list()))
-			}
-			if b, r := hs.counts(); b != 1 || r != 1 {
-				t.Errorf("OnHold %d times, OnResume %d; want once each", b, r)
-			}
-			if hs.began[0].Learned != perWindow {
-				t.Errorf("learned a limit of %d, want %d (what was sent when refused)", hs.began[0].Learned, perWindow)
-			}
-			l, err := st.SendingLimit(context.Background())
-			if err != nil || l.Learned != perWindow {
-				t.Errorf("the store keeps a learned limit of %d (%v), want %d", l.Learned, err, perWindow)
-			}
-			// One round of refusals, one per connection at most, teaches
-			// the limit: no probe is refused after it.
-			if n := lim.Refused(); n < 1 || n > sender.DefaultConnections {
-				t.Errorf("the provider refused %d times; want 1 to %d (one round)", n, sender.DefaultConnections)
-			}
-			byRcpt := got.delivered()
-			for i := 1; i <= 13; i++ {
-				if n := len(byRcpt[outMsg(i).MessageID]); n != 1 {
-					t.Errorf("message %d delivered %d times, want once", i, n)
-				}
-			}
-			if st := s.Stats(); st.Holds != 1 || st.Failed != 0 {
-				t.Errorf("stats %+v", st)
-			}
+		var hs holds
+		var fails failures
+		cfg := testConfig(t, srv.SMTPAddr())
+		cfg.Username, cfg.Password = "host", "pw"
+		cfg.Ledger = sendstore.Ledger(st)
+		cfg.Budget.Day = window
+		cfg.ProbeEvery = 100 * time.Millisecond
+		cfg.OnHold, cfg.OnResume, cfg.OnFailed = hs.hold, hs.resume, fails.record
+		s := runSender(t, cfg, sendstore.Outbox(st))
+		waitFor(t, "every message sent", func() bool {
+			sent, _ := st.OutMessages(context.Background(), store.OutSent)
+			return len(sent) == 13
 		})
-	}
+		if failed, _ := st.OutMessages(context.Background(), store.OutFailed); len(failed) != 0 || len(fails.list()) != 0 {
+			t.Errorf("%d messages failed, OnFailed %d times; want none", len(failed), len(fails.list()))
+		}
+		if b, r := hs.counts(); b != 1 || r != 1 {
+			t.Errorf("OnHold %d times, OnResume %d; want once each", b, r)
+		}
+		if hs.began[0].Learned != perWindow {
+			t.Errorf("learned a limit of %d, want %d (what was sent when refused)", hs.began[0].Learned, perWindow)
+		}
+		l, err := st.SendingLimit(context.Background())
+		if err != nil || l.Learned != perWindow {
+			t.Errorf("the store keeps a learned limit of %d (%v), want %d", l.Learned, err, perWindow)
+		}
+		// One round of refusals, one per connection at most, teaches
+		// the limit: no probe is refused after it.
+		if n := lim.Refused(); n < 1 || n > sender.DefaultConnections {
+			t.Errorf("the provider refused %d times; want 1 to %d (one round)", n, sender.DefaultConnections)
+		}
+		byRcpt := got.delivered()
+		for i := 1; i <= 13; i++ {
+			if n := len(byRcpt[outMsg(i).MessageID]); n != 1 {
+				t.Errorf("message %d delivered %d times, want once", i, n)
+			}
+		}
+		if st := s.Stats(); st.Holds != 1 || st.Failed != 0 {
+			t.Errorf("stats %+v", st)
+		}
+	})
 }
 
 // With the budget set to the provider's limit, the provider refuses
 // nothing, and the count of what was sent, kept in the store, holds
 // across a restart of the sender.
 func TestBudgetIsKeptAcrossRestarts(t *testing.T) {
+	t.Parallel() // it waits for the provider's window; other tests run meanwhile
 	const perWindow = 4
 	window := 1500 * time.Millisecond
 	lim := &mailserver.SendLimit{Recipients: perWindow, Window: window, Stage: mailserver.LimitAtMail}
@@ -228,6 +230,7 @@ func TestBudgetIsKeptAcrossRestarts(t *testing.T) {
 // row is the account being blocked, not each message being bad: the
 // messages are held, not failed, and go out once the server takes mail.
 func TestSameRefusalOfManyIsABlock(t *testing.T) {
+	t.Parallel() // it waits on the sender's clock; other tests run meanwhile
 	var mu sync.Mutex
 	blocked := true
 	var got deliveries
@@ -328,6 +331,7 @@ func TestHoldSurvivesRestart(t *testing.T) {
 
 // messages_per_minute: never more messages in any rolling minute.
 func TestMessagesPerMinute(t *testing.T) {
+	t.Parallel() // it waits on the sender's clock; other tests run meanwhile
 	var got deliveries
 	srv := startServer(t, mailserver.Config{AutoCreateUsers: true, OnMessage: got.add})
 	st := openStore(t)

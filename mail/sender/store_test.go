@@ -307,6 +307,7 @@ func TestABatchClaimsMoreWhileItSends(t *testing.T) {
 // connection after connection meanwhile (before, it opened hundreds a
 // second, which to a provider looks like the abuse its limits are for).
 func TestWaitsWithoutConnectingWhileDueMailIsHeldBack(t *testing.T) {
+	t.Parallel() // it waits on the sender's clock; other tests run meanwhile
 	t.Run("behind a retry", func(t *testing.T) {
 		var mu sync.Mutex
 		transactions := 0
