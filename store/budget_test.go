@@ -394,6 +394,7 @@ func TestReleaseCountsNoAttempt(t *testing.T) {
 // ends in a row whose recipients cannot be read, a claim that reads it
 // whole fails, so one that succeeds has stopped early.
 func TestClaimThatStopsEarlyKeepsTheOutboxsPromises(t *testing.T) {
+	t.Parallel() // runs with TestKillChildProcess, which mostly waits
 	for seed := range uint64(9) {
 		// kind 0: one priority; 1: mixed priorities early on, one
 		// further on; 2: urgent messages far down the queue.
