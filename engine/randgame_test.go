@@ -23,7 +23,7 @@ import (
 const (
 	randomGames = 10000
 	racedGames  = 2000
-	quickGames  = 1000
+	quickGames  = 300
 )
 
 // TestRandomGames plays whole games with random legal and illegal commands
