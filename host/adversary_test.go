@@ -19,6 +19,7 @@ import (
 // that takes mail without a token, cannot use up their seats' allowances:
 // their real commands afterwards are applied.
 func TestForgedMailCannotSilenceASeat(t *testing.T) {
+	t.Parallel() // one of the package's longest tests: the others of them run meanwhile
 	hs := newLimitedHarness(t, 40) // ten at once per sender, then one every 90 s
 	hs.setUp()
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -185,8 +186,12 @@ func TestMessageIDsCountNoSecretEvents(t *testing.T) {
 // bytes queued for it are the answer's alone; a post at the limit queues a
 // bounded copy per reader, and an attachment is never relayed. The time the
 // host spends on the huge message is logged: it is what every other game
-// waits at most for one message.
+// waits at most for one message. The huge post is 7.8 MB, as large as a
+// provider lets a message be, under the tag integration, which CI runs;
+// the everyday run posts 1 MB, thirty times the limit, which fanned out
+// would queue many times the bound the test allows.
 func TestHugePostDoesNotFanOut(t *testing.T) {
+	t.Parallel() // one of the package's longest tests: the others of them run meanwhile
 	hs := newHarness(t)
 	hs.setUp()
 	queued := func(from int) (n int) {
@@ -196,7 +201,11 @@ func TestHugePostDoesNotFanOut(t *testing.T) {
 		return n
 	}
 	before := len(hs.outbox())
-	huge := strings.Repeat("Bob is the mafia, and here is why. ", 7_800_000/35)
+	size := 1 << 20
+	if integration {
+		size = 7_800_000
+	}
+	huge := strings.Repeat("Bob is the mafia, and here is why. ", size/35)
 	start := time.Now()
 	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob\r\n\r\n"+huge)
 	took := time.Since(start)
@@ -320,14 +329,23 @@ func TestSuspensionKeptUntilItKeepsSomeoneOut(t *testing.T) {
 
 // Without an authserv-id, forged mail in a victim's name to the host's and
 // to a sign-up address makes the host write to the victim at most once a
-// day, in a short answer that repeats nothing the forger wrote.
+// day, in a short answer that repeats nothing the forger wrote. Each
+// forgery is 2000 lines, which the host reads as commands: the everyday run
+// sends 25 of them, the run with the tag integration, which CI runs, 100;
+// either stays under the harness's limit of 120 an hour per sender, so
+// that the limit of one answer a day is what is tested.
 func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
+	t.Parallel() // one of the package's longest tests: the others of them run meanwhile
 	hs := newUnprovenHarness(t, 120)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	hs.confirm("ref@example.org")
 	const victim = "victim@players.test"
 	lure := "URGENT: your account is locked, log in at http://evil.test/login"
-	for i := range 100 {
+	forgeries := 25
+	if integration {
+		forgeries = 100
+	}
+	for i := range forgeries {
 		to := "host@example.org"
 		if i%2 == 1 {
 			to = "host+g1@example.org"
@@ -338,7 +356,7 @@ func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
 	}
 	answers := hs.mailTo(victim, 0)
 	if len(answers) != 1 {
-		t.Fatalf("%d answers to the victim of 100 forgeries, want 1", len(answers))
+		t.Fatalf("%d answers to the victim of %d forgeries, want 1", len(answers), forgeries)
 	}
 	if n := len(answers[0].Raw); n > 32<<10 {
 		t.Errorf("the answer is %d bytes: not short", n)

@@ -272,6 +272,7 @@ var everydayRoles = map[string]bool{string(engine.Townsperson): true, string(eng
 // that the rest of the message is handled as usual, and that what the other
 // players receive does not depend on the sender's role.
 func TestEveryVerbEveryChannel(t *testing.T) {
+	t.Parallel() // one of the package's longest tests: the others of them run meanwhile
 	base := signupWorld(t)
 	roles := []string{string(engine.Mafia), string(engine.Inspector), string(engine.Doctor),
 		string(engine.Vigilante), string(engine.Townsperson)}

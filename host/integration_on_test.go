@@ -2,6 +2,7 @@
 
 package host
 
-// integration: with the build tag, TestEveryVerbEveryChannel gives Alice
-// every role.
+// integration: with the build tag, which CI runs, TestEveryVerbEveryChannel
+// gives Alice every role, TestForgedMailGetsTheVictimOneShortAnswer sends
+// 100 forgeries and TestHugePostDoesNotFanOut posts 7.8 MB.
 const integration = true
