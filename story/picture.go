@@ -249,10 +249,17 @@ func drawPanel(img *image.RGBA, p panel, top int, side map[string]engine.Side, r
 	}
 }
 
-// flow draws a curve from a voter to their target.
+// flow draws a curve from a voter to their target. The rasterizer ends
+// below the curve's lowest row rather than at the picture's foot: it costs
+// its area, and a picture of a long game is many panels tall, with a flow
+// for every vote of every round. It still starts at the picture's top
+// and spans its width, so that the curve is rasterized from the very same
+// coordinates and shades the very same pixels, to the byte.
 func flow(img *image.RGBA, x0, y0, x1, y1 float32, c color.RGBA) {
-	r := vector.NewRasterizer(picWidth, img.Bounds().Dy())
 	const half = 1.6
+	// The curve's lowest row, and two more for the shading of its edge.
+	bottom := min(int(max(y0, y1)+half)+3, img.Bounds().Dy())
+	r := vector.NewRasterizer(picWidth, bottom)
 	mid := (x0 + x1) / 2
 	// The band between two cubic curves offset vertically: a stroke of
 	// even thickness where the curve runs flat, enough for a thin flow.
@@ -263,7 +270,7 @@ func flow(img *image.RGBA, x0, y0, x1, y1 float32, c color.RGBA) {
 	r.ClosePath()
 	src := image.NewUniform(color.RGBA{c.R, c.G, c.B, 0xff})
 	r.DrawOp = draw.Over
-	r.Draw(img, img.Bounds(), src, image.Point{})
+	r.Draw(img, image.Rect(0, 0, picWidth, bottom).Intersect(img.Bounds()), src, image.Point{})
 }
 
 // paletted maps the picture onto a palette of its few colours, each
