@@ -19,7 +19,7 @@ import (
 // that takes mail without a token, cannot use up their seats' allowances:
 // their real commands afterwards are applied.
 func TestForgedMailCannotSilenceASeat(t *testing.T) {
-	t.Parallel() // one of the package's longest tests: the others of them run meanwhile
+	t.Parallel()
 	hs := newLimitedHarness(t, 40) // ten at once per sender, then one every 90 s
 	hs.setUp()
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -66,6 +66,7 @@ func mustInbound(t *testing.T, hs *harness, o store.Outcome) []store.Inbound {
 // is refused, and so is an ADD of one: no seat, no answer, nothing queued
 // for anyone but plain addresses.
 func TestSignUpTakesOnlyPlainAddresses(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -99,6 +100,7 @@ func TestSignUpTakesOnlyPlainAddresses(t *testing.T) {
 // look-alike of a seated player: each JOIN by mail is refused, and the
 // answer says why in words.
 func TestJoinCannotImpersonate(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	hs.send(addr("Alice"), "host+g1@example.org", "JOIN Alice")
@@ -138,6 +140,7 @@ func TestJoinCannotImpersonate(t *testing.T) {
 // the mafia list's posts between two thread posts, which once made them
 // jump by exactly that many, leave no number in them to count by.
 func TestMessageIDsCountNoSecretEvents(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	s := hs.game("g1")
@@ -191,7 +194,7 @@ func TestMessageIDsCountNoSecretEvents(t *testing.T) {
 // the everyday run posts 1 MB, thirty times the limit, which fanned out
 // would queue many times the bound the test allows.
 func TestHugePostDoesNotFanOut(t *testing.T) {
-	t.Parallel() // one of the package's longest tests: the others of them run meanwhile
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	queued := func(from int) (n int) {
@@ -275,6 +278,7 @@ func (hs *harness) sendAs(id, from, to, body string) {
 // vote cannot make the vote vanish as its duplicate; a true copy (the same
 // message delivered again) is still applied once.
 func TestForgedMessageIDCannotEraseAVote(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	const id = "<alice.next.vote@players.test>"
@@ -300,6 +304,7 @@ func TestForgedMessageIDCannotEraseAVote(t *testing.T) {
 // have been refused anyway (a game already running, a name taken) leave it
 // in force.
 func TestSuspensionKeptUntilItKeepsSomeoneOut(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -335,7 +340,7 @@ func TestSuspensionKeptUntilItKeepsSomeoneOut(t *testing.T) {
 // either stays under the harness's limit of 120 an hour per sender, so
 // that the limit of one answer a day is what is tested.
 func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
-	t.Parallel() // one of the package's longest tests: the others of them run meanwhile
+	t.Parallel()
 	hs := newUnprovenHarness(t, 120)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	hs.confirm("ref@example.org")
@@ -379,6 +384,7 @@ func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
 // always bounces is told at most once a day, the untold failures counted in
 // the next notice.
 func TestFailureNoticesAreSummedUp(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ctx := context.Background()
@@ -443,6 +449,7 @@ func TestFailureNoticesAreSummedUp(t *testing.T) {
 // only its header and outcome; mail for no game goes the same way that
 // long after it came.
 func TestRawMailIsDroppedAfterTheGame(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hs := newHarness(t)
 	hs.setUp()
@@ -486,6 +493,7 @@ func TestRawMailIsDroppedAfterTheGame(t *testing.T) {
 // died and who is alive, and offers the line "VOTE Bobby" to send; no vote
 // lands on Bobby. So does "Carol >> Bob".
 func TestVoteForTheDeadDoesNotSlideToTheLiving(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -541,6 +549,7 @@ func slotByName(s *engine.State, name string) int {
 // character it is and what to send. A verb with an invisible character in
 // it is the command it shows, counted and taken out of the post.
 func TestLookalikeVerbIsNeitherCountedNorShown(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	before := len(hs.outbox())

@@ -27,6 +27,7 @@ func replyText(t *testing.T, hs *harness, addr string, from int) string {
 // TestEveryLineGetsItsAnswer: a greeting written with JOIN is answered,
 // not dropped; a command that changes nothing says so.
 func TestEveryLineGetsItsAnswer(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"

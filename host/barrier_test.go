@@ -12,6 +12,7 @@ import (
 // group: it gets the deadline as the latest transaction left it, at
 // once, however long the group in progress holds the host.
 func TestBarrierIsTheLatestCommittedDeadline(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	if b := hs.h.Barrier(); !b.IsZero() {
 		t.Fatalf("Barrier %v with no game: want none", b)
@@ -44,6 +45,7 @@ func TestBarrierIsTheLatestCommittedDeadline(t *testing.T) {
 // short of the next deadline it has nothing to apply, and it is taken
 // without waiting for the group.
 func TestAdvanceShortOfTheDeadlineDoesNotWait(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	deadline := hs.h.Barrier()
@@ -78,6 +80,7 @@ func TestAdvanceShortOfTheDeadlineDoesNotWait(t *testing.T) {
 // deadline, not the digest: mail that came after the digest is not held
 // back for it. The ordered deadline still waits for the watermark.
 func TestD8_ADigestDoesNotWaitForTheWatermark(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.arrivalOrder = true
 	hs.restart()

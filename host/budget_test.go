@@ -17,6 +17,7 @@ import (
 // leaves first, then tallies and reminders, then the thread's posts, then
 // receipts.
 func TestMailPriorities(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		kind     string
 		contents []string
@@ -51,6 +52,7 @@ func TestMailPriorities(t *testing.T) {
 // referee's STATUS shows the budget used, the hold and what waits by kind;
 // and a player's STATUS shows none of it.
 func TestSendingHoldTellsTheRefereeOnce(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ctx := context.Background()

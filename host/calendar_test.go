@@ -59,6 +59,7 @@ var (
 // after a restart too; CALENDAR OFF, which survives the restart, stops a
 // player's events.
 func TestCalendarAcrossARestart(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	opened := hs.threadCalendars(addr("Dave"), 0)

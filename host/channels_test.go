@@ -67,20 +67,6 @@ type chanWorld struct {
 	queued, snapQueued int
 }
 
-// worldDir is where the worlds' databases live: in memory where the
-// machine has a tmpfs, as the test syncs thousands of transactions.
-func worldDir(t *testing.T) string {
-	t.Helper()
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		dir, err := os.MkdirTemp("/dev/shm", "mafiamail-channels-")
-		if err == nil {
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			return dir
-		}
-	}
-	return t.TempDir()
-}
-
 func drawSeed(seed uint64) io.Reader {
 	var k [32]byte
 	for i := range 8 {
@@ -272,7 +258,7 @@ var everydayRoles = map[string]bool{string(engine.Townsperson): true, string(eng
 // that the rest of the message is handled as usual, and that what the other
 // players receive does not depend on the sender's role.
 func TestEveryVerbEveryChannel(t *testing.T) {
-	t.Parallel() // one of the package's longest tests: the others of them run meanwhile
+	t.Parallel()
 	base := signupWorld(t)
 	roles := []string{string(engine.Mafia), string(engine.Inspector), string(engine.Doctor),
 		string(engine.Vigilante), string(engine.Townsperson)}

@@ -6,6 +6,7 @@ import (
 )
 
 func TestClock(t *testing.T) {
+	t.Parallel()
 	real := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	c := Clock{Anchor: real, Start: time.Date(2026, 12, 7, 13, 0, 0, 0, time.UTC), Speed: 3600,
 		Real: func() time.Time { return real }}

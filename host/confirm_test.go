@@ -12,6 +12,7 @@ import (
 // reply from anyone else, a made-up address, a second reply or a late one
 // applies nothing.
 func TestUnprovenRequestsWaitForConfirmation(t *testing.T) {
+	t.Parallel()
 	hs := newUnprovenHarness(t, 0)
 	const ref = "ref@example.org"
 
@@ -100,6 +101,7 @@ func TestUnprovenRequestsWaitForConfirmation(t *testing.T) {
 // A forged JOIN from a suspended address does not serve the suspension:
 // only a confirmed JOIN that it keeps out does.
 func TestForgedJoinLeavesTheSuspension(t *testing.T) {
+	t.Parallel()
 	hs := newUnprovenHarness(t, 0)
 	const troll = "troll@players.test"
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
@@ -127,6 +129,7 @@ func TestForgedJoinLeavesTheSuspension(t *testing.T) {
 // The confirmation of a JOIN is game mail, taken in its order with the
 // game's other mail; that of a NEW GAME names no game yet.
 func TestTriageTakesConfirmationsOfGamesThatExist(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	for to, want := range map[string]bool{

@@ -14,6 +14,7 @@ import (
 // engine as written and is read there, in the game's zone unless it names
 // one, in every form the answer to a bad one suggests.
 func TestD8_DeadlineReadOnceByTheEngine(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -48,6 +49,7 @@ func TestD8_DeadlineReadOnceByTheEngine(t *testing.T) {
 // the deadline as it was does not write the row, and an ended game's row
 // is written by every message (its time of change ages its mail out).
 func TestStoredDeadlineFollowsTheGame(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ctx := context.Background()

@@ -70,9 +70,25 @@ func newUnprovenHarness(t testing.TB, perHour int) *harness {
 	return startHarness(t, perHour, "")
 }
 
+// worldDir is where a test's databases live: in memory where the machine
+// has a tmpfs. The host syncs every transaction, and the tests commit
+// thousands of them; what a sync keeps through a crash is the store's to
+// test (store's TestKillChildProcess), not the host's.
+func worldDir(t testing.TB) string {
+	t.Helper()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		dir, err := os.MkdirTemp("/dev/shm", "mafiamail-host-")
+		if err == nil {
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return t.TempDir()
+}
+
 func startHarness(t testing.TB, perHour int, authserv string) *harness {
 	t.Helper()
-	hs := &harness{t: t, path: filepath.Join(t.TempDir(), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
+	hs := &harness{t: t, path: filepath.Join(worldDir(t), "host.db"), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
 		perHour: perHour, authserv: authserv}
 	hs.open()
 	t.Cleanup(func() { hs.st.Close() })
@@ -234,6 +250,7 @@ func (hs *harness) thread(name string) string {
 }
 
 func TestGameByMail(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	for _, p := range players {
@@ -285,6 +302,7 @@ func TestGameByMail(t *testing.T) {
 }
 
 func TestDeadlinesByClock(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	s := hs.game("g1")
@@ -334,6 +352,7 @@ func TestDeadlinesByClock(t *testing.T) {
 // TestHeldPostNotice: a dead player's discussion-only post is held (C1),
 // and both the author and the referee are told.
 func TestHeldPostNotice(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -370,6 +389,7 @@ func TestHeldPostNotice(t *testing.T) {
 // TestDigests: a game with a digest interval sends the thread's posts and
 // votes as one digest per reader at the interval (T1), also across a restart.
 func TestDigests(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -408,6 +428,7 @@ func TestDigests(t *testing.T) {
 // TestNoSecretsInLogs: tokens are the players' keys; the host's log, at
 // debug level, never shows one.
 func TestNoSecretsInLogs(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	hs := &harness{t: t, path: t.TempDir() + "/host.db", now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC),
 		log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), authserv: harnessAuthServ}
@@ -434,6 +455,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 // TestBounceAndAutoReply: a bounce is counted against the address it names
 // and answered by nothing; an out-of-office reply is answered by nothing.
 func TestBounceAndAutoReply(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	for _, name := range []string{"38-dsn-bounce-postfix.msg", "33-gmail-vacation.msg"} {
 		raw, err := os.ReadFile(filepath.Join("..", "mail", "inbound", "testdata", name))
@@ -488,6 +510,7 @@ func TestPoisonMessage(t *testing.T) {
 // TestFailedDeliveryTellsTheReferee: a message the server refuses for good
 // is marked failed in the same transaction that queues the referee's notice.
 func TestFailedDeliveryTellsTheReferee(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ctx := context.Background()
@@ -522,6 +545,7 @@ func TestFailedDeliveryTellsTheReferee(t *testing.T) {
 // address (a vote sent to the wrong place) gets an answer saying what the
 // address understands.
 func TestNoSilentDrop(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	for _, to := range []string{"host+g1@example.org", "host@example.org"} {
@@ -541,6 +565,7 @@ func TestNoSilentDrop(t *testing.T) {
 // message, so a host that restarts, or is killed, does not hand a flooder a
 // fresh one; and a message seen twice costs it only once.
 func TestRateLimitSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hs := newLimitedHarness(t, 40) // ten at once, then one every 90 s
 	hs.setUp()
@@ -599,6 +624,7 @@ func TestRateLimitSurvivesRestart(t *testing.T) {
 // A message over the size limit is refused from its header alone, as the
 // watcher hands it over without fetching the body, and its sender is told.
 func TestOversizedFromHeader(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	hs := newHarness(t)
 	hs.setUp()
@@ -632,6 +658,7 @@ func TestOversizedFromHeader(t *testing.T) {
 // composed before it, even when the clock reads earlier (a machine whose
 // clock was set back while the host was down).
 func TestDatesDoNotGoBackAcrossARestart(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	hs.send(addr("Alice"), hs.thread("Alice"), "VOTE Bob")

@@ -50,6 +50,7 @@ func mapAddr(names []string) []string {
 // database sends the same mail to the same addresses; another key gives
 // other ones.
 func TestHostKeyDecidesTokensDrawAndMessageIDs(t *testing.T) {
+	t.Parallel()
 	key := hostkey.Generate()
 	tokens1, draw1, ids1 := keyedRun(t, key)
 	tokens2, draw2, ids2 := keyedRun(t, key)
@@ -85,6 +86,7 @@ func TestHostKeyDecidesTokensDrawAndMessageIDs(t *testing.T) {
 // A host without a key, as before there was one, draws and makes tokens
 // from crypto/rand: two runs differ.
 func TestNoHostKeyStaysRandom(t *testing.T) {
+	t.Parallel()
 	tokens1, draw1, _ := keyedRun(t, nil)
 	tokens2, draw2, _ := keyedRun(t, nil)
 	if slices.Equal(tokens1, tokens2) || bytes.Equal([]byte(draw1.Salt), []byte(draw2.Salt)) {

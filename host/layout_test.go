@@ -10,6 +10,7 @@ import (
 // as they go, at every moment: every step is laid out, a queued step
 // always has a worker, and no more workers run than the pool allows.
 func TestLayoutPoolLosesNoStep(t *testing.T) {
+	t.Parallel()
 	p := newLayoutPool()
 	p.max, p.idle = 2, 50*time.Microsecond
 	steps := make([]*besideStep, 3000)

@@ -11,6 +11,7 @@ import (
 // the original below "Sent from my iPhone", with no header) is neither
 // read for commands nor relayed, and the sender's answer says so.
 func TestLeftOutIsNamed(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	before := len(hs.outbox())

@@ -11,6 +11,7 @@ import (
 // wait for a digest every two hours while everyone else's go at once;
 // MAIL EACH sends what waits and ends it; the choice survives a restart.
 func TestMailDigestAndEachPerReader(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	private := func(name string) string { return "host+g1-p-" + hs.token("g1", addr(name)) + "@example.org" }

@@ -44,6 +44,7 @@ func private(hs *harness, name string) string {
 // line to send, with the thread as Reply-To; the misspelt line reaches no
 // one, the sentences are posted as the discussion they are.
 func TestNearMissesInTheThread(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	thread := hs.thread("Alice")
@@ -131,6 +132,7 @@ func TestNearMissesInTheThread(t *testing.T) {
 // the same answer, which tells nothing of a role; it is not passed on to
 // the referee or anyone, and nothing is inspected.
 func TestNearMissesAnsweredAlikeWhateverTheRole(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	hs.send("ref@example.org", "host+g1-p-"+hs.token("g1", "ref@example.org")+"@example.org", "CLOSE")
@@ -212,6 +214,7 @@ func TestNearMissesAnsweredAlikeWhateverTheRole(t *testing.T) {
 // all in one answer, each with the line to send to the referee channel;
 // nothing of them is done.
 func TestRefereeNearMisses(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"
@@ -253,6 +256,7 @@ func TestRefereeNearMisses(t *testing.T) {
 // TestNearMissInTheReadersLanguage: the answer is worded in its reader's
 // language, the line to send as the reader's language writes it.
 func TestNearMissInTheReadersLanguage(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	hs.send(addr("Bob"), private(hs, "Bob"), "SPRACHE de")

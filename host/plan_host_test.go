@@ -46,6 +46,7 @@ func (hs *harness) tick() {
 // a restart; and once the budget has room again, the thread goes as the
 // players chose.
 func TestThePlanGathersABusyThreadToFitTheBudget(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.recipientsPerDay = 150
 	hs.restart()
@@ -131,6 +132,7 @@ func TestThePlanGathersABusyThreadToFitTheBudget(t *testing.T) {
 // the provider's limit waits for them, and closes once they have gone
 // out; without the mail going out, it closes at the grace's end.
 func TestTheCloseWaitsForHeldMail(t *testing.T) {
+	t.Parallel()
 	for _, flows := range []bool{true, false} {
 		hs := newHarness(t)
 		hs.setUp()

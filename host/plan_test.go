@@ -14,6 +14,7 @@ import (
 var eleven = roundLoad{readers: 12, each: 12, perHour: 3.5, rest: 20 * time.Hour, fixed: 2*12 + 11}
 
 func TestRoundLoadCountsWhatTheRoundSends(t *testing.T) {
+	t.Parallel()
 	if got, want := eleven.asChosen(), 12*70+35; got != want {
 		t.Errorf("as chosen: %d recipients, want %d", got, want)
 	}
@@ -40,6 +41,7 @@ func TestRoundLoadCountsWhatTheRoundSends(t *testing.T) {
 }
 
 func TestFitPlanChoosesTheShortestIntervalThatFits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		room    int
@@ -92,6 +94,7 @@ func TestFitPlanChoosesTheShortestIntervalThatFits(t *testing.T) {
 }
 
 func TestRoomUntilCountsTheWindowAtTheClose(t *testing.T) {
+	t.Parallel()
 	day := 24 * time.Hour
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	sent := []store.Sent{
@@ -120,6 +123,7 @@ func TestRoomUntilCountsTheWindowAtTheClose(t *testing.T) {
 }
 
 func TestLoadOfReadsTheGroupsPace(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC)
 	s := &engine.State{Phase: engine.DayPhase, Setup: engine.Classic(), StartedAt: start, Deadline: start.Add(36 * time.Hour)}
 	for i := range 11 {

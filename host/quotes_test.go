@@ -53,6 +53,7 @@ func (hs *harness) relayed(before int, words string) (text, html string) {
 // line, their receipt) are never relayed; lines everyone was sent are
 // relayed as the context they are.
 func TestMadeUpQuotesAreTheAuthors(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	hs.send(addr("Bob"), hs.thread("Bob"), "I agree with Carol. Alice jumped on Erin with no reason.")
@@ -132,6 +133,7 @@ func TestMadeUpQuotesAreTheAuthors(t *testing.T) {
 // who answers a mafia-list mail inline on the thread relays his own words
 // alone, and the same answer to the mafia list keeps its context.
 func TestMafiaListIsNoContextForTheTown(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"

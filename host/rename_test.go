@@ -15,6 +15,7 @@ import (
 // the address the host writes to), the referee is told, and from the start
 // on the name is fixed.
 func TestRenameBeforeTheStartByMail(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.send("ref@example.org", "host@example.org", "NEW GAME g1")
 	ref := "host+g1-p-" + hs.token("g1", "ref@example.org") + "@example.org"

@@ -12,6 +12,7 @@ import (
 // under way is told once per revocation, first in line, and again after
 // the authorisation worked and was withdrawn anew.
 func TestRevokedAuthorisationTellsTheRefereeOnce(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ctx := context.Background()

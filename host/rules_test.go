@@ -13,6 +13,7 @@ import (
 // channel, answers the sender alone with the rules as players read them
 // (lang/en/rules.md).
 func TestHelpRulesInEveryChannel(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	s := hs.game("g1")
@@ -54,6 +55,7 @@ func TestHelpRulesInEveryChannel(t *testing.T) {
 // log, so after a restart the player's copies still show their own time
 // beside the game's, and no one else's do.
 func TestZoneSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	priv := "host+g1-p-" + hs.token("g1", addr("Bob")) + "@example.org"

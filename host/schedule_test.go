@@ -18,6 +18,7 @@ import (
 // deadline, which the watcher's barrier is. Each
 // answer must be the one a walk over every game gives.
 func TestScheduleAgreesWithAWalkOfEveryGame(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	base := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 	phases := []engine.Phase{engine.SignupPhase, engine.DayPhase, engine.NightPhase, engine.EndedPhase}

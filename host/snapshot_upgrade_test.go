@@ -14,6 +14,7 @@ import (
 // player was sent) does not stop the host. It starts, with the state
 // folded afresh from the log.
 func TestStaleSnapshotIsRebuiltFromTheLog(t *testing.T) {
+	t.Parallel()
 	hs := newHarness(t)
 	hs.setUp()
 	ctx := context.Background()

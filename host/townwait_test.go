@@ -82,6 +82,7 @@ func (hs *harness) unsent() []string {
 // for something, or that a night action is missing, and the Mafia could
 // hold voting open by talking.
 func TestT4_TheCloseWaitsForTheTownsMailAlone(t *testing.T) {
+	t.Parallel()
 	t.Run("secret mail held at the day's close", func(t *testing.T) {
 		hs := townWaitGame(t)
 		mafia := hs.withRole(engine.Mafia)
