@@ -70,6 +70,7 @@ func sequence(t *testing.T, ev *ics.VEvent) int {
 // the same event (same UID) with a higher SEQUENCE at the new close; a
 // player's CALENDAR OFF stops theirs and no one else's.
 func TestCalendarFollowsTheDeadline(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	h.signup(names11)
 	r := h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))
@@ -129,6 +130,7 @@ func TestCalendarFollowsTheDeadline(t *testing.T) {
 // TestCalendarOffForTheGame: with calendar=off in the setup no mail carries
 // one.
 func TestCalendarOffForTheGame(t *testing.T) {
+	t.Parallel()
 	setup := engine.Classic()
 	setup.NoCalendar = true
 	h := newHarness(t, setup, "dec26", 3)
@@ -145,6 +147,7 @@ func TestCalendarOffForTheGame(t *testing.T) {
 // a calendar event at its latest end, for the night roles' actions; the
 // referee's extension of the night updates the same event.
 func TestCalendarFollowsTheNight(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	h.signup(names11)
 	h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))
@@ -187,6 +190,7 @@ func TestCalendarFollowsTheNight(t *testing.T) {
 // included, ends in CRLF and holds at most 75 octets (RFC 5545 section
 // 3.1). Calendars that read lines strictly refuse an object with bare LFs.
 func TestCalendarLinesEndInCRLF(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	h.signup(names11)
 	r := h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))

@@ -50,6 +50,7 @@ func started(t testing.TB) *harness {
 // TestDeterministic: composing the same events again gives the same bytes,
 // Message-IDs first: that is how a copy resent after a crash is known.
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	before := h.s.Clone()
 	a, b := h.town()[0], h.town()[1]
@@ -89,6 +90,7 @@ func TestDeterministic(t *testing.T) {
 // observer and the referee; Mafia the living Mafiosi, a post's author
 // among them; an empty audience no one.
 func TestAudiences(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	mafia := h.withRole(engine.Mafia)
 	// A dead Mafioso, by the referee's hand.
@@ -126,6 +128,7 @@ func recipients(msgs []compose.Outgoing) []string {
 // TestReplyCarriesTheSendersOwnCopies: a command's private answers reach
 // its sender once, inside the reply; nothing is sent twice.
 func TestReplyCarriesTheSendersOwnCopies(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	mafia := h.withRole(engine.Mafia)
 	alice := h.town()[0]
@@ -163,6 +166,7 @@ func TestReplyCarriesTheSendersOwnCopies(t *testing.T) {
 // TestReplyToSeveralLines: one reply for a message with several commands,
 // accepted and refused.
 func TestReplyToSeveralLines(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	town := h.town()
 	before := h.s.Clone()
@@ -211,6 +215,7 @@ func TestReplyToSeveralLines(t *testing.T) {
 // TestObserverWithoutToken: an observer the host gave no token can read
 // the thread but not post; their replies reach the sign-up address.
 func TestObserverWithoutToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	h.ok(engine.Referee, engine.Private, "ADMIT", engine.Command{Verb: engine.CmdAdmit, Address: "quiet@example.net"})
 	h.signup(names11)
@@ -227,6 +232,7 @@ func TestObserverWithoutToken(t *testing.T) {
 
 // TestHeaderEncoding: names beyond ASCII survive in the header fields.
 func TestHeaderEncoding(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, engine.Mafia150(), "m150", 5)
 	h.signup(names25)
 	r := h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))
@@ -261,6 +267,7 @@ func TestHeaderEncoding(t *testing.T) {
 
 // TestNewRefusesBadHostAddresses: the host address is the bare one.
 func TestNewRefusesBadHostAddresses(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"", "host", "host+x@example.org", "@example.org"} {
 		if _, err := compose.New(bad); err == nil {
 			t.Errorf("New(%q) accepted", bad)
@@ -279,6 +286,7 @@ func TestNewRefusesBadHostAddresses(t *testing.T) {
 
 // TestDigestRefusesOtherEvents: only posts and votes wait for digests.
 func TestDigestRefusesOtherEvents(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	_, err := h.c.Digest(compose.Digest{State: h.s, Dir: h.dir, Now: h.now,
 		Events: []compose.Logged{{Seq: 1, Event: engine.Event{V: 1, Type: engine.EvDawn, To: engine.Audience{Public: true}}}}})
@@ -293,6 +301,7 @@ func TestDigestRefusesOtherEvents(t *testing.T) {
 // TestReplyAboutNoGame: mail to the host's own address gets an answer
 // too, HELP included, outside any game's conversations.
 func TestReplyAboutNoGame(t *testing.T) {
+	t.Parallel()
 	c, err := compose.New(hostAddr)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // show: a calendar beside the alternative, pictures beside the HTML, long
 // and non-ASCII fields that fold.
 func TestEncodeAsGoMessage(t *testing.T) {
+	t.Parallel()
 	c, err := New("Mafia Host <host@example.org>")
 	if err != nil {
 		t.Fatal(err)

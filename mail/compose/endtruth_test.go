@@ -152,6 +152,7 @@ func (h *harness) modkill(name string) {
 // its blocked kills, no dawn for a night the end cut short, and every
 // death at the time and in the part of the story it happened.
 func TestEndMailTellsTheLastNight(t *testing.T) {
+	t.Parallel()
 	for _, g := range endGames {
 		for _, l := range lang.All() {
 			t.Run(g.name+"/"+l.Tag, func(t *testing.T) {
@@ -309,6 +310,7 @@ func checkEndAccount(t *testing.T, h *harness, l *lang.Language, text string) {
 // every deadline moved and when the round, or the night, now ends, as an
 // absolute time with its zone.
 func TestResumeSaysWhereTheDeadlineMoved(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)
@@ -338,6 +340,7 @@ func TestResumeSaysWhereTheDeadlineMoved(t *testing.T) {
 // missed vote (D3), and the final tally says so rather than what would
 // happen "if still null at the close".
 func TestFinalTallyCountsANullVoteAsMissed(t *testing.T) {
+	t.Parallel()
 	h := smallGame(t, "en")
 	m := h.withRole(engine.Mafia)[0]
 	towns := h.withRole(engine.Townsperson)

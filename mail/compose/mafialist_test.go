@@ -14,6 +14,7 @@ import (
 // list, its Reply-To the Mafioso's own address of the list, naming the other
 // Mafiosi and no one else's role; no one but a Mafioso gets one.
 func TestStartOpensTheMafiaList(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	h.signup(names11)
 	r := h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))
@@ -77,6 +78,7 @@ func TestStartOpensTheMafiaList(t *testing.T) {
 // of the author's own message (whose other copies for the author are in
 // their answer); every other living Mafioso gets it, no one else.
 func TestMafiaPostReachesItsAuthor(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, engine.Classic(), "dec26", 3)
 	h.signup(names11)
 	h.ok(engine.Referee, engine.Private, "START", verb(engine.CmdStart))

@@ -16,6 +16,7 @@ import (
 // their own commands are named by their own messages and are left out: the
 // harness numbers those by every command it runs.)
 func TestMessageIDsShowNoSecretEvents(t *testing.T) {
+	t.Parallel()
 	play := func(secrets bool) (ids []string, readers int) {
 		h := newHarness(t, engine.Classic(), "quiet", 11)
 		h.signup(names11)

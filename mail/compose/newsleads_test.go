@@ -35,6 +35,7 @@ func closingLock(t *testing.T, h *harness) string {
 // copy, headline first; the receipt for the LOCK follows in one line. In
 // every language.
 func TestCloseNewsLeadsTheReceipt(t *testing.T) {
+	t.Parallel()
 	for _, l := range lang.All() {
 		t.Run(l.Tag, func(t *testing.T) {
 			h := smallGame(t, l.Tag)
@@ -118,6 +119,7 @@ func TestCloseNewsLeadsTheReceipt(t *testing.T) {
 // own zone — and checks it against the host's record of that copy (its
 // public lines): none is context to relay.
 func TestPersonalLinesAreNeverRelayedAsContext(t *testing.T) {
+	t.Parallel()
 	h := smallGame(t, "en")
 	h.ok(h.player("Bob"), engine.Private, "ZONE Europe/Berlin", engine.Command{Verb: engine.CmdZone, Text: "Europe/Berlin"})
 	from := len(h.all)

@@ -13,6 +13,7 @@ import (
 // as every other dawn does; only the promise that roles stay secret is
 // left out, since they follow in the same mail.
 func TestEndAfterANightKillNamesTheDead(t *testing.T) {
+	t.Parallel()
 	setup := engine.Classic()
 	setup.Players, setup.Mafia, setup.Inspectors, setup.InspectorKnowsMafioso = 4, 1, 0, false
 	h := newHarness(t, setup, "dec26", 3)

@@ -74,6 +74,7 @@ func (g *digestGame) vote(by, target string) []compose.Outgoing {
 // and every reader's mail of that step comes in the order of its events,
 // with Date headers that increase in that order.
 func TestDigestGoesOutBeforeTheCloseItLeadsTo(t *testing.T) {
+	t.Parallel()
 	g := newDigestGame(t)
 	towns := g.withRole(engine.Townsperson)
 	g.now = g.now.Add(20 * time.Minute)
@@ -174,6 +175,7 @@ func dateOf(t *testing.T, m compose.Outgoing) time.Time {
 // author one mail, their own thread copy, whose first line says what was
 // done; a refused line still gets its own answer.
 func TestAnswerRidesOnTheAuthorsThreadCopy(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	a, b := h.town()[0], h.town()[1]
 	before := h.s.Clone()
@@ -246,6 +248,7 @@ func TestAnswerRidesOnTheAuthorsThreadCopy(t *testing.T) {
 // thread to fit its sending budget (T3), a post with a vote sends its
 // author nothing at once; their next digest says what became of it.
 func TestUnderThePlanTheDigestCarriesTheReceipt(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	a, b := h.town()[0], h.town()[1]
 	env := engine.Env{Now: h.now, Rand: h.rand}

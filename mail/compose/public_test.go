@@ -123,6 +123,7 @@ func slotOf(key string) int {
 // quoted under the author's name, none standing alone as the host's; in the
 // HTML, inside the tinted block that carries the author's name.
 func TestPostCannotSpeakInTheHostsVoice(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	author := h.town()[0]
 	// The same reader's copy of a plain post shows how often the host
@@ -196,6 +197,7 @@ func TestPostCannotSpeakInTheHostsVoice(t *testing.T) {
 // bare host address reads the same for every player, whatever their role,
 // but for their own name and addresses.
 func TestMisdirectedSameShapeForEveryRole(t *testing.T) {
+	t.Parallel()
 	h := started(t)
 	var first string
 	roles := map[engine.Role]bool{}
@@ -224,6 +226,7 @@ func TestMisdirectedSameShapeForEveryRole(t *testing.T) {
 }
 
 func TestConversationOfAMessageID(t *testing.T) {
+	t.Parallel()
 	c, err := compose.New("host@example.org")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // to them as "You …", times in their own zone. Posts' words are there.
 // Other mail has none.
 func TestPublicLinesAreWhatEveryoneWasSent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, engine.Classic(), "pub", 11)
 	h.signup(names11)
 	h.ok(engine.Referee, engine.Private, "START", engine.Command{Verb: engine.CmdStart})

@@ -17,6 +17,7 @@ var ruleCode = regexp.MustCompile(`\b[SDNWCFT][0-9]{1,2}\b`)
 // ref@example.org): players do not know the rules' IDs, so their mail says
 // a rule in words. Only the referee's copies may cite the IDs.
 func TestGoldenPlayerMailHasNoRuleCodes(t *testing.T) {
+	t.Parallel()
 	texts, err := filepath.Glob(filepath.Join("testdata", "*", "*.txt.golden"))
 	if err != nil || len(texts) == 0 {
 		t.Fatalf("no golden files: %v", err)

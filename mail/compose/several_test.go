@@ -13,6 +13,7 @@ import (
 // Doctor's protection by name when there are several, and the saves as the
 // Doctors' (N8); with one Doctor it reads as it always did.
 func TestN8_StoryOfANightWithTwoDoctors(t *testing.T) {
+	t.Parallel()
 	en := lang.Get(lang.Default)
 	n := story.Night{Number: 1, Kill: "Alice", Saved: 2,
 		Protections: []story.Protection{{By: "Bob", Target: "Alice"}, {By: "Dave", Target: "Alice"}},

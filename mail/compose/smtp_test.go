@@ -25,6 +25,7 @@ import (
 // player would, with a plain Reply, and checks that the answer reaches the
 // host at the right address and holds only the player's words.
 func TestThroughARealServer(t *testing.T) {
+	t.Parallel()
 	srv, err := mailserver.Start(mailserver.Config{
 		Domain:       "example.org",
 		ExtraDomains: []string{"players.example.net", "watchers.example.net"},

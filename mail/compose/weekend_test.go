@@ -15,6 +15,7 @@ import (
 // the game's window — never Chicago's — in the reader's language. The
 // setup's answer names the window in force.
 func TestD7_HeldCloseInTheGamesZone(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		tag                  string
 		closes, held, window string
