@@ -128,12 +128,13 @@ func Picture(h History, word func(english string) string) ([]byte, error) {
 	for _, p := range h.Players {
 		side[p.Name] = p.Side
 	}
+	flows := vector.NewRasterizer(picWidth, 0)
 	y := picMargin
 	for i, p := range panels {
 		if i > 0 {
 			fillRect(img, image.Rect(picMargin, y-picGap/2, picWidth-picMargin, y-picGap/2+1), picRule)
 		}
-		drawPanel(img, p, y, side, regular, bold)
+		drawPanel(img, flows, p, y, side, regular, bold)
 		y += panelHeight(p) + picGap
 	}
 	var b bytes.Buffer
@@ -219,7 +220,7 @@ func sideColour(s engine.Side) color.RGBA {
 	return picMuted
 }
 
-func drawPanel(img *image.RGBA, p panel, top int, side map[string]engine.Side, regular, bold font.Face) {
+func drawPanel(img *image.RGBA, flows *vector.Rasterizer, p panel, top int, side map[string]engine.Side, regular, bold font.Face) {
 	drawText(img, bold, picMargin, top+picTitle-10, p.title, picInk)
 	rows := max(len(p.voters), len(p.targets))
 	voterTop := top + picTitle + (rows-len(p.voters))*picRow/2
@@ -244,7 +245,7 @@ func drawPanel(img *image.RGBA, p panel, top int, side map[string]engine.Side, r
 		w := font.MeasureString(regular, label).Round()
 		drawText(img, regular, picFlowL-8-w, y+6, label, c)
 		if ty, ok := targetY[voteTarget(v)]; ok {
-			flow(img, float32(picFlowL-2), float32(y), float32(picFlowR+2), float32(ty), c)
+			flow(img, flows, float32(picFlowL-2), float32(y), float32(picFlowR+2), float32(ty), c)
 		}
 	}
 }
@@ -254,12 +255,14 @@ func drawPanel(img *image.RGBA, p panel, top int, side map[string]engine.Side, r
 // its area, and a picture of a long game is many panels tall, with a flow
 // for every vote of every round. It still starts at the picture's top
 // and spans its width, so that the curve is rasterized from the very same
-// coordinates and shades the very same pixels, to the byte.
-func flow(img *image.RGBA, x0, y0, x1, y1 float32, c color.RGBA) {
+// coordinates and shades the very same pixels, to the byte. The flows of
+// a picture share one rasterizer, r, and so its buffers: Reset clears
+// them as a new one would be.
+func flow(img *image.RGBA, r *vector.Rasterizer, x0, y0, x1, y1 float32, c color.RGBA) {
 	const half = 1.6
 	// The curve's lowest row, and two more for the shading of its edge.
 	bottom := min(int(max(y0, y1)+half)+3, img.Bounds().Dy())
-	r := vector.NewRasterizer(picWidth, bottom)
+	r.Reset(picWidth, bottom)
 	mid := (x0 + x1) / 2
 	// The band between two cubic curves offset vertically: a stroke of
 	// even thickness where the curve runs flat, enough for a thin flow.
