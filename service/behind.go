@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mafiamail/mafiamail/config"
@@ -118,6 +120,12 @@ func CheckCurrent(ctx context.Context, cfg *config.Config, log *slog.Logger) err
 		top[k] = max(top[k], r.UID)
 	}
 	behind := &BehindMailbox{Database: cfg.Database, Fresh: len(reads) == 0}
+	// Without a database that read anything, \Seen mail alone does not
+	// show that a host ran: a new host's mailbox may hold mail its owner
+	// read (the provider's welcome, a test message). Mail in move_to, or
+	// to a game's address, does: only a host moves mail there or hands
+	// those addresses out.
+	gameMail := false
 	for _, m := range hist.Messages {
 		id := bareID(m.MessageID)
 		if known[key{m.Mailbox, m.UIDValidity, m.UID}] || id != "" && ids[id] {
@@ -130,13 +138,31 @@ func CheckCurrent(ctx context.Context, cfg *config.Config, log *slog.Logger) err
 				behind.First = m.Arrived
 			}
 			behind.Unread++
+			gameMail = gameMail || m.Mailbox == cfg.IMAP.MoveTo || slices.ContainsFunc(m.To, func(to string) bool { return gameAddress(cfg.Address, to) })
 		case m.Seen:
 			log.Warn("a message of the mailbox is flagged \\Seen, but the host never read it: someone else did, and the host will not",
 				"mailbox", m.Mailbox, "uid", m.UID, "message_id", m.MessageID, "arrived", m.Arrived)
 		}
 	}
+	if behind.Fresh && behind.Unread > 0 && !gameMail {
+		log.Warn("the mailbox holds mail flagged \\Seen or moved, but none to a game's address: no host has run on it, and serve starts without it",
+			"messages", behind.Unread)
+		return nil
+	}
 	if behind.Unread > 0 {
 		return behind
 	}
 	return nil
+}
+
+// gameAddress reports whether addr is one of the addresses of the host
+// whose own address is host: host's local part with a tag
+// (host+tag@domain), which games and players are given.
+func gameAddress(host, addr string) bool {
+	local, domain, ok := strings.Cut(strings.ToLower(host), "@")
+	if !ok {
+		return false
+	}
+	l, d, ok := strings.Cut(addr, "@")
+	return ok && d == domain && strings.HasPrefix(l, local+"+")
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/mail"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ type Stored struct {
 	// MessageID is its Message-ID as written, "" for none: a message moved
 	// to another folder keeps it and gets a new UID.
 	MessageID string
+	// To are the addresses it was written or delivered to (To, Cc,
+	// Delivered-To, X-Original-To), lower-cased; those that do not parse
+	// are left out.
+	To []string
 }
 
 // Folder is what History found of one folder.
@@ -126,7 +131,7 @@ func (h *History) list(ctx context.Context, name string) (Folder, []Stored, erro
 		return f, nil, nil
 	}
 	var out []Stored
-	section := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, HeaderFields: []string{"Message-ID"}, Peek: true}
+	section := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, HeaderFields: listedFields, Peek: true}
 	err = h.s.cmd(ctx, "UID FETCH 1:*", func() error {
 		all := imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}
 		msgs, err := h.s.c.Fetch(all, &imap.FetchOptions{UID: true, InternalDate: true, RFC822Size: true, Flags: true,
@@ -135,9 +140,10 @@ func (h *History) list(ctx context.Context, name string) (Folder, []Stored, erro
 			return err
 		}
 		for _, m := range msgs {
+			id, to := listedHeader(m.FindBodySection(section))
 			out = append(out, Stored{Mailbox: name, UIDValidity: f.UIDValidity, UID: uint32(m.UID),
 				Arrived: m.InternalDate, Size: m.RFC822Size, Seen: slices.Contains(m.Flags, imap.FlagSeen),
-				MessageID: headerMessageID(m.FindBodySection(section))})
+				MessageID: id, To: to})
 		}
 		return nil
 	})
@@ -248,6 +254,30 @@ func (h *History) SentMessageIDs(ctx context.Context, folder string) (string, ma
 }
 
 // headerMessageID is the Message-ID of a header, as written, "" for none.
+// listedFields are the header fields a listing reads of each message.
+var listedFields = []string{"Message-ID", "To", "Cc", "Delivered-To", "X-Original-To"}
+
+// listedHeader reads a listed message's Message-ID and the addresses it
+// was written or delivered to.
+func listedHeader(header []byte) (id string, to []string) {
+	hdr, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(header)))
+	if err != nil {
+		return "", nil
+	}
+	for _, k := range listedFields[1:] {
+		for _, v := range hdr.Values(k) {
+			list, err := mail.ParseAddressList(v)
+			if err != nil {
+				continue
+			}
+			for _, a := range list {
+				to = append(to, strings.ToLower(a.Address))
+			}
+		}
+	}
+	return strings.TrimSpace(hdr.Get("Message-Id")), to
+}
+
 func headerMessageID(header []byte) string {
 	hdr, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(header)))
 	if err != nil {

@@ -1,0 +1,62 @@
+package service_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
+	"github.com/mafiamail/mafiamail/service"
+)
+
+// TestServeStartsANewHostBesideMailItsOwnerRead: a new host's mailbox may
+// hold mail its owner read before the first serve (the provider's
+// welcome, a message to try the account), all to the host's own address.
+// That shows no host ran on it, and serve starts; once the mailbox holds
+// read mail to a game's address (host+tag), which only a host hands out,
+// a missing database is one that was lost, and serve refuses it.
+func TestServeStartsANewHostBesideMailItsOwnerRead(t *testing.T) {
+	tb := newTable(t, testseed.Seed(t))
+	at := tb.clock()
+	deliverSeen := func(rcpt, to, subject string) {
+		t.Helper()
+		tb.sent++
+		raw := fmt.Sprintf("From: someone@players.test\r\nTo: %s\r\nSubject: %s\r\nMessage-ID: <w%d@players.test>\r\n"+
+			"Date: %s\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nHello.\r\n",
+			to, subject, tb.sent, at.Format(time.RFC1123Z))
+		if err := tb.srv.DeliverAt("someone@players.test", rcpt, []byte(raw), at); err != nil {
+			t.Fatal(err)
+		}
+		c, err := imapclient.DialInsecure(tb.srv.IMAPAddr(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Login("host", "pw").Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+			t.Fatal(err)
+		}
+		all := imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}
+		if err := c.Store(all, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deliverSeen("host@example.org", "host@example.org", "Welcome to your new mailbox")
+	deliverSeen("host@example.org", "Host <HOST@example.org>", "Does this work?")
+	if err := service.CheckCurrent(t.Context(), &tb.cfg, tb.log); err != nil {
+		t.Fatalf("a new host beside its owner's read mail: %v", err)
+	}
+
+	deliverSeen("host+g1.alice@example.org", "host+g1.alice@example.org", "Re: [g1] Day 1")
+	err := service.CheckCurrent(t.Context(), &tb.cfg, tb.log)
+	var behind *service.BehindMailbox
+	if !errors.As(err, &behind) || !behind.Fresh || behind.Unread != 3 {
+		t.Fatalf("no database beside read mail to a game's address: %v, want it refused with 3 messages", err)
+	}
+}
