@@ -333,6 +333,7 @@ func (r *rig) phase() engine.Phase {
 // D8: the host was stopped; votes reached its mailbox before the deadline;
 // it starts after the deadline. They count: the round closes with them.
 func TestD8_VotesThatReachedTheMailboxWhileTheHostWasDownCount(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, time.Minute)
 	clock := clockAt(r.deadline.Add(10 * time.Second)) // started ten seconds after the deadline
 	for i, p := range []string{"Alice", "Bob", "Carol"} {
@@ -356,6 +357,7 @@ func TestD8_VotesThatReachedTheMailboxWhileTheHostWasDownCount(t *testing.T) {
 // before it count; for longer, it is applied when the grace ends, the
 // referee is told, and the votes read later count after it.
 func TestD8_MailboxUnreadableAcrossADeadline(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		grace, outage time.Duration
@@ -418,6 +420,7 @@ func TestD8_MailboxUnreadableAcrossADeadline(t *testing.T) {
 // deadline are read in one batch: those before count before it, whatever
 // their order in the mailbox, and the one after counts after it.
 func TestD8_ArrivalsEitherSideOfADeadlineInOneBatch(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, time.Minute)
 	clock := clockAt(r.deadline.Add(10 * time.Second))
 	at := func(d time.Duration) time.Time { return clock.RealAt(r.deadline.Add(d)) }

@@ -14,6 +14,7 @@ import (
 // naming the other Mafiosi, and pressing Reply to it and writing reaches
 // the other Mafiosi, and the author as the list's copy, and no one else.
 func TestMafiaListByReply(t *testing.T) {
+	t.Parallel()
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave", "erin", "frank"}

@@ -28,6 +28,7 @@ import (
 // per thread by References, the reader's own Reply-To on every copy, and
 // no mail or role a reader should not see.
 func TestIntegrationDayAndNight(t *testing.T) {
+	t.Parallel()
 	// Game time starts on a Monday morning, so that no weekend (D7) holds
 	// the day; at 1800x the game would reach Friday evening only after
 	// about three real minutes.
@@ -521,6 +522,7 @@ func roleOr(r engine.Role, alt string) string {
 // event log holds one vote and one relayed post per message, and the
 // second copy changes nothing.
 func TestIntegrationCommandsAppliedOnce(t *testing.T) {
+	t.Parallel()
 	e := newE2E(t, host.Clock{}, "Alice", "Bob", "Carol", "Dave", "Erin")
 	e.setUpGame("players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false")
 	alice, bob, carol, dave, erin := e.player("Alice"), e.player("Bob"), e.player("Carol"), e.player("Dave"), e.player("Erin")

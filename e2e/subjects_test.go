@@ -17,6 +17,7 @@ import (
 // waits for the referee, so that the inbox can be sorted by subject; the
 // town thread's copies keep the round's subject.
 func TestRefereeSubjectsOverAGame(t *testing.T) {
+	t.Parallel()
 	g := startEmbedded(t)
 	const ref = "referee"
 	users := []string{"alice", "bob", "carol", "dave", "erin"}
