@@ -251,10 +251,16 @@ type scaleResult struct {
 	baseline figures
 }
 
-// backlogResult is the time from a system's start to the last answer of
-// the backlog.
+// backlogFigures are a system's time from its start to the last answer of
+// the backlog, and its process's CPU time over it. The CPU time moves less
+// with what else the machine runs than the time does.
+type backlogFigures struct {
+	time, cpu time.Duration
+}
+
+// backlogResult is one run's backlog for each system.
 type backlogResult struct {
-	host, relay, baseline time.Duration
+	host, relay, baseline backlogFigures
 }
 
 type benchResult struct {
@@ -300,7 +306,7 @@ func runBench(ctx context.Context, o benchOptions) (*benchResult, error) {
 				return nil, fmt.Errorf("host at %d games: %w", g, err)
 			}
 			var bf figures
-			var bb time.Duration
+			var bb backlogFigures
 			if o.baseline != "" {
 				fmt.Fprintf(o.progress, " baseline host...")
 				bo := o
@@ -567,7 +573,7 @@ type profiles struct{ commands, backlog string }
 
 // benchPhase runs one system at one scale: set up, measure the commands,
 // and, with backlog > 0, restart it in front of that many unseen messages.
-func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost bool, prof profiles) (f figures, backlogTime time.Duration, err error) {
+func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost bool, prof profiles) (f figures, bf backlogFigures, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Minute)
 	defer cancel()
 	var day *dayState
@@ -576,7 +582,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 	}
 	e, err := newBenchEnv(o.stack, games, o.players, day, o.logTo)
 	if err != nil {
-		return f, 0, err
+		return f, bf, err
 	}
 	defer func() {
 		if cerr := e.stack.close(); err == nil && cerr != nil {
@@ -585,7 +591,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 	}()
 	dir, err := os.MkdirTemp("", "mafiamail-bench-")
 	if err != nil {
-		return f, 0, err
+		return f, bf, err
 	}
 	defer os.RemoveAll(dir)
 	user, sub := "relay", "relay"
@@ -594,12 +600,12 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 	}
 	cfg, err := writeSystemConfig(e, o, dir, user, isHost)
 	if err != nil {
-		return f, 0, err
+		return f, bf, err
 	}
 	profile := prof.commands != ""
 	child, err := startChild(o.exe, dir, user, sub, cfg, prof.commands, false, o.logTo)
 	if err != nil {
-		return f, 0, err
+		return f, bf, err
 	}
 	defer func() {
 		if child != nil {
@@ -616,18 +622,18 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 			setup = daySetup(o)
 		}
 		if err := createGames(ctx, e, games, o.players, setup, child); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 		if day != nil {
 			if err := prepareDay(ctx, e, o, child); err != nil {
-				return f, 0, err
+				return f, bf, err
 			}
 		}
 		if err := settle(ctx, e, filepath.Join(dir, user+".db"), child); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 		if err := e.stack.emptyPlayers(ctx); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 	} else {
 		for _, p := range e.players {
@@ -636,7 +642,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 		}
 		if day != nil {
 			if err := prepareDay(ctx, e, o, child); err != nil {
-				return f, 0, err
+				return f, bf, err
 			}
 		}
 	}
@@ -644,7 +650,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 
 	// The stack's own share, timed as it stands when the commands are.
 	if f.hop, err = probeHop(ctx, e, 5); err != nil {
-		return f, 0, err
+		return f, bf, err
 	}
 	// A few commands first, not measured: connections, statement caches
 	// and the allocator warm up, as they would in a host that has run a
@@ -660,7 +666,7 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 		}
 	}
 	if err := measureLoad(ctx, e, wo, child, &warm); err != nil {
-		return f, 0, fmt.Errorf("warm-up: %w", err)
+		return f, bf, fmt.Errorf("warm-up: %w", err)
 	}
 	if day != nil {
 		// The stack's own rate is measured in each system's phase, just
@@ -670,18 +676,18 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 		// finds it: emptied, so that neither the warm-up's copies nor the
 		// stack's own slow the deliveries down.
 		if err := e.stack.emptyPlayers(ctx); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 		if f.stackRate, f.stackBusy, f.stackCPU, err = stackRate(ctx, e, o, uint64(o.commands)); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 		if err := e.stack.emptyPlayers(ctx); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 	}
 	if profile {
 		if err := child.toggleProfile(); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 	}
 	err = measureLoad(ctx, e, o, child, &f)
@@ -691,16 +697,16 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 		}
 	}
 	if err != nil {
-		return f, 0, err
+		return f, bf, err
 	}
 	f.peakRSS = child.peakRSS()
 	hs, err := child.heap(ctx)
 	if err != nil {
-		return f, 0, err
+		return f, bf, err
 	}
 	f.peakHeap, f.liveHeap = hs.PeakHeapInUse, hs.LiveHeap
 	if err := child.stop(); err != nil {
-		return f, 0, err
+		return f, bf, err
 	}
 	child = nil
 
@@ -711,22 +717,22 @@ func benchPhase(ctx context.Context, o benchOptions, games, backlog int, isHost 
 			msgs[i] = benchMail{from: p.addr, to: *p.to.Load(), raw: commandMail(p, fmt.Sprintf("backlog.%d", i))}
 		}
 		if err := e.stack.inject(ctx, msgs); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 		base := e.answers.Load()
 		start := time.Now()
 		if child, err = startChild(o.exe, dir, user, sub, cfg, prof.backlog, prof.backlog != "", o.logTo); err != nil {
-			return f, 0, err
+			return f, bf, err
 		}
 		if err := poll(ctx, func() bool { return e.answers.Load()-base >= int64(backlog) || child.exited() != nil }); err != nil {
-			return f, 0, fmt.Errorf("backlog: %d of %d answered: %w", e.answers.Load()-base, backlog, err)
+			return f, bf, fmt.Errorf("backlog: %d of %d answered: %w", e.answers.Load()-base, backlog, err)
 		}
 		if err := child.exited(); err != nil {
-			return f, 0, fmt.Errorf("backlog: %w", err)
+			return f, bf, fmt.Errorf("backlog: %w", err)
 		}
-		backlogTime = time.Since(start)
+		bf = backlogFigures{time: time.Since(start), cpu: child.cpu()}
 	}
-	return f, backlogTime, nil
+	return f, bf, nil
 }
 
 // createGames creates the games by mail as a referee would: NEW GAME, then
@@ -1180,20 +1186,24 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 		fmt.Fprintf(w, "\nbacklog of %d unseen messages at start (%d game(s)), process start to last confirmation\n", o.backlog, r.backlogGames)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "figure\thost\trelay\thost/relay\t")
-		var ht, bt, hr, br []float64
+		var ht, bt, hr, br, hc, bc []float64
 		for _, b := range r.backlog {
-			ht, bt = append(ht, b.host.Seconds()), append(bt, b.relay.Seconds())
-			hr, br = append(hr, float64(o.backlog)/b.host.Seconds()), append(br, float64(o.backlog)/b.relay.Seconds())
+			ht, bt = append(ht, b.host.time.Seconds()), append(bt, b.relay.time.Seconds())
+			hr, br = append(hr, float64(o.backlog)/b.host.time.Seconds()), append(br, float64(o.backlog)/b.relay.time.Seconds())
+			hc, bc = append(hc, float64(b.host.cpu)/float64(o.backlog)), append(bc, float64(b.relay.cpu)/float64(o.backlog))
 		}
 		fmt.Fprintf(tw, "time\t%s\t%s\t%s\t\n", spreadOf(ht).cell(secs, o.runs), spreadOf(bt).cell(secs, o.runs),
 			spreadOf(ratios(ht, bt)).cell(plain, o.runs))
 		fmt.Fprintf(tw, "messages/s\t%s\t%s\t%s\t\n", spreadOf(hr).cell(perSec, o.runs), spreadOf(br).cell(perSec, o.runs),
 			spreadOf(ratios(hr, br)).cell(plain, o.runs))
+		fmt.Fprintf(tw, "CPU/message\t%s\t%s\t%s\t\n", spreadOf(hc).cell(ms2, o.runs), spreadOf(bc).cell(ms2, o.runs),
+			spreadOf(ratios(hc, bc)).cell(plain, o.runs))
 		tw.Flush()
 		if o.baseline != "" {
-			var lt, lr []float64
+			var lt, lr, lc []float64
 			for _, b := range r.backlog {
-				lt, lr = append(lt, b.baseline.Seconds()), append(lr, float64(o.backlog)/b.baseline.Seconds())
+				lt, lr = append(lt, b.baseline.time.Seconds()), append(lr, float64(o.backlog)/b.baseline.time.Seconds())
+				lc = append(lc, float64(b.baseline.cpu)/float64(o.backlog))
 			}
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "figure\thost\tbaseline\thost/baseline\t")
@@ -1201,6 +1211,8 @@ func (r *benchResult) print(w io.Writer, o benchOptions) {
 				spreadOf(ratios(ht, lt)).cell(plain, o.runs))
 			fmt.Fprintf(tw, "messages/s\t%s\t%s\t%s\t\n", spreadOf(hr).cell(perSec, o.runs), spreadOf(lr).cell(perSec, o.runs),
 				spreadOf(ratios(hr, lr)).cell(plain, o.runs))
+			fmt.Fprintf(tw, "CPU/message\t%s\t%s\t%s\t\n", spreadOf(hc).cell(ms2, o.runs), spreadOf(lc).cell(ms2, o.runs),
+				spreadOf(ratios(hc, lc)).cell(plain, o.runs))
 			tw.Flush()
 		}
 	}

@@ -55,8 +55,11 @@ func checkBench(t *testing.T, res *benchResult, o benchOptions) {
 			t.Fatalf("%d backlog runs, want %d", len(res.backlog), o.runs)
 		}
 		for _, b := range res.backlog {
-			if b.host <= 0 || b.relay <= 0 || (o.baseline != "") != (b.baseline > 0) {
-				t.Errorf("backlog times: host %v, relay %v, baseline host %v", b.host, b.relay, b.baseline)
+			if b.host.time <= 0 || b.relay.time <= 0 || (o.baseline != "") != (b.baseline.time > 0) {
+				t.Errorf("backlog times: host %v, relay %v, baseline host %v", b.host.time, b.relay.time, b.baseline.time)
+			}
+			if b.host.cpu <= 0 || b.relay.cpu <= 0 || (o.baseline != "") != (b.baseline.cpu > 0) {
+				t.Errorf("backlog CPU: host %v, relay %v, baseline host %v", b.host.cpu, b.relay.cpu, b.baseline.cpu)
 			}
 		}
 	}
@@ -64,7 +67,7 @@ func checkBench(t *testing.T, res *benchResult, o benchOptions) {
 	res.print(&out, o)
 	want := []string{"p99", "commands/s", "CPU/command", "peak RSS", "live heap", "host/relay", "one mail hop", "p50 less two hops"}
 	if o.backlog > 0 {
-		want = append(want, "backlog of")
+		want = append(want, "backlog of", "CPU/message")
 	}
 	if o.runs > 1 {
 		want = append(want, "median of")
