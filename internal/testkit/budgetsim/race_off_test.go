@@ -1,0 +1,5 @@
+//go:build integration && !race
+
+package budgetsim_test
+
+const raceEnabled = false

@@ -1,0 +1,8 @@
+//go:build race
+
+package compose_test
+
+// raceEnabled: under the race detector the plays that repeat another's
+// batches leave out their cross-check, as the everyday run does; CI makes
+// it in full without the race detector (see harness.sampled).
+const raceEnabled = true
