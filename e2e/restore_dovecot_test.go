@@ -450,18 +450,20 @@ func removeDatabaseFiles(t *testing.T, db string) {
 	}
 }
 
-// TestRestoreOnDovecot plays a game through Postfix and Dovecot twice
-// with the same seed and host key: once undisturbed, and once losing the
-// database twice, at two instants of different kinds the seed picks from
-// sign-up, after START, mid-day, night, across a deadline (the clock
-// passes it while the host is down) and after the end: the first time it
-// is restored from a backup made at an earlier random step, the second
-// from none. Each game's event log must be its twin's; each participant's
+// TestRestoreOnDovecot plays a game through Postfix and Dovecot once
+// undisturbed, and then again, with the same seed and host key, in runs
+// that each lose the database twice, so that together they lose it at an
+// instant of every kind: in sign-up, after START, mid-day, at night,
+// across a deadline (the clock passes it while the host is down) and
+// after the end, paired by the seed. In each run the first loss is
+// restored from a backup made at an earlier random step, the second from
+// none. Each game's event log must be its twin's; each participant's
 // mailbox must hold the twin's mail, the same bytes under the same
 // Message-ID, with no copy more but of what the restores said they sent
 // again, and nothing else but the referee's restore notices; and no
 // player may hold role mail that contradicts another.
 func TestRestoreOnDovecot(t *testing.T) {
+	t.Parallel()
 	seed := testseed.Seed(t)
 	pick := rand.New(rand.NewPCG(seed, 1))
 	key := make([]byte, hostkey.Size)
@@ -471,45 +473,69 @@ func TestRestoreOnDovecot(t *testing.T) {
 
 	twin := newDovecotGame(t, seed, key)
 	twin.play(nil, -1)
-	want, wantMail, wantRoles := twin.eventLogs(), twin.mailboxes(), twin.roles()
+	want := twinRecord{logs: twin.eventLogs(), mail: twin.mailboxes(), roles: twin.roles()}
 	twin.stop()
 
-	// Two instants of two kinds, the first with a backup made before it.
+	// Every kind the twin's game passed through, in an order the seed
+	// picks, two to a run.
 	byKind := map[string][]int{}
 	for step, k := range twin.kinds {
-		byKind[k] = append(byKind[k], step)
-	}
-	kinds := []string{lostAtSignup, lostAfterStart, lostByDay, lostByNight, lostOverClose, lostAfterEnd}
-	pick.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
-	var steps []int
-	for _, k := range kinds {
-		if s := byKind[k]; len(s) > 0 && len(steps) < 2 {
-			c := s[pick.IntN(len(s))]
-			if c > 0 && !slices.Contains(steps, c) {
-				steps = append(steps, c)
-			}
+		if step > 0 {
+			byKind[k] = append(byKind[k], step)
 		}
 	}
-	slices.Sort(steps)
-	if len(steps) != 2 {
-		t.Fatalf("no two instants to lose the database at among %v", byKind)
+	kinds := []string{lostAtSignup, lostAfterStart, lostByDay, lostByNight, lostOverClose, lostAfterEnd}
+	for _, k := range kinds {
+		if len(byKind[k]) == 0 {
+			t.Errorf("the game passed no instant of the kind %q to lose the database at", k)
+		}
 	}
-	backupAt := pick.IntN(steps[0])
-	cuts := map[int]lose{steps[0]: {backup: "earlier", over: twin.kinds[steps[0]] == lostOverClose},
-		steps[1]: {over: twin.kinds[steps[1]] == lostOverClose}}
-	t.Logf("losing the database before steps %d (%s, from the backup made at step %d) and %d (%s, from none)",
-		steps[0], twin.kinds[steps[0]], backupAt, steps[1], twin.kinds[steps[1]])
-
-	lost := newDovecotGame(t, seed, key)
-	lost.play(cuts, backupAt)
-	got, gotMail, gotRoles := lost.eventLogs(), lost.mailboxes(), lost.roles()
-	lost.stop()
-
-	if len(got) != len(want) {
-		t.Errorf("%d games, the twin %d", len(got), len(want))
+	pick.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	for run := 0; run+1 < len(kinds); run += 2 {
+		var steps []int
+		for _, k := range kinds[run : run+2] {
+			if s := byKind[k]; len(s) > 0 {
+				steps = append(steps, s[pick.IntN(len(s))])
+			}
+		}
+		if len(steps) != 2 {
+			continue // said above
+		}
+		slices.Sort(steps)
+		backupAt := pick.IntN(steps[0])
+		cuts := map[int]lose{steps[0]: {backup: "earlier", over: twin.kinds[steps[0]] == lostOverClose},
+			steps[1]: {over: twin.kinds[steps[1]] == lostOverClose}}
+		t.Run(twin.kinds[steps[0]]+", "+twin.kinds[steps[1]], func(t *testing.T) {
+			t.Parallel()
+			t.Logf("losing the database before steps %d (%s, from the backup made at step %d) and %d (%s, from none)",
+				steps[0], twin.kinds[steps[0]], backupAt, steps[1], twin.kinds[steps[1]])
+			lost := newDovecotGame(t, seed, key)
+			lost.play(cuts, backupAt)
+			got := twinRecord{logs: lost.eventLogs(), mail: lost.mailboxes(), roles: lost.roles()}
+			lost.stop()
+			compareWithTwin(t, lost, got, want)
+		})
 	}
-	for id, w := range want {
-		g := got[id]
+}
+
+// twinRecord is what a run of the game left: each game's event log, each
+// participant's mail by Message-ID, and the roles each player's mail
+// gave them.
+type twinRecord struct {
+	logs  map[string][]string
+	mail  map[string]map[string][][]byte
+	roles map[string][]string
+}
+
+// compareWithTwin checks a run that lost its database (got, of the game
+// lost) against the undisturbed twin's (want).
+func compareWithTwin(t *testing.T, lost *dovecotGame, got, want twinRecord) {
+	t.Helper()
+	if len(got.logs) != len(want.logs) {
+		t.Errorf("%d games, the twin %d", len(got.logs), len(want.logs))
+	}
+	for id, w := range want.logs {
+		g := got.logs[id]
 		if len(g) != len(w) {
 			t.Errorf("game %s has %d events, its twin %d", id, len(g), len(w))
 		}
@@ -519,9 +545,9 @@ func TestRestoreOnDovecot(t *testing.T) {
 			}
 		}
 	}
-	for who, box := range wantMail {
+	for who, box := range want.mail {
 		for id, copies := range box {
-			have := gotMail[who][id]
+			have := got.mail[who][id]
 			if len(have) == 0 {
 				t.Errorf("%s never got %s", who, id)
 				continue
@@ -538,9 +564,9 @@ func TestRestoreOnDovecot(t *testing.T) {
 		}
 	}
 	told := 0
-	for who, box := range gotMail {
+	for who, box := range got.mail {
 		for id, copies := range box {
-			if _, ok := wantMail[who][id]; ok {
+			if _, ok := want.mail[who][id]; ok {
 				continue
 			}
 			if who == "referee" && lost.notices["<"+strings.Trim(id, "<>")+">"] {
@@ -556,9 +582,9 @@ func TestRestoreOnDovecot(t *testing.T) {
 	if told != len(lost.notices) {
 		t.Errorf("the referee got %d of the %d restore notices", told, len(lost.notices))
 	}
-	for who, roles := range gotRoles {
-		if len(roles) > 1 || !slices.Equal(roles, wantRoles[who]) {
-			t.Errorf("%s's role mail says %v, the twin's %v", who, roles, wantRoles[who])
+	for who, roles := range got.roles {
+		if len(roles) > 1 || !slices.Equal(roles, want.roles[who]) {
+			t.Errorf("%s's role mail says %v, the twin's %v", who, roles, want.roles[who])
 		}
 	}
 }
