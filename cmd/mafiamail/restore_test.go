@@ -84,7 +84,14 @@ authserv_id = "mx.players.test"
 	}
 
 	// serve on no database, beside a mailbox a host has read, does not
-	// start the games over: it says the restore to run.
+	// start the games over: it says the restore to run. A host has read
+	// it when it read mail to a game's address, which only a host hands
+	// out (mail to its own address alone may be its owner's).
+	join := "Authentication-Results: mx.players.test; dmarc=pass header.from=example.org\r\nFrom: bob@example.org\r\n" +
+		"To: host+friday@example.org\r\nSubject: join\r\nMessage-ID: <join@example.org>\r\n\r\nJOIN Bob\r\n"
+	if err := srv.DeliverAt("bob@example.org", "host+friday@example.org", []byte(join), at.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
 	c, err := imapclient.DialInsecure(srv.IMAPAddr(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +103,7 @@ authserv_id = "mx.players.test"
 	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Store(imap.UIDSetNum(1), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
+	if err := c.Store(imap.UIDSetNum(1, 2), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
 		t.Fatal(err)
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
