@@ -89,9 +89,13 @@ func CheckCurrent(ctx context.Context, cfg *config.Config, log *slog.Logger) err
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	wc, err := mailboxConfig(cfg, log)
+	if err != nil {
+		return fmt.Errorf("serve: check the database against the mailbox: %w", err)
+	}
 	var hist *watcher.History
 	for n := 0; ; n++ {
-		h, err := watcher.OpenHistory(ctx, watcherConfig(cfg, log))
+		h, err := watcher.OpenHistory(ctx, wc)
 		if err == nil {
 			hist = h
 			break

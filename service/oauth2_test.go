@@ -14,6 +14,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/host"
+	"github.com/mafiamail/mafiamail/internal/hostkey"
 	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/oauthtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
@@ -142,5 +143,45 @@ func TestOAuth2HostToldOfARevocation(t *testing.T) {
 	mailtest.WaitFor(t, "the answer to STATUS", 60*time.Second, 50*time.Millisecond, func() bool { return answers() >= 4 })
 	if _, ok := svc.Host().Game("club"); !ok {
 		t.Error("the game is gone")
+	}
+}
+
+// TestOAuth2HostRestores: a host whose mailbox logs in with OAuth2 alone
+// (no password works) checks its database against the mailbox when serve
+// starts, and restores from the mailbox, with the same authorisation as
+// its watcher: before, both tried a password, and serve waited for a
+// mailbox it could never read.
+func TestOAuth2HostRestores(t *testing.T) {
+	p := oauthtest.Start(t)
+	srv := mailtest.StartServer(t, mailserver.Config{Domain: "example.org",
+		Users: map[string]string{"host": "unused"}, AutoCreateUsers: true, OAuthTokens: p.Check})
+	dir := t.TempDir()
+	cfg := config.Defaults()
+	cfg.Address, cfg.Referees = "host@example.org", []string{"referee@example.org"}
+	cfg.Database, cfg.KeyFile = filepath.Join(dir, "games.db"), filepath.Join(dir, "mafiamail.key")
+	cfg.IMAP.URL, cfg.IMAP.Username, cfg.IMAP.Auth = "imap://"+srv.IMAPAddr(), "host@example.org", config.AuthOAuth2
+	cfg.SMTP.URL, cfg.SMTP.Username, cfg.SMTP.Auth = "smtp://"+srv.SMTPAddr(), "host@example.org", config.AuthOAuth2
+	cfg.OAuth2 = config.OAuth2{Provider: "custom", ClientID: oauthtest.ClientID, TokenURL: p.TokenURL(),
+		Scopes: []string{"mail"}, TokenFile: p.WriteTokenFile(t, dir, "", time.Time{})}
+	if err := hostkey.Generate().Write(cfg.KeyFile); err != nil {
+		t.Fatal(err)
+	}
+	raw := "From: Referee <referee@example.org>\r\nTo: host@example.org\r\nSubject: new\r\n" +
+		"Message-ID: <new@example.org>\r\nDate: " + time.Now().Format(time.RFC1123Z) + "\r\n\r\nNEW GAME friday\r\n"
+	if err := srv.DeliverAt("referee@example.org", "host@example.org", []byte(raw), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	log := testlog.New(t, slog.LevelInfo)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := service.CheckCurrent(ctx, &cfg, log); err != nil {
+		t.Fatalf("serve's check of its database: %v", err)
+	}
+	rep, err := service.Restore(ctx, &cfg, service.RestoreConfig{Log: log})
+	if err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if rep.Messages != 1 || rep.Replayed != 1 {
+		t.Errorf("restore read %d messages and replayed %d; want the NEW GAME read and replayed", rep.Messages, rep.Replayed)
 	}
 }

@@ -133,7 +133,11 @@ func Restore(ctx context.Context, cfg *config.Config, o RestoreConfig) (RestoreR
 
 	// The mailbox is listed before anything is written, so that a restore
 	// that cannot read it leaves nothing behind.
-	hist, err := watcher.OpenHistory(ctx, watcherConfig(cfg, log))
+	wc, err := mailboxConfig(cfg, log)
+	if err != nil {
+		return rep, fmt.Errorf("restore: %w", err)
+	}
+	hist, err := watcher.OpenHistory(ctx, wc)
 	if err != nil {
 		return rep, fmt.Errorf("restore: read the mailbox: %w", err)
 	}
@@ -415,6 +419,21 @@ func subjectOf(raw []byte) string {
 		subject = dec
 	}
 	return shorten(strings.Join(strings.Fields(subject), " "), 72)
+}
+
+// mailboxConfig is watcherConfig with the account's login: its OAuth2
+// token source where it logs in with OAuth2, as serve's watcher does. For
+// the readers of the whole mailbox that come before a host exists
+// (restore, and serve's check of its database), which no referee is
+// told about when the authorisation fails: they fail and say why.
+func mailboxConfig(cfg *config.Config, log *slog.Logger) (watcher.Config, error) {
+	wc := watcherConfig(cfg, log)
+	tokens, err := TokenSource(cfg, nil, log)
+	if err != nil {
+		return wc, fmt.Errorf("the OAuth2 authorisation: %w", err)
+	}
+	wc.OAuth2 = Bearer(cfg.IMAP.Account, tokens)
+	return wc, nil
 }
 
 // watcherConfig is the watcher's account and folders of cfg.
