@@ -419,8 +419,12 @@ func (tb *table) checkNotices(rep service.RestoreReport, out map[string]store.Ou
 	} else if len(rep.SentAgain) > 1 {
 		again = fmt.Sprintf("%d mails sent again", len(rep.SentAgain))
 	}
+	applied := fmt.Sprintf("%d messages applied again", g1.Replayed)
+	if g1.Replayed == 1 {
+		applied = "1 message applied again"
+	}
 	want := []string{"[g1] Report: " + from + " — " + again + "\n",
-		fmt.Sprintf("This game: %d messages applied again; %d events before the restore, %d now.", g1.Replayed, g1.Before, g1.After)}
+		fmt.Sprintf("This game: %s; %d events before the restore, %d now.", applied, g1.Before, g1.After)}
 	if backup != "" {
 		want = append(want, "from the backup "+filepath.Base(backup)+":")
 	}
