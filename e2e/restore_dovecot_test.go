@@ -484,31 +484,38 @@ func TestRestoreOnDovecot(t *testing.T) {
 			byKind[k] = append(byKind[k], step)
 		}
 	}
-	kinds := []string{lostAtSignup, lostAfterStart, lostByDay, lostByNight, lostOverClose, lostAfterEnd}
-	for _, k := range kinds {
+	// A game that ends before its first night, or whose nights all pass
+	// a deadline, has no instant of that kind: the runs lose the
+	// database at every kind the game has.
+	var kinds []string
+	for _, k := range []string{lostAtSignup, lostAfterStart, lostByDay, lostByNight, lostOverClose, lostAfterEnd} {
 		if len(byKind[k]) == 0 {
-			t.Errorf("the game passed no instant of the kind %q to lose the database at", k)
+			t.Logf("the game passed no instant of the kind %q to lose the database at", k)
+			continue
 		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) < 4 {
+		t.Fatalf("the game passed instants of %d kinds alone: %v", len(kinds), kinds)
 	}
 	pick.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
-	for run := 0; run+1 < len(kinds); run += 2 {
+	for run := 0; run < len(kinds); run += 2 {
 		var steps []int
-		for _, k := range kinds[run : run+2] {
-			if s := byKind[k]; len(s) > 0 {
-				steps = append(steps, s[pick.IntN(len(s))])
-			}
-		}
-		if len(steps) != 2 {
-			continue // said above
+		for _, k := range kinds[run:min(run+2, len(kinds))] {
+			s := byKind[k]
+			steps = append(steps, s[pick.IntN(len(s))])
 		}
 		slices.Sort(steps)
 		backupAt := pick.IntN(steps[0])
-		cuts := map[int]lose{steps[0]: {backup: "earlier", over: twin.kinds[steps[0]] == lostOverClose},
-			steps[1]: {over: twin.kinds[steps[1]] == lostOverClose}}
-		t.Run(twin.kinds[steps[0]]+", "+twin.kinds[steps[1]], func(t *testing.T) {
+		cuts := map[int]lose{steps[0]: {backup: "earlier", over: twin.kinds[steps[0]] == lostOverClose}}
+		name := twin.kinds[steps[0]]
+		if len(steps) == 2 {
+			cuts[steps[1]] = lose{over: twin.kinds[steps[1]] == lostOverClose}
+			name += ", " + twin.kinds[steps[1]]
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			t.Logf("losing the database before steps %d (%s, from the backup made at step %d) and %d (%s, from none)",
-				steps[0], twin.kinds[steps[0]], backupAt, steps[1], twin.kinds[steps[1]])
+			t.Logf("losing the database before steps %v (the first from the backup made at step %d, the second from none)", steps, backupAt)
 			lost := newDovecotGame(t, seed, key)
 			lost.play(cuts, backupAt)
 			got := twinRecord{logs: lost.eventLogs(), mail: lost.mailboxes(), roles: lost.roles()}
