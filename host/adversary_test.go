@@ -190,7 +190,7 @@ func TestMessageIDsCountNoSecretEvents(t *testing.T) {
 // bounded copy per reader, and an attachment is never relayed. The time the
 // host spends on the huge message is logged: it is what every other game
 // waits at most for one message. The huge post is 7.8 MB, as large as a
-// provider lets a message be, under the tag integration, which CI runs;
+// provider lets a message be, with the full counts, which CI plays;
 // the everyday run posts 1 MB, thirty times the limit, which fanned out
 // would queue many times the bound the test allows.
 func TestHugePostDoesNotFanOut(t *testing.T) {
@@ -205,7 +205,7 @@ func TestHugePostDoesNotFanOut(t *testing.T) {
 	}
 	before := len(hs.outbox())
 	size := 1 << 20
-	if integration {
+	if fullCounts {
 		size = 7_800_000
 	}
 	huge := strings.Repeat("Bob is the mafia, and here is why. ", size/35)
@@ -336,7 +336,7 @@ func TestSuspensionKeptUntilItKeepsSomeoneOut(t *testing.T) {
 // to a sign-up address makes the host write to the victim at most once a
 // day, in a short answer that repeats nothing the forger wrote. Each
 // forgery is 2000 lines, which the host reads as commands: the everyday run
-// sends 25 of them, the run with the tag integration, which CI runs, 100;
+// sends 25 of them, the full counts, which CI plays, 100;
 // either stays under the harness's limit of 120 an hour per sender, so
 // that the limit of one answer a day is what is tested.
 func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
@@ -347,7 +347,7 @@ func TestForgedMailGetsTheVictimOneShortAnswer(t *testing.T) {
 	const victim = "victim@players.test"
 	lure := "URGENT: your account is locked, log in at http://evil.test/login"
 	forgeries := 25
-	if integration {
+	if fullCounts {
 		forgeries = 100
 	}
 	for i := range forgeries {
