@@ -49,7 +49,14 @@ type sentCopy struct {
 func TestTownSeesNoSecretInput(t *testing.T) {
 	t.Parallel()
 	const inputs = 16
-	worlds := make([]townWorld, inputs+1)
+	// Under the race detector, which finds nothing to race in a play of
+	// its own, the worlds of the first two inputs; CI plays all of them
+	// without it (see harness.sampled).
+	played := inputs
+	if raceEnabled {
+		played = 2
+	}
+	worlds := make([]townWorld, played+1)
 	// The worlds share nothing until they are compared: they are played
 	// in parallel, and the group returns once every one is played.
 	t.Run("worlds", func(t *testing.T) {
@@ -72,7 +79,7 @@ func TestTownSeesNoSecretInput(t *testing.T) {
 	if len(names) != inputs {
 		t.Fatalf("the script has %d secret inputs, want %d", len(names), inputs)
 	}
-	for k := 1; k <= inputs; k++ {
+	for k := 1; k <= played; k++ {
 		before, after := worlds[k-1], worlds[k]
 		for reader, want := range before.copies {
 			got := after.copies[reader]
