@@ -3,5 +3,5 @@
 package budgetsim_test
 
 // raceEnabled: under the race detector TestWholeGamesAgainstBudget plays
-// the classic cells alone.
+// the first cell alone.
 const raceEnabled = true
