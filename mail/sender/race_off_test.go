@@ -1,0 +1,5 @@
+//go:build integration && !race
+
+package sender_test
+
+const raceEnabled = false
