@@ -299,7 +299,14 @@ func TestEveryVerbEveryChannel(t *testing.T) {
 		senders []chanSender
 	}
 	worlds := []world{{base, append([]chanSender{alice}, others...)}}
-	for _, phase := range []string{"day", "night", "ended"} {
+	phases := []string{"day", "night", "ended"}
+	if raceEnabled {
+		// The day's worlds take the host through every path a case
+		// takes; the night's and the end's differ in the rules' answers,
+		// which the run without the race detector checks.
+		phases = phases[:1]
+	}
+	for _, phase := range phases {
 		for _, r := range roles {
 			if !fullCounts && !everydayRoles[r] {
 				continue

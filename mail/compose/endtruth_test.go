@@ -156,14 +156,8 @@ func (h *harness) modkill(name string) {
 // death at the time and in the part of the story it happened.
 func TestEndMailTellsTheLastNight(t *testing.T) {
 	t.Parallel()
-	// Under the race detector, which finds nothing to race in a play of
-	// its own, the English games; CI plays every language without it.
-	langs := lang.All()
-	if raceEnabled {
-		langs = langs[:1]
-	}
 	for _, g := range endGames {
-		for _, l := range langs {
+		for _, l := range languages(1) {
 			t.Run(g.name+"/"+l.Tag, func(t *testing.T) {
 				h := smallGame(t, l.Tag)
 				g.play(t, h)

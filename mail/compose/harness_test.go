@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/lang"
 	"github.com/mafiamail/mafiamail/mail/compose"
 )
 
@@ -134,6 +135,17 @@ type harness struct {
 // single-goroutine work some ten times as costly and finds nothing in it
 // that the English games do not show; CI runs the tag without it too.
 func (h *harness) sampled() { h.crossCheck = integration && !raceEnabled }
+
+// languages are the languages a test plays its games in: all of them, but
+// under the race detector the first n. A play shares nothing with another
+// and runs on one goroutine, where the race detector finds nothing to race
+// and costs ten times as much; CI plays every language without it.
+func languages(n int) []*lang.Language {
+	if raceEnabled {
+		return lang.All()[:n]
+	}
+	return lang.All()
+}
 
 func newHarness(t testing.TB, setup engine.Setup, game string, seed uint64) *harness {
 	t.Helper()
