@@ -60,3 +60,35 @@ func TestServeStartsANewHostBesideMailItsOwnerRead(t *testing.T) {
 		t.Fatalf("no database beside read mail to a game's address: %v, want it refused with 3 messages", err)
 	}
 }
+
+// TestBehindMailboxCountsOneAsOne: serve's refusal says what it found in
+// the number it found it, one message or several, with or without a
+// database.
+func TestBehindMailboxCountsOneAsOne(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		err  service.BehindMailbox
+		want string
+	}{
+		{service.BehindMailbox{Database: "games.db", Unread: 1, First: at},
+			"serve: the database games.db is older than the mailbox: 1 message arrived after the last one it read, at 2026-12-02T09:30:00Z, " +
+				"and was read by a host it is not (flagged \\Seen, or moved): serve reads unread mail only and would never apply it, so it does not start. " +
+				"Replay it with restore, from this database as the backup"},
+		{service.BehindMailbox{Database: "games.db", Unread: 3, First: at},
+			"serve: the database games.db is older than the mailbox: 3 messages arrived after the last one it read, the first 2026-12-02T09:30:00Z, " +
+				"and were read by a host it is not (flagged \\Seen, or moved): serve reads unread mail only and would never apply them, so it does not start. " +
+				"Replay them with restore, from this database as the backup"},
+		{service.BehindMailbox{Database: "games.db", Unread: 1, First: at, Fresh: true},
+			"serve: there is no database games.db that has read the mailbox, but the mailbox holds 1 message a host has read (flagged \\Seen, or moved), " +
+				"which arrived 2026-12-02T09:30:00Z: serve reads unread mail only and would start the games over without it, so it does not start. " +
+				"Rebuild the database from the mailbox with restore"},
+		{service.BehindMailbox{Database: "games.db", Unread: 2, First: at, Fresh: true},
+			"serve: there is no database games.db that has read the mailbox, but the mailbox holds 2 messages a host has read (flagged \\Seen, or moved), " +
+				"the first arrived 2026-12-02T09:30:00Z: serve reads unread mail only and would start the games over without them, so it does not start. " +
+				"Rebuild the database from the mailbox with restore"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Unread %d, Fresh %v:\n got %s\nwant %s", tc.err.Unread, tc.err.Fresh, got, tc.want)
+		}
+	}
+}

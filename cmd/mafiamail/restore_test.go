@@ -127,12 +127,40 @@ func TestRestoreSaysWhatIsMissing(t *testing.T) {
 	var out bytes.Buffer
 	printRestore(&out, "mafiamail.toml", &config.Config{Database: "games.db"}, rep)
 	for _, want := range []string{
-		"NOT PROVEN COMPLETE: game friday: 1 messages the backup had read are no longer in the mailbox (deleted); mail after the backup may be gone too. The game is paused until its referee sends RESUME.",
+		"NOT PROVEN COMPLETE: game friday: 1 message the backup had read is no longer in the mailbox (deleted); mail after the backup may be gone too. The game is paused until its referee sends RESUME.",
 		`  missing: friday               INBOX UID 7, arrived 2026-12-02T09:30:00Z, from bob@players.test: "Re: vote" m7@players.test`,
-		"WARNING: INBOX no longer holds 2 messages its server numbered (UIDs 38 to 39) that no backup accounts for",
+		"WARNING: INBOX no longer holds 2 messages its server numbered (UIDs 38 to 39) that no backup accounts for; which games they were for cannot be told.",
+		"Restored games.db from /backups/b.db: the mailbox holds 40 messages; 30 were in the backup, 10 replayed.",
+		"  friday               10 messages applied again; 50 events in the backup, 61 now",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("restore did not say %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestRestoreCountsOneAsOne: where a restore has one of a thing, the
+// terminal says so in the singular.
+func TestRestoreCountsOneAsOne(t *testing.T) {
+	rep := service.RestoreReport{FromBackup: "/backups/b.db", Messages: 1, Known: 1, Replayed: 1, SentFolder: "Sent", FoundSent: 1,
+		Games:     []service.GameReplay{{Game: "friday", Before: 50, After: 51, Replayed: 1, Missing: 1}},
+		Gaps:      []service.Gap{{Folder: "INBOX", First: 38, Last: 38, Count: 1}},
+		SentAgain: []service.Resent{{Game: "friday", Subject: "Day 2", To: []string{"bob@players.test"}, MessageID: "d2@host.test"}}}
+	var out bytes.Buffer
+	printRestore(&out, "mafiamail.toml", &config.Config{Database: "games.db"}, rep)
+	for _, want := range []string{
+		"the mailbox holds 1 message; 1 was in the backup, 1 replayed.",
+		"  friday               1 message applied again;",
+		"game friday: 1 message the backup had read is no longer in the mailbox",
+		"INBOX no longer holds 1 message its server numbered (UIDs 38 to 38) that no backup accounts for; which games it was for cannot be told. On a server that numbers messages one by one (Dovecot) it was deleted;",
+		"1 message not recorded as sent was found in Sent and is recorded as sent now.",
+		"1 message goes out when serve starts, sent again if the lost host had sent it (same Message-ID",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("restore did not say %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), " 1 messages") {
+		t.Errorf("restore wrote \"1 messages\":\n%s", out.String())
 	}
 }
