@@ -71,8 +71,8 @@ authserv_id = "mx.players.test"
 		t.Fatalf("restore: exit %d\n%s", code, out)
 	}
 	t.Logf("restore said:\n%s", out)
-	for _, want := range []string{"from no backup", "1 messages; 0 were in the backup, 1 replayed", "friday ",
-		"No folder of sent mail was found", "messages go out when serve starts", `"[friday] Done: NEW GAME friday" to ref@example.org`,
+	for _, want := range []string{"from no backup", "1 message; 0 were in the backup, 1 replayed", "friday ",
+		"No folder of sent mail was found", "1 message goes out when serve starts", `"[friday] Done: NEW GAME friday" to ref@example.org`,
 		"The referees are told the same, one mail a game, which goes out when serve starts (1: <friday.restored.",
 		"Next: mafiamail serve --config " + cfgPath} {
 		if !strings.Contains(out, want) {
