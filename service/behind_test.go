@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
 	"github.com/mafiamail/mafiamail/service"
 )
@@ -31,21 +31,9 @@ func TestServeStartsANewHostBesideMailItsOwnerRead(t *testing.T) {
 		if err := tb.srv.DeliverAt("someone@players.test", rcpt, []byte(raw), at); err != nil {
 			t.Fatal(err)
 		}
-		c, err := imapclient.DialInsecure(tb.srv.IMAPAddr(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := mailtest.IMAP(t, tb.srv.IMAPAddr(), "host", "pw", "INBOX")
 		defer c.Close()
-		if err := c.Login("host", "pw").Wait(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Select("INBOX", nil).Wait(); err != nil {
-			t.Fatal(err)
-		}
-		all := imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}
-		if err := c.Store(all, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
-			t.Fatal(err)
-		}
+		mailtest.AddFlags(t, c, imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}, imap.FlagSeen)
 	}
 	deliverSeen("host@example.org", "host@example.org", "Welcome to your new mailbox")
 	deliverSeen("host@example.org", "Host <HOST@example.org>", "Does this work?")

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
 	gomail "github.com/emersion/go-message/mail"
 
 	"github.com/mafiamail/mafiamail/config"
@@ -264,25 +263,13 @@ func removeDatabase(t *testing.T, db string) {
 // of sent mail.
 func (tb *table) forgetSent(id string) {
 	tb.t.Helper()
-	c, err := imapclient.DialInsecure(tb.srv.IMAPAddr(), nil)
-	if err != nil {
-		tb.t.Fatal(err)
-	}
+	c := mailtest.IMAP(tb.t, tb.srv.IMAPAddr(), "host", "pw", "Sent")
 	defer c.Close()
-	if err := c.Login("host", "pw").Wait(); err != nil {
-		tb.t.Fatal(err)
-	}
-	if _, err := c.Select("Sent", nil).Wait(); err != nil {
-		tb.t.Fatal(err)
-	}
 	found, err := c.UIDSearch(&imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-ID", Value: id}}}, nil).Wait()
 	if err != nil || len(found.AllUIDs()) != 1 {
 		tb.t.Fatalf("find %s in Sent: %v %v", id, found, err)
 	}
-	uids := imap.UIDSetNum(found.AllUIDs()...)
-	if err := c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
-		tb.t.Fatal(err)
-	}
+	mailtest.AddFlags(tb.t, c, imap.UIDSetNum(found.AllUIDs()...), imap.FlagDeleted)
 	if err := c.Expunge().Close(); err != nil {
 		tb.t.Fatal(err)
 	}
@@ -612,21 +599,10 @@ func (tb *table) refusals(backup string) {
 // mailbox, as a person or a provider's retention rule would.
 func (tb *table) expunge(folder string, uid uint32) {
 	tb.t.Helper()
-	c, err := imapclient.DialInsecure(tb.srv.IMAPAddr(), nil)
-	if err != nil {
-		tb.t.Fatal(err)
-	}
+	c := mailtest.IMAP(tb.t, tb.srv.IMAPAddr(), "host", "pw", folder)
 	defer c.Close()
-	if err := c.Login("host", "pw").Wait(); err != nil {
-		tb.t.Fatal(err)
-	}
-	if _, err := c.Select(folder, nil).Wait(); err != nil {
-		tb.t.Fatal(err)
-	}
 	uids := imap.UIDSetNum(imap.UID(uid))
-	if err := c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
-		tb.t.Fatal(err)
-	}
+	mailtest.AddFlags(tb.t, c, uids, imap.FlagDeleted)
 	if err := c.UIDExpunge(uids).Close(); err != nil {
 		tb.t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/internal/hostkey"
@@ -92,20 +91,9 @@ authserv_id = "mx.players.test"
 	if err := srv.DeliverAt("bob@example.org", "host+friday@example.org", []byte(join), at.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := imapclient.DialInsecure(srv.IMAPAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mailtest.IMAP(t, srv.IMAPAddr(), "host", "pw", "INBOX")
 	defer c.Close()
-	if err := c.Login("host", "pw").Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Store(imap.UIDSetNum(1, 2), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
-		t.Fatal(err)
-	}
+	mailtest.AddFlags(t, c, imap.UIDSetNum(1, 2), imap.FlagSeen)
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		os.Remove(db + suffix)
 	}

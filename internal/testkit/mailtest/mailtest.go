@@ -1,8 +1,9 @@
 // Package mailtest holds what the tests of the mail packages (the watcher,
 // the sender, the fault proxies) need alike: a self-signed certificate for
 // a loopback server, a listener that records every byte its clients send,
-// a wait for a condition, a loop run for the length of a test, and the
-// embedded mail servers for one test.
+// a wait for a condition, a loop run for the length of a test, the
+// embedded mail servers for one test, and an IMAP session on a mailbox
+// behind the host's back.
 package mailtest
 
 import (
@@ -20,6 +21,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 )
@@ -147,4 +151,35 @@ func StartServer(t testing.TB, opts mailserver.Config) *mailserver.Server {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// IMAP logs in as user to the IMAP server at addr, in clear text, and
+// selects mailbox unless it is "": the start of what a test does to a
+// mailbox as a person or a provider would (read it, delete from it),
+// which the host must then cope with. The caller closes the client.
+func IMAP(t testing.TB, addr, user, password, mailbox string) *imapclient.Client {
+	t.Helper()
+	c, err := imapclient.DialInsecure(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Login(user, password).Wait(); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	if mailbox != "" {
+		if _, err := c.Select(mailbox, nil).Wait(); err != nil {
+			c.Close()
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// AddFlags adds flags to the messages of uids in the selected mailbox.
+func AddFlags(t testing.TB, c *imapclient.Client, uids imap.UIDSet, flags ...imap.Flag) {
+	t.Helper()
+	if err := c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: flags}, nil).Close(); err != nil {
+		t.Fatal(err)
+	}
 }
