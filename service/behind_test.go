@@ -21,13 +21,13 @@ import (
 // a missing database is one that was lost, and serve refuses it.
 func TestServeStartsANewHostBesideMailItsOwnerRead(t *testing.T) {
 	tb := newTable(t, testseed.Seed(t))
-	at := tb.clock()
+	at := tb.Clock()
 	deliverSeen := func(rcpt, to, subject string) {
 		t.Helper()
-		tb.sent++
+		tb.Sent++
 		raw := fmt.Sprintf("From: someone@players.test\r\nTo: %s\r\nSubject: %s\r\nMessage-ID: <w%d@players.test>\r\n"+
 			"Date: %s\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nHello.\r\n",
-			to, subject, tb.sent, at.Format(time.RFC1123Z))
+			to, subject, tb.Sent, at.Format(time.RFC1123Z))
 		if err := tb.srv.DeliverAt("someone@players.test", rcpt, []byte(raw), at); err != nil {
 			t.Fatal(err)
 		}
@@ -37,12 +37,12 @@ func TestServeStartsANewHostBesideMailItsOwnerRead(t *testing.T) {
 	}
 	deliverSeen("host@example.org", "host@example.org", "Welcome to your new mailbox")
 	deliverSeen("host@example.org", "Host <HOST@example.org>", "Does this work?")
-	if err := service.CheckCurrent(t.Context(), &tb.cfg, tb.log); err != nil {
+	if err := service.CheckCurrent(t.Context(), &tb.Cfg, tb.Log); err != nil {
 		t.Fatalf("a new host beside its owner's read mail: %v", err)
 	}
 
 	deliverSeen("host+g1.alice@example.org", "host+g1.alice@example.org", "Re: [g1] Day 1")
-	err := service.CheckCurrent(t.Context(), &tb.cfg, tb.log)
+	err := service.CheckCurrent(t.Context(), &tb.Cfg, tb.Log)
 	var behind *service.BehindMailbox
 	if !errors.As(err, &behind) || !behind.Fresh || behind.Unread != 3 {
 		t.Fatalf("no database beside read mail to a game's address: %v, want it refused with 3 messages", err)

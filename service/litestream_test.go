@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mafiamail/mafiamail/engine"
+	"github.com/mafiamail/mafiamail/internal/testkit/gametable"
 	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
 )
 
@@ -29,16 +30,15 @@ func TestRestoreFromLitestream(t *testing.T) {
 	}
 	seed := testseed.Seed(t)
 	tb := newTable(t, seed)
-	tb.start()
-	tb.signUp()
-	tb.advance(time.Minute)
-	tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+	tb.Start()
+	tb.SignUp(nil)
+	tb.Begin()
 
 	dir := t.TempDir()
 	replica := filepath.Join(dir, "replica")
 	yml := filepath.Join(dir, "litestream.yml")
 	conf := fmt.Sprintf("dbs:\n  - path: %s\n    monitor-interval: 100ms\n    replica:\n      type: file\n      path: %s\n      sync-interval: 100ms\n",
-		tb.cfg.Database, replica)
+		tb.Cfg.Database, replica)
 	if err := os.WriteFile(yml, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -59,32 +59,32 @@ func TestRestoreFromLitestream(t *testing.T) {
 	defer stop()
 
 	turns := 10 + int(seed%10)
-	for i := 0; i < turns && tb.game().Phase != engine.EndedPhase; i++ {
-		tb.advance(time.Duration(5+tb.rng.IntN(40)) * time.Minute)
-		tb.turn()
+	for i := 0; i < turns && tb.Game().Phase != engine.EndedPhase; i++ {
+		tb.Advance(time.Duration(5+tb.Rng.IntN(40)) * time.Minute)
+		tb.Turn()
 	}
 	// Litestream syncs every 100ms; give it time to have the turns above,
 	// then stop it: what comes after is the tail the replica misses.
 	time.Sleep(2 * time.Second)
 	stop()
 	tail := 0
-	for i := 0; i < 3 && tb.game().Phase != engine.EndedPhase; i++ {
-		tb.advance(time.Duration(5+tb.rng.IntN(40)) * time.Minute)
-		tb.turn()
+	for i := 0; i < 3 && tb.Game().Phase != engine.EndedPhase; i++ {
+		tb.Advance(time.Duration(5+tb.Rng.IntN(40)) * time.Minute)
+		tb.Turn()
 		tail++
 	}
-	tb.advance(time.Hour)
-	tb.drain()
-	want, wantOut := logs(t, tb.svc.Store()), outbox(t, tb.svc.Store())
-	tb.stop()
+	tb.Advance(time.Hour)
+	tb.Drain()
+	want, wantOut := gametable.EventLogs(t, tb.Svc.Store()), outbox(t, tb.Svc.Store())
+	tb.Stop()
 
 	restored := filepath.Join(dir, "from-replica.db")
-	out, err := exec.Command(bin, "restore", "-config", yml, "-o", restored, tb.cfg.Database).CombinedOutput()
+	out, err := exec.Command(bin, "restore", "-config", yml, "-o", restored, tb.Cfg.Database).CombinedOutput()
 	if err != nil {
 		t.Fatalf("litestream restore: %v\n%s", err, out)
 	}
 	rep := tb.restoreAndCompare(want, wantOut, restored)
-	t.Logf("the replica had %d of %d messages; %d replayed (the tail was %d turns)", rep.Known, tb.sent, rep.Replayed, tail)
+	t.Logf("the replica had %d of %d messages; %d replayed (the tail was %d turns)", rep.Known, tb.Sent, rep.Replayed, tail)
 	if rep.Known == 0 || rep.Replayed > tail {
 		t.Errorf("restore from the replica: %d known, %d replayed, want the %d turns after the replication stopped at most", rep.Known, rep.Replayed, tail)
 	}

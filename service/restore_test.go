@@ -2,18 +2,14 @@ package service_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,10 +18,9 @@ import (
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
-	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/internal/testkit/gametable"
 	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
-	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
 	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
 	"github.com/mafiamail/mafiamail/mail/mailserver"
 	"github.com/mafiamail/mafiamail/mail/watcher"
@@ -39,24 +34,12 @@ import (
 // came while the test looked on, and deadlines pass when the test moves
 // the clock past them.
 type table struct {
+	*gametable.Table
 	t   *testing.T
 	srv *mailserver.Server
-	cfg config.Config
-	log *slog.Logger
-	rng *rand.Rand
-
-	mu  sync.Mutex
-	now time.Time
-
-	svc    *service.Service
-	cancel context.CancelFunc
-	done   chan error
-	sent   int
 }
 
 const restoreAuthServ = "mx.players.test"
-
-var restorePlayers = []string{"Alice", "Bob", "Carol", "Dave", "Erin"}
 
 func newTable(t *testing.T, seed uint64) *table {
 	return newKeyedTable(t, seed, hostkey.Generate())
@@ -80,183 +63,11 @@ func newKeyedTable(t *testing.T, seed uint64, key *hostkey.Key) *table {
 	if err := key.Write(cfg.KeyFile); err != nil {
 		t.Fatal(err)
 	}
-	return &table{t: t, srv: srv, cfg: cfg, log: testlog.New(t, slog.LevelWarn),
-		rng: rand.New(rand.NewPCG(seed, 0)), now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)}
-}
-
-func (tb *table) clock() time.Time {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	return tb.now
-}
-
-// advance moves the clock on by d and applies what it made due, as the
-// host's clock would.
-func (tb *table) advance(d time.Duration) {
-	tb.t.Helper()
-	tb.mu.Lock()
-	tb.now = tb.now.Add(d)
-	tb.mu.Unlock()
-	if err := tb.svc.Host().TickDue(tb.t.Context()); err != nil {
-		tb.t.Fatal(err)
-	}
-}
-
-func (tb *table) start() {
-	tb.t.Helper()
-	key, err := service.LoadKey(&tb.cfg, tb.log)
-	if err != nil {
-		tb.t.Fatal(err)
-	}
-	// The host applies a deadline once the watcher has read the mail
-	// that came before it; the test moves the clock only once the watcher
-	// has looked at the mailbox, as the host's own clock would wait.
-	looked := make(chan struct{})
-	var once sync.Once
-	tune := func(c *watcher.Config) {
-		raise := c.OnWatermark
-		c.OnWatermark = func(t time.Time) {
-			raise(t)
-			once.Do(func() { close(looked) })
-		}
-	}
-	svc, err := service.Start(tb.t.Context(), &tb.cfg, service.Config{Clock: host.Clock{Real: tb.clock}, Log: tb.log, Key: key,
-		TuneWatcher: tune})
-	if err != nil {
-		tb.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	tb.svc, tb.cancel, tb.done = svc, cancel, make(chan error, 1)
-	go func() { tb.done <- svc.Run(ctx) }()
-	select {
-	case <-looked:
-	case <-time.After(30 * time.Second):
-		tb.t.Fatal("the watcher never looked at the mailbox")
-	}
-}
-
-func (tb *table) stop() {
-	tb.t.Helper()
-	tb.cancel()
-	if err := <-tb.done; err != nil && err != context.Canceled {
-		tb.t.Errorf("run: %v", err)
-	}
-	if err := tb.svc.Close(); err != nil {
-		tb.t.Fatal(err)
-	}
-}
-
-// send delivers a message from a player's address to the host's mailbox
-// at the clock's time, and waits until the host has taken it in.
-func (tb *table) send(from, to, body string) {
-	tb.t.Helper()
-	tb.sent++
-	at := tb.clock()
-	raw := fmt.Sprintf("Authentication-Results: %s; dmarc=pass header.from=players.test\r\nFrom: %s\r\nTo: %s\r\n"+
-		"Subject: game\r\nMessage-ID: <m%d@players.test>\r\nDate: %s\r\nMIME-Version: 1.0\r\n"+
-		"Content-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n", restoreAuthServ, from, to, tb.sent, at.Format(time.RFC1123Z), body)
-	if err := tb.srv.DeliverAt(from, to, []byte(raw), at); err != nil {
-		tb.t.Fatal(err)
-	}
-	mailtest.WaitFor(tb.t, "the host to take in its mail", 30*time.Second, 10*time.Millisecond, func() bool {
-		h, err := watcher.OpenHistory(tb.t.Context(), watcher.Config{URL: tb.cfg.IMAP.URL, Username: "host", Password: "pw", Mailbox: "INBOX"})
-		if err != nil {
-			tb.t.Fatal(err)
-		}
-		defer h.Close()
-		for _, m := range h.Messages {
-			if !m.Seen {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-func (tb *table) game() *engine.State {
-	s, _ := tb.svc.Host().Game("g1")
-	return s
-}
-
-// address is the participant's address on a channel ("t", "p" or "m").
-func (tb *table) address(addr, channel string) string {
-	tb.t.Helper()
-	ps, err := tb.svc.Store().Participants(tb.t.Context(), "g1")
-	if err != nil {
-		tb.t.Fatal(err)
-	}
-	for _, p := range ps {
-		if strings.EqualFold(p.Address, addr) && p.Status == store.StatusActive {
-			return "host+g1-" + channel + "-" + p.Token + "@example.org"
-		}
-	}
-	tb.t.Fatalf("no participant %s", addr)
-	return ""
-}
-
-func playerAddr(name string) string { return strings.ToLower(name) + "@players.test" }
-
-// signUp creates game g1, sets it up for five players, and fills it.
-func (tb *table) signUp() {
-	tb.send("referee@players.test", "host@example.org", "NEW GAME g1")
-	ref := tb.address("referee@players.test", "p")
-	tb.advance(time.Minute)
-	tb.send("referee@players.test", ref, "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false weekend=off day_length=3h night_length=6h night_step=6h reminder_before=1h")
-	for _, p := range restorePlayers {
-		tb.advance(time.Duration(1+tb.rng.IntN(20)) * time.Minute)
-		tb.send(playerAddr(p), "host+g1@example.org", "JOIN "+p)
-	}
-}
-
-// turn has one living player act: a vote by day, a night action by night
-// (or a word in the thread), chosen by the test's random source.
-func (tb *table) turn() {
-	s := tb.game()
-	living := s.Living()
-	if len(living) == 0 {
-		return
-	}
-	me := s.Player(living[tb.rng.IntN(len(living))])
-	other := s.Player(living[tb.rng.IntN(len(living))])
-	switch {
-	case s.Phase == engine.DayPhase:
-		tb.send(me.Address, tb.address(me.Address, "t"), "VOTE "+other.Name+"\n\nI do not trust them.")
-	case s.Phase == engine.NightPhase && me.Role == engine.Mafia:
-		tb.send(me.Address, tb.address(me.Address, "p"), "KILL "+other.Name)
-	case s.Phase == engine.NightPhase && me.Role == engine.Inspector:
-		tb.send(me.Address, tb.address(me.Address, "p"), "INSPECT "+other.Name)
-	default:
-		tb.send(me.Address, tb.address(me.Address, "p"), "STATUS")
-	}
-}
-
-// logs reads every game's event log: type, time and payload, in order.
-func logs(t *testing.T, st *store.Store) map[string][]string {
-	t.Helper()
-	games, err := st.Games(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for _, g := range games {
-		evs, err := st.Events(t.Context(), g.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs {
-			out[g.ID] = append(out[g.ID], fmt.Sprintf("%d %s %s %s", e.Seq, e.Type, e.At.UTC().Format(time.RFC3339Nano), e.Payload))
-		}
-	}
-	return out
-}
-
-func removeDatabase(t *testing.T, db string) {
-	t.Helper()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(db + suffix); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-	}
+	// The embedded server files a message under the arrival it is given,
+	// as if it had come then.
+	tb := gametable.New(t, seed, gametable.Config{Host: cfg, Deliver: srv.DeliverAt, PlayerDomain: "players.test",
+		Subject: "game", Game: "g1", Wait: 30 * time.Second})
+	return &table{Table: tb, t: t, srv: srv}
 }
 
 // forgetSent deletes the message of Message-ID id from the host's folder
@@ -289,25 +100,13 @@ func outbox(t *testing.T, st *store.Store) map[string]store.OutMessage {
 	return out
 }
 
-// drain waits until the host has sent everything it queued.
-func (tb *table) drain() {
-	mailtest.WaitFor(tb.t, "the outbox to drain", 30*time.Second, 10*time.Millisecond, func() bool {
-		for _, m := range outbox(tb.t, tb.svc.Store()) {
-			if m.Status != store.OutSent {
-				return false
-			}
-		}
-		return true
-	})
-}
-
 // restoreAndCompare loses the database, restores it from backup ("" for
 // none) and requires every game's log to be the one the host had, and
 // its outbox to hold the same mail, byte for byte, recorded as sent.
 func (tb *table) restoreAndCompare(want map[string][]string, wantOut map[string]store.OutMessage, backup string) service.RestoreReport {
 	tb.t.Helper()
-	removeDatabase(tb.t, tb.cfg.Database)
-	rep, err := service.Restore(tb.t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+	gametable.RemoveDatabase(tb.t, tb.Cfg.Database)
+	rep, err := service.Restore(tb.t.Context(), &tb.Cfg, service.RestoreConfig{Backup: backup, Now: tb.Clock, Log: tb.Log})
 	if err != nil {
 		tb.t.Fatalf("restore from %q: %v", backup, err)
 	}
@@ -315,11 +114,11 @@ func (tb *table) restoreAndCompare(want map[string][]string, wantOut map[string]
 	if len(rep.Failed) > 0 {
 		tb.t.Errorf("messages that failed in the replay: %v", rep.Failed)
 	}
-	st, err := store.Open(tb.t.Context(), tb.cfg.Database, store.Config{Logger: tb.log})
+	st, err := store.Open(tb.t.Context(), tb.Cfg.Database, store.Config{Logger: tb.Log})
 	if err != nil {
 		tb.t.Fatal(err)
 	}
-	got := logs(tb.t, st)
+	got := gametable.EventLogs(tb.t, st)
 	gotOut := outbox(tb.t, st)
 	st.Close()
 	tb.checkNotices(rep, gotOut, backup)
@@ -476,52 +275,46 @@ func readMail(t *testing.T, raw []byte) (subject, text string) {
 func TestRestoreReplaysTheMailbox(t *testing.T) {
 	seed := testseed.Seed(t)
 	tb := newTable(t, seed)
-	tb.start()
-	tb.signUp()
+	tb.Start()
+	tb.SignUp(nil)
 	turns := 30
-	backupAt := tb.rng.IntN(turns + 1) // 0: at START
+	backupAt := tb.Rng.IntN(turns + 1) // 0: at START
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	started, backedUp := false, false
 	for i := 0; i <= turns; i++ {
 		// A game over before the turn drawn is backed up after its end.
-		if i == backupAt || (!backedUp && tb.game().Phase == engine.EndedPhase) {
-			if err := tb.svc.Store().Backup(t.Context(), backup); err != nil {
+		if i == backupAt || (!backedUp && tb.Game().Phase == engine.EndedPhase) {
+			if err := tb.Svc.Store().Backup(t.Context(), backup); err != nil {
 				t.Fatal(err)
 			}
 			backedUp = true
-			t.Logf("backup after turn %d, in phase %s", i, tb.game().Phase)
+			t.Logf("backup after turn %d, in phase %s", i, tb.Game().Phase)
 		}
 		if !started {
-			tb.advance(time.Minute)
-			tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+			tb.Begin()
 			started = true
 			continue
 		}
-		if tb.game().Phase == engine.EndedPhase {
+		if tb.Game().Phase == engine.EndedPhase {
 			break
 		}
 		// Now and then a deadline passes between two messages.
-		step := time.Duration(5+tb.rng.IntN(40)) * time.Minute
-		if tb.rng.IntN(4) == 0 {
-			if next, ok := engine.NextDeadline(tb.game()); ok {
-				step = max(step, next.Sub(tb.clock())+time.Duration(tb.rng.IntN(30))*time.Minute)
-			}
-		}
-		tb.advance(step)
-		tb.turn()
+		step, _ := tb.Step(4)
+		tb.Advance(step)
+		tb.Turn()
 	}
-	tb.advance(time.Hour)
-	tb.drain()
-	want, wantOut := logs(t, tb.svc.Store()), outbox(t, tb.svc.Store())
-	tb.stop()
+	tb.Advance(time.Hour)
+	tb.Drain()
+	want, wantOut := gametable.EventLogs(t, tb.Svc.Store()), outbox(t, tb.Svc.Store())
+	tb.Stop()
 	if len(want["g1"]) < 20 {
 		t.Fatalf("the game has only %d events", len(want["g1"]))
 	}
-	t.Logf("the game has %d events, phase %s", len(want["g1"]), tb.game().Phase)
+	t.Logf("the game has %d events, phase %s", len(want["g1"]), tb.Game().Phase)
 
 	rep := tb.restoreAndCompare(want, wantOut, "")
-	if rep.Known != 0 || rep.Replayed != tb.sent {
-		t.Errorf("from nothing: %d known, %d replayed of %d sent", rep.Known, rep.Replayed, tb.sent)
+	if rep.Known != 0 || rep.Replayed != tb.Sent {
+		t.Errorf("from nothing: %d known, %d replayed of %d sent", rep.Known, rep.Replayed, tb.Sent)
 	}
 	if len(rep.SentAgain) != 0 || rep.FoundSent != len(wantOut) {
 		t.Errorf("from nothing: %d messages found sent of %d, %d to send again", rep.FoundSent, len(wantOut), len(rep.SentAgain))
@@ -530,7 +323,7 @@ func TestRestoreReplaysTheMailbox(t *testing.T) {
 	// A message the backup had not sent, which the folder of sent mail no
 	// longer holds, is one the restore cannot tell went out: it is sent
 	// again, and said so.
-	bst, err := store.OpenReadOnly(t.Context(), backup, store.Config{Logger: tb.log})
+	bst, err := store.OpenReadOnly(t.Context(), backup, store.Config{Logger: tb.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +331,7 @@ func TestRestoreReplaysTheMailbox(t *testing.T) {
 	bst.Close()
 	var lost string
 	for _, id := range slices.Sorted(maps.Keys(wantOut)) {
-		if m, ok := inBackup[id]; (!ok || m.Status != store.OutSent) && (lost == "" || tb.rng.IntN(4) == 0) {
+		if m, ok := inBackup[id]; (!ok || m.Status != store.OutSent) && (lost == "" || tb.Rng.IntN(4) == 0) {
 			lost = id
 		}
 	}
@@ -546,8 +339,8 @@ func TestRestoreReplaysTheMailbox(t *testing.T) {
 		tb.forgetSent(lost)
 	}
 	rep = tb.restoreAndCompare(want, wantOut, backup)
-	if rep.Known == 0 || rep.Known+rep.Replayed != tb.sent {
-		t.Errorf("from the backup: %d known, %d replayed of %d sent", rep.Known, rep.Replayed, tb.sent)
+	if rep.Known == 0 || rep.Known+rep.Replayed != tb.Sent {
+		t.Errorf("from the backup: %d known, %d replayed of %d sent", rep.Known, rep.Replayed, tb.Sent)
 	}
 	if lost == "" && len(rep.SentAgain) != 0 || lost != "" && (len(rep.SentAgain) != 1 || rep.SentAgain[0].MessageID != lost) {
 		var again []string
@@ -566,18 +359,18 @@ func (tb *table) refusals(backup string) {
 	t := tb.t
 	gone := func(what string) {
 		t.Helper()
-		if _, err := os.Stat(tb.cfg.Database); !os.IsNotExist(err) {
+		if _, err := os.Stat(tb.Cfg.Database); !os.IsNotExist(err) {
 			t.Errorf("%s: a database was left behind (%v)", what, err)
 		}
 	}
 	// Another key would hand out other tokens and draw other roles.
-	other := tb.cfg
+	other := tb.Cfg
 	other.KeyFile = filepath.Join(t.TempDir(), "other.key")
 	if _, err := hostkey.Create(other.KeyFile); err != nil {
 		t.Fatal(err)
 	}
-	removeDatabase(t, tb.cfg.Database)
-	_, err := service.Restore(t.Context(), &other, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+	gametable.RemoveDatabase(t, tb.Cfg.Database)
+	_, err := service.Restore(t.Context(), &other, service.RestoreConfig{Backup: backup, Now: tb.Clock, Log: tb.Log})
 	if !errors.Is(err, store.ErrKeyMismatch) {
 		t.Errorf("restore with another key: %v, want ErrKeyMismatch", err)
 	}
@@ -588,7 +381,7 @@ func (tb *table) refusals(backup string) {
 	if _, err := tb.srv.ResetMailbox("host"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+	_, err = service.Restore(t.Context(), &tb.Cfg, service.RestoreConfig{Backup: backup, Now: tb.Clock, Log: tb.Log})
 	if err == nil || !strings.Contains(err.Error(), "INBOX (UIDVALIDITY") || !strings.Contains(err.Error(), "g1") {
 		t.Errorf("restore after the mailbox's UIDVALIDITY changed: %v", err)
 	}
@@ -612,7 +405,7 @@ func (tb *table) expunge(folder string, uid uint32) {
 // host's mailbox.
 func (tb *table) uidOf(folder, id string) uint32 {
 	tb.t.Helper()
-	h, err := watcher.OpenHistory(tb.t.Context(), watcher.Config{URL: tb.cfg.IMAP.URL, Username: "host", Password: "pw",
+	h, err := watcher.OpenHistory(tb.t.Context(), watcher.Config{URL: tb.Cfg.IMAP.URL, Username: "host", Password: "pw",
 		Mailbox: "INBOX", MoveTo: folder})
 	if err != nil {
 		tb.t.Fatal(err)
@@ -644,35 +437,34 @@ func TestRestoreNamesDeletedMail(t *testing.T) {
 	for _, moveTo := range []string{"", "Done"} {
 		t.Run("move_to="+moveTo, func(t *testing.T) {
 			tb := newTable(t, seed)
-			tb.cfg.IMAP.MoveTo = moveTo
+			tb.Cfg.IMAP.MoveTo = moveTo
 			namesDeletedMail(t, tb)
 		})
 	}
 }
 
 func namesDeletedMail(t *testing.T, tb *table) {
-	tb.start()
-	tb.signUp()
-	tb.advance(time.Minute)
-	tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+	tb.Start()
+	tb.SignUp(nil)
+	tb.Begin()
 	turn := func() {
-		tb.advance(time.Duration(5+tb.rng.IntN(20)) * time.Minute)
-		tb.turn()
+		tb.Advance(time.Duration(5+tb.Rng.IntN(20)) * time.Minute)
+		tb.Turn()
 	}
 	for range 3 {
 		turn()
 	}
 	backup := filepath.Join(t.TempDir(), "backup.db")
-	if err := tb.svc.Store().Backup(t.Context(), backup); err != nil {
+	if err := tb.Svc.Store().Backup(t.Context(), backup); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
 		turn()
 	}
-	tb.drain()
-	tb.stop()
+	tb.Drain()
+	tb.Stop()
 
-	bst, err := store.OpenReadOnly(t.Context(), backup, store.Config{Logger: tb.log})
+	bst, err := store.OpenReadOnly(t.Context(), backup, store.Config{Logger: tb.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -689,19 +481,19 @@ func namesDeletedMail(t *testing.T, tb *table) {
 		}
 		last = max(last, r.UID)
 	}
-	gone := known[tb.rng.IntN(len(known))]
-	later := last + 1 + uint32(tb.rng.IntN(tb.sent-int(last)))
-	t.Logf("deleting UID %d (%s, read by the backup) and UID %d (after the backup, of %d)", gone.UID, gone.MessageID, later, tb.sent)
+	gone := known[tb.Rng.IntN(len(known))]
+	later := last + 1 + uint32(tb.Rng.IntN(tb.Sent-int(last)))
+	t.Logf("deleting UID %d (%s, read by the backup) and UID %d (after the backup, of %d)", gone.UID, gone.MessageID, later, tb.Sent)
 	folder, goneUID, laterUID := "INBOX", gone.UID, later
-	if moveTo := tb.cfg.IMAP.MoveTo; moveTo != "" {
+	if moveTo := tb.Cfg.IMAP.MoveTo; moveTo != "" {
 		folder = moveTo
 		goneUID, laterUID = tb.uidOf(moveTo, "<"+gone.MessageID+">"), tb.uidOf(moveTo, fmt.Sprintf("<m%d@players.test>", later))
 	}
 	tb.expunge(folder, goneUID)
 	tb.expunge(folder, laterUID)
 
-	removeDatabase(t, tb.cfg.Database)
-	rep, err := service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+	gametable.RemoveDatabase(t, tb.Cfg.Database)
+	rep, err := service.Restore(t.Context(), &tb.Cfg, service.RestoreConfig{Backup: backup, Now: tb.Clock, Log: tb.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -714,7 +506,7 @@ func namesDeletedMail(t *testing.T, tb *table) {
 		folder == "INBOX" && rep.Gaps[0].First != later {
 		t.Errorf("from the backup: gaps %+v, want UID %d of %s", rep.Gaps, laterUID, folder)
 	}
-	st, err := store.Open(t.Context(), tb.cfg.Database, store.Config{Logger: tb.log})
+	st, err := store.Open(t.Context(), tb.Cfg.Database, store.Config{Logger: tb.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -760,8 +552,8 @@ func namesDeletedMail(t *testing.T, tb *table) {
 
 	// Without a backup nothing names the message the lost host had read:
 	// both are gaps, and a gap alone pauses nothing.
-	removeDatabase(t, tb.cfg.Database)
-	rep, err = service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Now: tb.clock, Log: tb.log})
+	gametable.RemoveDatabase(t, tb.Cfg.Database)
+	rep, err = service.Restore(t.Context(), &tb.Cfg, service.RestoreConfig{Now: tb.Clock, Log: tb.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -793,63 +585,62 @@ func TestServeRefusesADatabaseOlderThanItsMailbox(t *testing.T) {
 	for _, moveTo := range []string{"", "Done"} {
 		t.Run("move_to="+moveTo, func(t *testing.T) {
 			tb := newTable(t, seed)
-			tb.cfg.IMAP.MoveTo = moveTo
-			tb.start()
-			tb.signUp()
+			tb.Cfg.IMAP.MoveTo = moveTo
+			tb.Start()
+			tb.SignUp(nil)
 			backup := filepath.Join(t.TempDir(), "backup.db")
-			if err := tb.svc.Store().Backup(t.Context(), backup); err != nil {
+			if err := tb.Svc.Store().Backup(t.Context(), backup); err != nil {
 				t.Fatal(err)
 			}
-			before := tb.sent
-			tb.advance(time.Minute)
-			tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+			before := tb.Sent
+			tb.Begin()
 			for range 2 {
-				tb.advance(10 * time.Minute)
-				tb.turn()
+				tb.Advance(10 * time.Minute)
+				tb.Turn()
 			}
-			tb.drain()
-			tb.stop()
-			if err := service.CheckCurrent(t.Context(), &tb.cfg, tb.log); err != nil {
+			tb.Drain()
+			tb.Stop()
+			if err := service.CheckCurrent(t.Context(), &tb.Cfg, tb.Log); err != nil {
 				t.Fatalf("the host's own database: %v", err)
 			}
 
 			// The backup copied in place of the database.
-			removeDatabase(t, tb.cfg.Database)
+			gametable.RemoveDatabase(t, tb.Cfg.Database)
 			data, err := os.ReadFile(backup)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(tb.cfg.Database, data, 0o600); err != nil {
+			if err := os.WriteFile(tb.Cfg.Database, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			err = service.CheckCurrent(t.Context(), &tb.cfg, tb.log)
+			err = service.CheckCurrent(t.Context(), &tb.Cfg, tb.Log)
 			var behind *service.BehindMailbox
-			if !errors.As(err, &behind) || behind.Fresh || behind.Unread != tb.sent-before {
-				t.Fatalf("a backup in place of the database, %d messages behind: %v", tb.sent-before, err)
+			if !errors.As(err, &behind) || behind.Fresh || behind.Unread != tb.Sent-before {
+				t.Fatalf("a backup in place of the database, %d messages behind: %v", tb.Sent-before, err)
 			}
 			cmds := behind.Commands("mafiamail.toml")
-			want := fmt.Sprintf("    mv %s %s.stale\n    mafiamail restore --config mafiamail.toml %s.stale\n", tb.cfg.Database, tb.cfg.Database, tb.cfg.Database)
-			if cmds != want || !strings.Contains(err.Error(), fmt.Sprintf("%d messages arrived after the last one it read", tb.sent-before)) {
+			want := fmt.Sprintf("    mv %s %s.stale\n    mafiamail restore --config mafiamail.toml %s.stale\n", tb.Cfg.Database, tb.Cfg.Database, tb.Cfg.Database)
+			if cmds != want || !strings.Contains(err.Error(), fmt.Sprintf("%d messages arrived after the last one it read", tb.Sent-before)) {
 				t.Errorf("the refusal says %q, then\n%s", err, cmds)
 			}
 			// The commands it gives bring the database up to date.
-			if err := os.Rename(tb.cfg.Database, tb.cfg.Database+".stale"); err != nil {
+			if err := os.Rename(tb.Cfg.Database, tb.Cfg.Database+".stale"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := os.Stat(tb.cfg.Database + "-wal"); !os.IsNotExist(err) {
+			if _, err := os.Stat(tb.Cfg.Database + "-wal"); !os.IsNotExist(err) {
 				t.Fatalf("the check left a write-ahead log behind: %v", err)
 			}
-			if _, err := service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Backup: tb.cfg.Database + ".stale", Now: tb.clock, Log: tb.log}); err != nil {
+			if _, err := service.Restore(t.Context(), &tb.Cfg, service.RestoreConfig{Backup: tb.Cfg.Database + ".stale", Now: tb.Clock, Log: tb.Log}); err != nil {
 				t.Fatal(err)
 			}
-			if err := service.CheckCurrent(t.Context(), &tb.cfg, tb.log); err != nil {
+			if err := service.CheckCurrent(t.Context(), &tb.Cfg, tb.Log); err != nil {
 				t.Errorf("after the restore: %v", err)
 			}
 
 			// No database at all beside a mailbox a host has read.
-			removeDatabase(t, tb.cfg.Database)
-			err = service.CheckCurrent(t.Context(), &tb.cfg, tb.log)
-			if !errors.As(err, &behind) || !behind.Fresh || behind.Unread != tb.sent ||
+			gametable.RemoveDatabase(t, tb.Cfg.Database)
+			err = service.CheckCurrent(t.Context(), &tb.Cfg, tb.Log)
+			if !errors.As(err, &behind) || !behind.Fresh || behind.Unread != tb.Sent ||
 				behind.Commands("mafiamail.toml") != "    mafiamail restore --config mafiamail.toml\n" {
 				t.Errorf("no database: %v", err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/internal/testkit/gametable"
 	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
 	"github.com/mafiamail/mafiamail/service"
 )
@@ -26,21 +27,21 @@ const twinTurns = 24
 // again, and the game goes on. It returns what the restore sent again, and
 // whether the database was lost before the game ended.
 func playTwin(t *testing.T, tb *table, cut, backupAt int) (again, notices []string, lost bool) {
-	tb.start()
-	tb.signUp()
+	tb.Start()
+	tb.SignUp(nil)
 	backup := ""
 	for i := 0; i <= twinTurns; i++ {
 		if i == backupAt {
 			backup = filepath.Join(t.TempDir(), "backup.db")
-			if err := tb.svc.Store().Backup(t.Context(), backup); err != nil {
+			if err := tb.Svc.Store().Backup(t.Context(), backup); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if i == cut {
-			phase := tb.game().Phase
-			tb.stop()
-			removeDatabase(t, tb.cfg.Database)
-			rep, err := service.Restore(t.Context(), &tb.cfg, service.RestoreConfig{Backup: backup, Now: tb.clock, Log: tb.log})
+			phase := tb.Game().Phase
+			tb.Stop()
+			gametable.RemoveDatabase(t, tb.Cfg.Database)
+			rep, err := service.Restore(t.Context(), &tb.Cfg, service.RestoreConfig{Backup: backup, Now: tb.Clock, Log: tb.Log})
 			if err != nil {
 				t.Fatalf("restore at turn %d (%s) from %q: %v", i, phase, backup, err)
 			}
@@ -50,28 +51,22 @@ func playTwin(t *testing.T, tb *table, cut, backupAt int) (again, notices []stri
 				again = append(again, m.MessageID)
 			}
 			notices = rep.Notices
-			tb.start()
+			tb.Start()
 			lost = true
 		}
 		if i == 0 {
-			tb.advance(time.Minute)
-			tb.send("referee@players.test", tb.address("referee@players.test", "p"), "START")
+			tb.Begin()
 			continue
 		}
-		if tb.game().Phase == engine.EndedPhase {
+		if tb.Game().Phase == engine.EndedPhase {
 			break
 		}
-		step := time.Duration(5+tb.rng.IntN(40)) * time.Minute
-		if tb.rng.IntN(4) == 0 {
-			if next, ok := engine.NextDeadline(tb.game()); ok {
-				step = max(step, next.Sub(tb.clock())+time.Duration(tb.rng.IntN(30))*time.Minute)
-			}
-		}
-		tb.advance(step)
-		tb.turn()
+		step, _ := tb.Step(4)
+		tb.Advance(step)
+		tb.Turn()
 	}
-	tb.advance(time.Hour)
-	tb.drain()
+	tb.Advance(time.Hour)
+	tb.Drain()
 	return again, notices, lost
 }
 
@@ -123,31 +118,31 @@ func TestRestoreAtRandomInstants(t *testing.T) {
 		key, _ := hostkey.New(kb[:])
 		twin := newKeyedTable(t, seed, key)
 		playTwin(t, twin, -1, -1)
-		want, wantMail := logs(t, twin.svc.Store()), mailboxes(t, twin)
-		twin.stop()
+		want, wantMail := gametable.EventLogs(t, twin.Svc.Store()), mailboxes(t, twin)
+		twin.Stop()
 
 		key, _ = hostkey.New(kb[:])
 		lost := newKeyedTable(t, seed, key)
 		again, notices, cutDone := playTwin(t, lost, cut, backupAt)
 		if !cutDone {
 			// The game ended before the cut: lose the database after it.
-			lost.stop()
-			removeDatabase(t, lost.cfg.Database)
-			rep, err := service.Restore(t.Context(), &lost.cfg, service.RestoreConfig{Now: lost.clock, Log: lost.log})
+			lost.Stop()
+			gametable.RemoveDatabase(t, lost.Cfg.Database)
+			rep, err := service.Restore(t.Context(), &lost.Cfg, service.RestoreConfig{Now: lost.Clock, Log: lost.Log})
 			if err != nil {
 				t.Fatalf("restore after the end: %v", err)
 			}
 			t.Logf("lost the database after the end (%s); restored from nothing: %d replayed, %d found sent, %d sent again",
-				lost.game().Phase, rep.Replayed, rep.FoundSent, len(rep.SentAgain))
+				lost.Game().Phase, rep.Replayed, rep.FoundSent, len(rep.SentAgain))
 			for _, m := range rep.SentAgain {
 				again = append(again, m.MessageID)
 			}
 			notices = rep.Notices
-			lost.start()
-			lost.drain()
+			lost.Start()
+			lost.Drain()
 		}
-		got, gotMail := logs(t, lost.svc.Store()), mailboxes(t, lost)
-		lost.stop()
+		got, gotMail := gametable.EventLogs(t, lost.Svc.Store()), mailboxes(t, lost)
+		lost.Stop()
 
 		for id, w := range want {
 			g := got[id]
