@@ -4,35 +4,24 @@ package e2e
 
 import (
 	"bytes"
-	"context"
-	"fmt"
-	"log/slog"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/mafiamail/mafiamail/config"
 	"github.com/mafiamail/mafiamail/engine"
-	"github.com/mafiamail/mafiamail/host"
 	"github.com/mafiamail/mafiamail/internal/hostkey"
+	"github.com/mafiamail/mafiamail/internal/testkit/gametable"
 	"github.com/mafiamail/mafiamail/internal/testkit/mailstack"
-	"github.com/mafiamail/mafiamail/internal/testkit/testlog"
+	"github.com/mafiamail/mafiamail/internal/testkit/mailtest"
 	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
-	"github.com/mafiamail/mafiamail/mail/watcher"
 	"github.com/mafiamail/mafiamail/service"
-	"github.com/mafiamail/mafiamail/store"
 )
-
-// restorePlayers sign up for the restored game, in this order.
-var restorePlayers = []string{"Alice", "Bob", "Carol", "Dave", "Erin"}
 
 // restoreTurns is how many turns a game is played at most after START.
 const restoreTurns = 22
@@ -54,19 +43,9 @@ const (
 // and key decide the same; the host reads it over IMAP and sends through
 // Postfix to the players' mailboxes on Dovecot.
 type dovecotGame struct {
+	*gametable.Table
 	t     *testing.T
 	stack *mailstack.Stack
-	cfg   config.Config
-	log   *slog.Logger
-	rng   *rand.Rand
-
-	mu  sync.Mutex
-	now time.Time
-
-	svc    *service.Service
-	cancel context.CancelFunc
-	done   chan error
-	sent   int
 	// kinds is, for each step (a message of the game's, or the end),
 	// the kind of instant before it; steps counts them.
 	kinds []string
@@ -77,7 +56,7 @@ type dovecotGame struct {
 func newDovecotGame(t *testing.T, seed uint64, key []byte) *dovecotGame {
 	t.Helper()
 	stack := mailstack.Start(t, mailstack.Config{})
-	for _, u := range append([]string{hostUser, "referee"}, restorePlayers...) {
+	for _, u := range append([]string{hostUser, "referee"}, gametable.Players...) {
 		if err := stack.AddUser(strings.ToLower(u), e2ePass); err != nil {
 			t.Fatal(err)
 		}
@@ -97,142 +76,26 @@ func newDovecotGame(t *testing.T, seed uint64, key []byte) *dovecotGame {
 	if err := k.Write(cfg.KeyFile); err != nil {
 		t.Fatal(err)
 	}
-	return &dovecotGame{t: t, stack: stack, cfg: cfg, log: testlog.New(t, slog.LevelWarn), rng: rand.New(rand.NewPCG(seed, 0)),
-		now: time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC), again: map[string]bool{}, notices: map[string]bool{}}
-}
-
-func (g *dovecotGame) clock() time.Time {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.now
-}
-
-// advance moves the clock on by d and, while the host runs, applies what
-// it made due, as the host's clock would.
-func (g *dovecotGame) advance(d time.Duration) {
-	g.t.Helper()
-	g.mu.Lock()
-	g.now = g.now.Add(d)
-	g.mu.Unlock()
-	if g.svc != nil {
-		if err := g.svc.Host().TickDue(g.t.Context()); err != nil {
-			g.t.Fatal(err)
+	// Postfix would stamp a message with the moment it came; APPEND files
+	// it under the clock's.
+	deliver := func(_, _ string, raw []byte, at time.Time) error {
+		c := mailtest.IMAP(t, stack.IMAPAddr(), hostUser, e2ePass, "")
+		defer c.Close()
+		cmd := c.Append("INBOX", int64(len(raw)), &imap.AppendOptions{Time: at})
+		if _, err := cmd.Write(raw); err != nil {
+			return err
 		}
-	}
-}
-
-// start runs the host as serve does, once serve's check of its database
-// against the mailbox passes, and waits until its watcher has looked.
-func (g *dovecotGame) start() {
-	g.t.Helper()
-	if err := service.CheckCurrent(g.t.Context(), &g.cfg, g.log); err != nil {
-		g.t.Fatal(err)
-	}
-	key, err := service.LoadKey(&g.cfg, g.log)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	looked := make(chan struct{})
-	var once sync.Once
-	tune := func(c *watcher.Config) {
-		raise := c.OnWatermark
-		c.OnWatermark = func(t time.Time) {
-			raise(t)
-			once.Do(func() { close(looked) })
+		if err := cmd.Close(); err != nil {
+			return err
 		}
+		_, err := cmd.Wait()
+		return err
 	}
-	svc, err := service.Start(g.t.Context(), &g.cfg, service.Config{Clock: host.Clock{Real: g.clock}, Log: g.log, Key: key, TuneWatcher: tune})
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g.svc, g.cancel, g.done = svc, cancel, make(chan error, 1)
-	go func() { g.done <- svc.Run(ctx) }()
-	select {
-	case <-looked:
-	case <-time.After(e2eWait):
-		g.t.Fatal("the watcher never looked at the mailbox")
-	}
-}
-
-func (g *dovecotGame) stop() {
-	g.t.Helper()
-	g.cancel()
-	if err := <-g.done; err != nil && err != context.Canceled {
-		g.t.Errorf("run: %v", err)
-	}
-	if err := g.svc.Close(); err != nil {
-		g.t.Fatal(err)
-	}
-	g.svc = nil
-}
-
-// imap logs in to Dovecot as user.
-func (g *dovecotGame) imap(user string) *imapclient.Client {
-	g.t.Helper()
-	c, err := imapclient.DialInsecure(g.stack.IMAPAddr(), nil)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	if err := c.Login(user, e2ePass).Wait(); err != nil {
-		g.t.Fatal(err)
-	}
-	return c
-}
-
-// send puts a player's message in the host's INBOX, arrived at the
-// clock's time, and waits until the host has taken it in.
-func (g *dovecotGame) send(from, to, body string) {
-	g.t.Helper()
-	g.sent++
-	at := g.clock()
-	raw := fmt.Sprintf("Authentication-Results: %s; dmarc=pass header.from=%s\r\nFrom: %s\r\nTo: %s\r\n"+
-		"Subject: Re: [%s]\r\nMessage-ID: <m%d@players.test>\r\nDate: %s\r\nMIME-Version: 1.0\r\n"+
-		"Content-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n", e2eAuthServ, g.stack.Domain(), from, to, e2eGame, g.sent, at.Format(time.RFC1123Z), body)
-	c := g.imap(hostUser)
-	defer c.Close()
-	cmd := c.Append("INBOX", int64(len(raw)), &imap.AppendOptions{Time: at})
-	if _, err := cmd.Write([]byte(raw)); err != nil {
-		g.t.Fatal(err)
-	}
-	if err := cmd.Close(); err != nil {
-		g.t.Fatal(err)
-	}
-	if _, err := cmd.Wait(); err != nil {
-		g.t.Fatal(err)
-	}
-	if g.svc == nil {
-		return
-	}
-	waitFor(g.t, "the host to take in its mail", func() bool {
-		for _, l := range readMailbox(g.t, g.stack.IMAPAddr(), hostUser) {
-			if !l.Seen {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-func (g *dovecotGame) game() *engine.State {
-	s, _ := g.svc.Host().Game(e2eGame)
-	return s
-}
-
-// address is a participant's address on a channel ("t", "p" or "m").
-func (g *dovecotGame) address(addr, channel string) string {
-	g.t.Helper()
-	ps, err := g.svc.Store().Participants(g.t.Context(), e2eGame)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	for _, p := range ps {
-		if strings.EqualFold(p.Address, addr) && p.Status == store.StatusActive {
-			return strings.Replace(g.cfg.Address, "@", "+"+e2eGame+"-"+channel+"-"+p.Token+"@", 1)
-		}
-	}
-	g.t.Fatalf("no participant %s", addr)
-	return ""
+	// The host checks its database against the mailbox before each start,
+	// as serve does: a restore must leave one serve would run on.
+	tb := gametable.New(t, seed, gametable.Config{Host: cfg, Deliver: deliver, PlayerDomain: stack.Domain(),
+		Subject: "Re: [" + e2eGame + "]", Game: e2eGame, Wait: e2eWait, CheckCurrent: true})
+	return &dovecotGame{Table: tb, t: t, stack: stack, again: map[string]bool{}, notices: map[string]bool{}}
 }
 
 // lose is what a run does to the host at one step: stop it, delete its
@@ -247,20 +110,20 @@ type lose struct {
 // database; at step backupAt a backup is made, which the first loss with
 // a backup restores from. It records each step's kind.
 func (g *dovecotGame) play(cuts map[int]lose, backupAt int) {
-	g.start()
+	g.Start()
 	backup := filepath.Join(g.t.TempDir(), "backup.db")
 	step := 0
 	// at runs the step's bookkeeping: the backup, the loss, its kind.
 	at := func(kind string, next func()) {
 		g.kinds = append(g.kinds, kind)
 		if step == backupAt {
-			if err := g.svc.Store().Backup(g.t.Context(), backup); err != nil {
+			if err := g.Svc.Store().Backup(g.t.Context(), backup); err != nil {
 				g.t.Fatal(err)
 			}
 		}
 		if c, ok := cuts[step]; ok {
-			g.stop()
-			removeDatabaseFiles(g.t, g.cfg.Database)
+			g.Stop()
+			gametable.RemoveDatabase(g.t, g.Cfg.Database)
 			from := ""
 			if c.backup != "" {
 				from = backup
@@ -269,7 +132,7 @@ func (g *dovecotGame) play(cuts map[int]lose, backupAt int) {
 				next() // the clock moves on while the host is down
 				next = nil
 			}
-			rep, err := service.Restore(g.t.Context(), &g.cfg, service.RestoreConfig{Backup: from, Now: g.clock, Log: g.log})
+			rep, err := service.Restore(g.t.Context(), &g.Cfg, service.RestoreConfig{Backup: from, Now: g.Clock, Log: g.Log})
 			if err != nil {
 				g.t.Fatalf("restore before step %d (%s) from %q: %v", step, kind, from, err)
 			}
@@ -284,113 +147,43 @@ func (g *dovecotGame) play(cuts map[int]lose, backupAt int) {
 			for _, id := range rep.Notices {
 				g.notices[id] = true
 			}
-			g.start()
+			g.Start()
 		}
 		step++
 		if next != nil {
 			next()
 		}
 	}
-	ref := g.stack.Address("referee")
-	at(lostAtSignup, func() { g.send(ref, g.cfg.Address, "NEW GAME "+e2eGame) })
-	g.advance(time.Minute)
-	at(lostAtSignup, func() {
-		g.send(ref, g.address(ref, "p"), "SETUP players=5 mafia=1 inspectors=1 inspector_knows_mafioso=false weekend=off day_length=3h night_length=6h night_step=6h reminder_before=1h")
-	})
-	signup := strings.Replace(g.cfg.Address, "@", "+"+e2eGame+"@", 1)
-	for _, p := range restorePlayers {
-		d := time.Duration(1+g.rng.IntN(20)) * time.Minute
-		at(lostAtSignup, func() {
-			g.advance(d)
-			g.send(g.stack.Address(strings.ToLower(p)), signup, "JOIN "+p)
-		})
-	}
-	at(lostAtSignup, func() {
-		g.advance(time.Minute)
-		g.send(ref, g.address(ref, "p"), "START")
-	})
-	for i := 0; i < restoreTurns && g.game().Phase != engine.EndedPhase; i++ {
-		d := time.Duration(5+g.rng.IntN(40)) * time.Minute
-		deadline := false
-		if g.rng.IntN(3) == 0 {
-			if next, ok := engine.NextDeadline(g.game()); ok {
-				d, deadline = max(d, next.Sub(g.clock())+time.Duration(g.rng.IntN(30))*time.Minute), true
-			}
-		}
+	g.SignUp(func(do func()) { at(lostAtSignup, do) })
+	at(lostAtSignup, g.Begin)
+	for i := 0; i < restoreTurns && g.Game().Phase != engine.EndedPhase; i++ {
+		d, deadline := g.Step(3)
 		kind := lostByDay
 		switch {
 		case i == 0:
 			kind = lostAfterStart
 		case deadline:
 			kind = lostOverClose
-		case g.game().Phase == engine.NightPhase:
+		case g.Game().Phase == engine.NightPhase:
 			kind = lostByNight
 		}
 		// The turn is chosen after the clock has moved, by the game as it
 		// then stands, in both runs alike.
-		at(kind, func() { g.advance(d) })
-		g.turn()
+		at(kind, func() { g.Advance(d) })
+		g.Turn()
 	}
-	at(lostAfterEnd, func() { g.advance(time.Hour) })
+	at(lostAfterEnd, func() { g.Advance(time.Hour) })
 	g.settle()
-}
-
-// turn has one living player act: a vote by day, a night action by
-// night, else a STATUS.
-func (g *dovecotGame) turn() {
-	s := g.game()
-	living := s.Living()
-	if len(living) == 0 {
-		return
-	}
-	me := s.Player(living[g.rng.IntN(len(living))])
-	other := s.Player(living[g.rng.IntN(len(living))])
-	switch {
-	case s.Phase == engine.DayPhase:
-		g.send(me.Address, g.address(me.Address, "t"), "VOTE "+other.Name+"\n\nI do not trust them.")
-	case s.Phase == engine.NightPhase && me.Role == engine.Mafia:
-		g.send(me.Address, g.address(me.Address, "p"), "KILL "+other.Name)
-	case s.Phase == engine.NightPhase && me.Role == engine.Inspector:
-		g.send(me.Address, g.address(me.Address, "p"), "INSPECT "+other.Name)
-	default:
-		g.send(me.Address, g.address(me.Address, "p"), "STATUS")
-	}
 }
 
 // settle waits until the host has sent everything and Postfix has
 // delivered it.
 func (g *dovecotGame) settle() {
 	g.t.Helper()
-	waitFor(g.t, "the outbox to drain", func() bool {
-		drained, err := outboxDrained(g.svc.Store())
-		if err != nil {
-			g.t.Fatal(err)
-		}
-		return drained
-	})
+	g.Drain()
 	if err := g.stack.WaitDelivered(); err != nil {
 		g.t.Fatal(err)
 	}
-}
-
-// eventLogs is every game's log: type, time and payload, in order.
-func (g *dovecotGame) eventLogs() map[string][]string {
-	g.t.Helper()
-	games, err := g.svc.Store().Games(g.t.Context())
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for _, gm := range games {
-		evs, err := g.svc.Store().Events(g.t.Context(), gm.ID, 0)
-		if err != nil {
-			g.t.Fatal(err)
-		}
-		for _, e := range evs {
-			out[gm.ID] = append(out[gm.ID], fmt.Sprintf("%d %s %s %s", e.Seq, e.Type, e.At.UTC().Format(time.RFC3339Nano), e.Payload))
-		}
-	}
-	return out
 }
 
 // hostPart is a delivered message as the host wrote it: from its Date
@@ -409,7 +202,7 @@ func hostPart(raw []byte) []byte {
 // Message-ID, as the host wrote them.
 func (g *dovecotGame) mailboxes() map[string]map[string][][]byte {
 	out := map[string]map[string][][]byte{}
-	for _, u := range append([]string{"referee"}, restorePlayers...) {
+	for _, u := range append([]string{"referee"}, gametable.Players...) {
 		u = strings.ToLower(u)
 		out[u] = map[string][][]byte{}
 		for _, l := range readMailbox(g.t, g.stack.IMAPAddr(), u) {
@@ -422,7 +215,7 @@ func (g *dovecotGame) mailboxes() map[string]map[string][][]byte {
 // roles is what each player's role messages say their role is.
 func (g *dovecotGame) roles() map[string][]string {
 	out := map[string][]string{}
-	for _, u := range restorePlayers {
+	for _, u := range gametable.Players {
 		u = strings.ToLower(u)
 		for _, l := range readMailbox(g.t, g.stack.IMAPAddr(), u) {
 			if l.Kind != "role" {
@@ -439,15 +232,6 @@ func (g *dovecotGame) roles() map[string][]string {
 		}
 	}
 	return out
-}
-
-func removeDatabaseFiles(t *testing.T, db string) {
-	t.Helper()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(db + suffix); err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestRestoreOnDovecot plays a game through Postfix and Dovecot once
@@ -473,8 +257,8 @@ func TestRestoreOnDovecot(t *testing.T) {
 
 	twin := newDovecotGame(t, seed, key)
 	twin.play(nil, -1)
-	want := twinRecord{logs: twin.eventLogs(), mail: twin.mailboxes(), roles: twin.roles()}
-	twin.stop()
+	want := twinRecord{logs: gametable.EventLogs(t, twin.Svc.Store()), mail: twin.mailboxes(), roles: twin.roles()}
+	twin.Stop()
 
 	// Every kind the twin's game passed through, in an order the seed
 	// picks, two to a run.
@@ -518,8 +302,8 @@ func TestRestoreOnDovecot(t *testing.T) {
 			t.Logf("losing the database before steps %v (the first from the backup made at step %d, the second from none)", steps, backupAt)
 			lost := newDovecotGame(t, seed, key)
 			lost.play(cuts, backupAt)
-			got := twinRecord{logs: lost.eventLogs(), mail: lost.mailboxes(), roles: lost.roles()}
-			lost.stop()
+			got := twinRecord{logs: gametable.EventLogs(t, lost.Svc.Store()), mail: lost.mailboxes(), roles: lost.roles()}
+			lost.Stop()
 			compareWithTwin(t, lost, got, want)
 		})
 	}
