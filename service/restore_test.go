@@ -280,8 +280,9 @@ func TestRestoreReplaysTheMailbox(t *testing.T) {
 	turns := 30
 	backupAt := tb.Rng.IntN(turns + 1) // 0: at START
 	backup := filepath.Join(t.TempDir(), "backup.db")
-	started, backedUp := false, false
-	for i := 0; i <= turns; i++ {
+	backedUp := false
+	// Now and then a deadline passes between two messages.
+	tb.Play(turns, 4, func(i int) {
 		// A game over before the turn drawn is backed up after its end.
 		if i == backupAt || (!backedUp && tb.Game().Phase == engine.EndedPhase) {
 			if err := tb.Svc.Store().Backup(t.Context(), backup); err != nil {
@@ -290,21 +291,7 @@ func TestRestoreReplaysTheMailbox(t *testing.T) {
 			backedUp = true
 			t.Logf("backup after turn %d, in phase %s", i, tb.Game().Phase)
 		}
-		if !started {
-			tb.Begin()
-			started = true
-			continue
-		}
-		if tb.Game().Phase == engine.EndedPhase {
-			break
-		}
-		// Now and then a deadline passes between two messages.
-		step, _ := tb.Step(4)
-		tb.Advance(step)
-		tb.Turn()
-	}
-	tb.Advance(time.Hour)
-	tb.Drain()
+	})
 	want, wantOut := gametable.EventLogs(t, tb.Svc.Store()), outbox(t, tb.Svc.Store())
 	tb.Stop()
 	if len(want["g1"]) < 20 {

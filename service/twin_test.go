@@ -9,9 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mafiamail/mafiamail/engine"
 	"github.com/mafiamail/mafiamail/internal/hostkey"
 	"github.com/mafiamail/mafiamail/internal/testkit/gametable"
 	"github.com/mafiamail/mafiamail/internal/testkit/testseed"
@@ -30,7 +28,7 @@ func playTwin(t *testing.T, tb *table, cut, backupAt int) (again, notices []stri
 	tb.Start()
 	tb.SignUp(nil)
 	backup := ""
-	for i := 0; i <= twinTurns; i++ {
+	tb.Play(twinTurns, 4, func(i int) {
 		if i == backupAt {
 			backup = filepath.Join(t.TempDir(), "backup.db")
 			if err := tb.Svc.Store().Backup(t.Context(), backup); err != nil {
@@ -54,19 +52,7 @@ func playTwin(t *testing.T, tb *table, cut, backupAt int) (again, notices []stri
 			tb.Start()
 			lost = true
 		}
-		if i == 0 {
-			tb.Begin()
-			continue
-		}
-		if tb.Game().Phase == engine.EndedPhase {
-			break
-		}
-		step, _ := tb.Step(4)
-		tb.Advance(step)
-		tb.Turn()
-	}
-	tb.Advance(time.Hour)
-	tb.Drain()
+	})
 	return again, notices, lost
 }
 

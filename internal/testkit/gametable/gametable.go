@@ -256,6 +256,28 @@ func (tb *Table) Step(odds int) (d time.Duration, deadline bool) {
 	return d, deadline
 }
 
+// Play begins the game and plays it until it ends or turns turns have
+// passed, each a Step(odds) of the clock and a Turn; before(i) runs ahead
+// of each, i = 0 ahead of START, and sees the game as it stands. Then an
+// hour passes and the host sends what it has queued.
+func (tb *Table) Play(turns, odds int, before func(i int)) {
+	for i := 0; i <= turns; i++ {
+		before(i)
+		if i == 0 {
+			tb.Begin()
+			continue
+		}
+		if tb.Game().Phase == engine.EndedPhase {
+			break
+		}
+		d, _ := tb.Step(odds)
+		tb.Advance(d)
+		tb.Turn()
+	}
+	tb.Advance(time.Hour)
+	tb.Drain()
+}
+
 // Turn has one living player act: a vote by day, a night action by
 // night, else a STATUS, chosen by the table's random source.
 func (tb *Table) Turn() {
