@@ -292,8 +292,15 @@ func findTypo(s string, allowed map[Set]bool) (near, bool) {
 		if len(homes) == 0 || !argumentLike(cmd, typedPhrase) {
 			continue
 		}
+		// The line to send leaves out a note and closing punctuation, where
+		// it still reads as the same command without them; else it is the
+		// line as it was read.
+		send := withoutNote(v.spelled, cmd)
+		if again, hs := readsAs(send, allowed); len(hs) == 0 || again.Verb != cmd.Verb {
+			send = cmd.Raw
+		}
 		return near{NearMiss: NearMiss{Typed: wordCore(typedPhrase), Verb: v.spelled, Command: cmd.Verb,
-			Target: cmd.Target, Homes: homes}, send: withoutNote(v.spelled, cmd)}, true
+			Target: cmd.Target, Homes: homes}, send: send}, true
 	}
 	return near{}, false
 }
