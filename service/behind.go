@@ -36,25 +36,19 @@ type BehindMailbox struct {
 }
 
 func (e *BehindMailbox) Error() string {
-	first := e.First.UTC().Format(time.RFC3339)
-	if e.Fresh {
-		read := fmt.Sprintf("%d messages a host has read (flagged \\Seen, or moved), the first arrived %s: "+
-			"serve reads unread mail only and would start the games over without them", e.Unread, first)
-		if e.Unread == 1 {
-			read = fmt.Sprintf("1 message a host has read (flagged \\Seen, or moved), which arrived %s: "+
-				"serve reads unread mail only and would start the games over without it", first)
-		}
-		return fmt.Sprintf("serve: there is no database %s that has read the mailbox, but the mailbox holds %s, so it does not start. "+
-			"Rebuild the database from the mailbox with restore", e.Database, read)
-	}
-	arrived := fmt.Sprintf("%d messages arrived after the last one it read, the first %s, and were read by a host it is not (flagged \\Seen, or moved): "+
-		"serve reads unread mail only and would never apply them, so it does not start. Replay them", e.Unread, first)
+	at := e.First.UTC().Format(time.RFC3339)
+	count, them, were, first, firstArrived := fmt.Sprintf("%d messages", e.Unread), "them", "were", "the first "+at, "the first arrived "+at
 	if e.Unread == 1 {
-		arrived = fmt.Sprintf("1 message arrived after the last one it read, at %s, and was read by a host it is not (flagged \\Seen, or moved): "+
-			"serve reads unread mail only and would never apply it, so it does not start. Replay it", first)
+		count, them, were, first, firstArrived = "1 message", "it", "was", "at "+at, "which arrived "+at
 	}
-	return fmt.Sprintf("serve: the database %s is older than the mailbox: %s with restore, from this database as the backup",
-		e.Database, arrived)
+	if e.Fresh {
+		return fmt.Sprintf("serve: there is no database %s that has read the mailbox, but the mailbox holds %s a host has read (flagged \\Seen, or moved), %s: "+
+			"serve reads unread mail only and would start the games over without %s, so it does not start. Rebuild the database from the mailbox with restore",
+			e.Database, count, firstArrived, them)
+	}
+	return fmt.Sprintf("serve: the database %s is older than the mailbox: %s arrived after the last one it read, %s, and %s read by a host it is not (flagged \\Seen, or moved): "+
+		"serve reads unread mail only and would never apply %s, so it does not start. Replay %s with restore, from this database as the backup",
+		e.Database, count, first, were, them, them)
 }
 
 // Commands are the exact commands that bring the database up to date,
